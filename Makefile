@@ -1,0 +1,38 @@
+# Two commands a newcomer needs: `make run` and `make test`. Everything they install goes into .venv.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: run test install lint validate bench clean
+
+$(STAMP): pyproject.toml
+	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP)
+
+# The Slack bot when Slack tokens are set, otherwise the terminal chat on the same pipeline.
+run: install
+	@if [ -n "$$SLACK_BOT_TOKEN" ] && { [ -n "$$SLACK_APP_TOKEN" ] || [ -n "$$SLACK_SIGNING_SECRET" ]; }; then \
+		exec $(BIN)/gpu-advisor serve; \
+	else \
+		echo "No Slack tokens set (SLACK_BOT_TOKEN + SLACK_APP_TOKEN or SLACK_SIGNING_SECRET): starting the terminal chat."; \
+		exec $(BIN)/gpu-advisor chat; \
+	fi
+
+test: install
+	@$(BIN)/gpu-advisor kb validate
+	@$(BIN)/python -m pytest
+
+validate: install
+	@$(BIN)/gpu-advisor kb validate
+
+bench: install
+	@$(BIN)/python bench/memory_accuracy.py
+	@$(BIN)/python bench/latency.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

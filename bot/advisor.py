@@ -1,0 +1,461 @@
+"""A job's slots -> workload -> memory estimate -> candidates -> rules -> ranked recommendations and checklist.
+
+Pure: reads the knowledge base and rules, never the network or a database. Every number in the output comes from
+estimate.py / cost.py; every sentence from rules and templates; every claim carries source ids.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import cost
+from .engine import Constraint, RuleSet, evaluate, satisfies
+from .errors import InvalidRequest
+from .estimate import estimate_memory, make_it_fit
+from .knowledge import KnowledgeBase
+from .models import MemoryEstimate, Workload
+from .records import Flavor, Model
+from .templates import Templates
+
+MIN_HEADROOM = 0.05          # never plan on the last 5% of a card: fragmentation spikes and driver reservations
+MAX_INSTANCES = 64
+PERIOD_HOURS = {"hour": 1, "day": 24, "month": 730, "year": 8760}
+METHOD_SOURCES = {"full": ["zero-paper", "hf-memory-anatomy", "korthikanti-2022"],
+                  "freeze": ["hf-memory-anatomy", "korthikanti-2022"],
+                  "lora": ["lora-paper", "hf-memory-anatomy", "korthikanti-2022"],
+                  "qlora": ["qlora-paper", "lora-paper", "korthikanti-2022"],
+                  "inference": ["gqa-paper", "hf-memory-anatomy"]}
+
+
+@dataclass
+class Advice:
+    workload: Workload
+    model: Model | None
+    memory: MemoryEstimate
+    assumptions: list[tuple[str, dict[str, Any]]]          # (template key, values)
+    recommendations: list[dict[str, Any]]
+    considered: list[dict[str, Any]]
+    checklist: list[dict[str, Any]]
+    notes: list[tuple[str, dict[str, Any], list[str]]]
+    trace: list[dict[str, Any]]
+    citations: list[str]
+    compute: dict[str, Any] | None = None
+    throughput: dict[str, Any] | None = None
+    gpu_verdict: dict[str, Any] | None = None
+    fallback: dict[str, Any] | None = None
+    billing: list[str] = field(default_factory=list)
+
+
+class Advisor:
+    def __init__(self, kb: KnowledgeBase, rules: RuleSet, templates: Templates, default_provider: str = "huaweicloud"):
+        self.kb, self.rules, self.t = kb, rules, templates
+        self.default_provider = default_provider if default_provider in kb.providers else "huaweicloud"
+
+    # ----- workload from slots ---------------------------------------------------------------------------------
+    def workload(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
+                 ) -> tuple[Workload, Model | None, list[tuple[str, dict[str, Any]]]]:
+        model = self.kb.models.get(slots.get("model") or "")
+        params_b = slots.get("params_b") or (model.params_b if model else None) or assumed.get("params_b", 7)
+        notes: list[tuple[str, dict[str, Any]]] = []
+        if not model and not slots.get("params_b"):
+            notes.append(("assume.params", {"params_b": params_b}))
+        transformer = model is None or model.is_transformer
+        if intent == "inference":
+            precision = slots.get("precision") or "bf16"
+            concurrency = slots.get("concurrency") or 4
+            context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
+            if not slots.get("concurrency"):
+                notes.append(("assume.small_team", {}))
+            notes.append(("assume.serving", {"concurrency": concurrency, "context": context}))
+            if not slots.get("precision"):
+                notes.append(("assume.precision", {"precision": precision}))
+            w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
+                         precision=precision, concurrency=concurrency, context=context,
+                         gpus=slots.get("gpus") or 1, nodes=slots.get("nodes") or 1,
+                         tensor_parallel=slots.get("gpus") or 1)
+            return w, model, notes
+        method = slots.get("method") or assumed.get("method") or ("full" if intent in ("train", "rendering") else "lora")
+        if not slots.get("method"):
+            notes.append(("assume.method", {"method": self.t.say(f"method.{method}", "en")}))
+        precision = slots.get("precision") or "bf16"
+        if precision in ("int4", "nf4", "int8") and method in ("lora", "qlora"):
+            method, precision = "qlora", "bf16"
+        elif precision in ("int4", "nf4", "int8", "fp8") and method in ("full", "freeze"):
+            precision = "bf16"
+        default_batch = 4 if method in ("lora", "qlora") else (16 if not transformer else 1)
+        batch = slots.get("batch_size") or default_batch
+        seq = slots.get("seq_len") or (1024 if intent == "finetune" else 2048)
+        gpus = slots.get("gpus") or 1
+        nodes = slots.get("nodes") or 1
+        w = Workload(model=model.id if model else None, params_b=params_b,
+                     task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
+                     batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
+                     sharding="zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none"),
+                     grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"))
+        if transformer:
+            notes.append(("assume.batch", {"batch": batch, "seq": seq}))
+        else:
+            notes.append(("assume.batch", {"batch": batch, "seq": "-"}))
+        if method in ("lora", "qlora"):
+            notes.append(("assume.lora", {"rank": 16}))
+        if transformer:
+            notes.append(("assume.ckpt_on", {}))
+        notes.append(("assume.optimizer", {"optimizer": "AdamW"}))
+        return w, model, notes
+
+    def _estimate_on(self, w: Workload, model: Model | None, n: int, cache: dict[int, MemoryEstimate]
+                     ) -> MemoryEstimate:
+        """Estimate with n GPUs in total: sharded training (ZeRO-3) or tensor-parallel serving when n > 1."""
+        if n not in cache:
+            if n == w.gpus:
+                cw = w
+            elif w.method == "inference":
+                cw = w.model_copy(update={"gpus": n, "tensor_parallel": n})
+            else:
+                cw = w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
+                                          "nodes": max(1, math.ceil(n / 8))})
+            cache[n] = estimate_memory(cw, model)
+        return cache[n]
+
+    # ----- the decision ------------------------------------------------------------------------------------------
+    def advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> Advice:
+        w, model, assumptions = self.workload(intent, slots, assumed)
+        cache: dict[int, MemoryEstimate] = {}
+        base = self._estimate_on(w, model, w.gpus, cache)
+        provider = slots.get("provider") or self.default_provider
+        if provider not in self.kb.providers:
+            provider = self.default_provider
+        if not slots.get("provider"):
+            prov = self.kb.providers[provider]
+            assumptions.append(("assume.provider", {"provider": prov.name_zh if lang == "zh" and prov.name_zh
+                                                    else prov.name}))
+        user_fixed = bool(slots.get("gpus") or slots.get("nodes"))
+
+        def plan(f: Flavor) -> tuple[int, int, MemoryEstimate] | None:
+            """(instances, GPUs in total, estimate) for running the job on flavor f, or None if it cannot fit."""
+            usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
+            if user_fixed:
+                n = w.gpus
+                k = math.ceil(n / f.gpu_count)
+                est = self._estimate_on(w, model, n, cache)
+                return (k, n, est) if est.per_gpu_gib <= usable else None
+            one = self._estimate_on(w, model, 1, cache)
+            if one.per_gpu_gib <= usable:
+                return 1, 1, one
+            if w.method == "inference":   # tensor parallelism stays inside one instance
+                if f.gpu_count > 1:
+                    est = self._estimate_on(w, model, f.gpu_count, cache)
+                    if est.per_gpu_gib <= usable:
+                        return 1, f.gpu_count, est
+                return None
+            k = 1
+            while k <= MAX_INSTANCES:
+                n = k * f.gpu_count
+                if n > 1:
+                    est = self._estimate_on(w, model, n, cache)
+                    if est.per_gpu_gib <= usable:
+                        return k, n, est
+                k = k + 1 if k < 4 else k * 2
+            return None
+
+        # job-level facts use the best case: the largest card on offer
+        biggest = max((f.gpu_memory_gib for f in self.kb.flavors.values() if not f.vgpu), default=80)
+        best = None
+        for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):
+            est = self._estimate_on(w, model, n if not user_fixed else w.gpus, cache)
+            if est.per_gpu_gib <= biggest * (1 - MIN_HEADROOM):
+                best = n if not user_fixed else w.gpus
+                break
+            if user_fixed:
+                break
+        gpus_needed = best or (w.gpus if user_fixed else 512)
+        facts = self._job_facts(intent, w, model, slots, base, gpus_needed, provider)
+        select = evaluate(self.rules, facts, "select", lang)
+        shapes: dict[tuple[bool, bool], Any] = {(facts["multi_gpu"], facts["multi_node"]): select}
+
+        def select_for(n: int, k: int):
+            """The select rules for a candidate's own shape: several GPUs? several instances?"""
+            key = (n > 1, k > 1)
+            if key not in shapes:
+                shapes[key] = evaluate(self.rules, {**facts, "multi_gpu": key[0], "multi_node": key[1],
+                                                    "sharded": facts["sharded"] or key[0]}, "select", lang)
+            return shapes[key]
+
+        rows = []
+        pool = list(self.kb.flavors_of(provider))
+        fallback = None
+        ranked = self._rank(pool, plan, select_for, w, model, slots)
+        passing = [r for r in ranked if not r["ruled_out"]]
+        if not passing:
+            hard = sorted({c.attribute for c, _ in select.require})
+            others = [f for f in self.kb.flavors.values() if f.provider != provider]
+            alt = [r for r in self._rank(others, plan, select_for, w, model, slots) if not r["ruled_out"]]
+            reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) or \
+                self.t.say("ruled.no_fit", lang, need=f"{base.per_gpu_gib:.1f}", have=f"{biggest:g}")
+            fallback = {"provider": self.kb.providers[provider].name, "requirement": reqs,
+                        "key": "fallback.other_provider" if alt else "fallback.nothing"}
+            rows = alt + ranked
+        else:
+            rows = ranked
+        named = slots.get("gpu_model")
+        if named:
+            wanted = self._gpu_ids(named)
+            mine = [r for r in rows if not r["ruled_out"] and r["gpu"] in wanted]
+            best_cost = next((r["cost"] for r in rows if not r["ruled_out"]), math.inf)
+            # the user's GPU goes first when it is a sensible choice, not at any price
+            mine = [r for r in mine if r["cost"] <= best_cost * 1.5 or best_cost == math.inf]
+            if mine:
+                rows = mine + [r for r in rows if r not in mine]
+        recs = [r for r in rows if not r["ruled_out"]][:3]
+        considered = [r for r in rows if r not in recs][:8]
+        pick = recs[0] if recs else None
+
+        check_facts = dict(facts)
+        if pick:
+            check_facts.update(self._pick_facts(pick, w))
+        else:
+            check_facts.update({"pick_fits": False, "pick_headroom_pct": 0, "pick_gpu_count": 0,
+                                "pick_instances": 0, "pick_price_kind": "none"})
+        checks = evaluate(self.rules, check_facts, "check", lang)
+        checklist = self._checklist(checks, pick, w, model, lang, provider, base)
+        notes = [(key, self._note_ctx(pick, provider, lang), cite) for key, cite, _rid in select.notes + checks.notes]
+        billing = [b for b, _c, _r in select.billing]
+
+        citations: list[str] = []
+        for src in METHOD_SOURCES[w.method] + (list(model.sources) if model else []):
+            if src not in citations:
+                citations.append(src)
+        if pick:
+            flavor = self.kb.flavors[pick["id"]]
+            for src in [*flavor.sources, *self.kb.gpus[flavor.gpu].sources,
+                        *(flavor.price.sources if flavor.price else [])]:
+                if src not in citations:
+                    citations.append(src)
+        for item in checklist:
+            for src in item["citations"]:
+                if src not in citations:
+                    citations.append(src)
+        for _k, _ctx, cite in notes:
+            for src in cite:
+                if src not in citations:
+                    citations.append(src)
+
+        advice = Advice(workload=w, model=model, memory=pick["estimate"] if pick else base,
+                        assumptions=assumptions, recommendations=[self._public(r) for r in recs],
+                        considered=[self._public(r) for r in considered], checklist=checklist, notes=notes,
+                        trace=select.trace + checks.trace, citations=[c for c in citations if c in self.kb.sources],
+                        fallback=fallback, billing=billing)
+        if pick:
+            gpu = self.kb.gpus[pick["gpu"]]
+            if w.tokens:
+                ct = cost.training_time(w, model, gpu, pick["gpus_total"])
+                if ct:
+                    advice.compute = ct.model_dump()
+                    deadline = slots.get("deadline_days")
+                    if deadline and ct.days > deadline:
+                        advice.compute["deadline_days"] = deadline
+                        advice.compute["gpus_for_deadline"] = math.ceil(ct.gpu_hours / 24 / deadline)
+            if w.method == "inference":
+                tps = cost.decode_tokens_per_second(w, model, gpu, pick["gpus_total"])
+                if tps:
+                    advice.throughput = {"gpu": gpu.name, "tokens_per_s": round(tps), "concurrency": w.concurrency}
+        if named:
+            advice.gpu_verdict = self._judge_gpu(named, w, model, cache, lang)
+        return advice
+
+    # ----- helpers -----------------------------------------------------------------------------------------------
+    def _gpu_ids(self, named: str) -> list[str]:
+        from .nlu import GPU_FAMILIES
+        return GPU_FAMILIES.get(named, [named])
+
+    def _judge_gpu(self, named: str, w: Workload, model: Model | None, cache, lang: str) -> dict[str, Any] | None:
+        ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus]
+        if not ids:
+            return None
+        gpu = self.kb.gpus[max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+        est = self._estimate_on(w, model, w.gpus, cache)
+        fits = est.per_gpu_gib <= gpu.memory_gib * (1 - MIN_HEADROOM)
+        steps = [] if fits else make_it_fit(w, model, gpu.memory_gib, MIN_HEADROOM)
+        return {"gpu": gpu.id, "gpu_name": gpu.name, "memory_gib": gpu.memory_gib, "need_gib": est.per_gpu_gib,
+                "fits": fits, "steps": [s.model_dump() for s in steps], "gpus": w.gpus,
+                "sources": list(gpu.sources)}
+
+    def _job_facts(self, intent, w: Workload, model, slots, base: MemoryEstimate, gpus_needed: int, provider: str):
+        nodes_needed = max(w.nodes, math.ceil(gpus_needed / 8))
+        return {
+            "task": "rendering" if intent == "rendering" else w.task, "method": w.method, "params_b": w.params_b,
+            "per_gpu_gib": base.per_gpu_gib, "gpus_needed": gpus_needed, "nodes_needed": nodes_needed,
+            "multi_gpu": gpus_needed > 1, "multi_node": nodes_needed > 1,
+            "sharded": w.sharding in ("zero3", "fsdp", "zero2", "zero1") or gpus_needed > 1,
+            "budget": slots.get("budget"), "budget_amount_set": slots.get("budget_amount") is not None,
+            "duration": slots.get("duration") or ("long" if (slots.get("deadline_days") or 0) > 60 else None),
+            "concurrency": w.concurrency if w.method == "inference" else None, "latency": slots.get("latency"),
+            "has_tokens": bool(w.tokens), "model_kind": model.kind if model else "unknown",
+            "precision": w.precision, "provider": provider, "gpu_named": bool(slots.get("gpu_model")),
+        }
+
+    def _attrs(self, f: Flavor) -> dict[str, Any]:
+        gpu = self.kb.gpus[f.gpu]
+        return {"nvlink": f.nvlink, "rdma": f.rdma, "use": list(f.use), "gpu_positioning": list(gpu.positioning),
+                "bf16": gpu.bf16, "fp8": gpu.fp8, "evidence": f.evidence, "vgpu": f.vgpu,
+                "multi_gpu": f.gpu_count > 1}
+
+    def _rank(self, pool: list[Flavor], plan, select_for, w: Workload, model, slots) -> list[dict[str, Any]]:
+        rows = []
+        budget = slots.get("budget")
+        for f in pool:
+            attrs = self._attrs(f)
+            p = plan(f)
+            row = {"id": f.id, "flavor": f, "gpu": f.gpu, "ruled_out": None, "reason": None}
+            if p is None:
+                need = self._estimate_on(w, model, 1, {}).per_gpu_gib if not slots.get("gpus") else \
+                    self._estimate_on(w, model, w.gpus, {}).per_gpu_gib
+                row.update(ruled_out="no_fit", need=need, instances=0, gpus_total=0, estimate=None,
+                           headroom=-1.0, cost=math.inf)
+                rows.append(row)
+                continue
+            k, n, est = p
+            select = select_for(n, k)
+            row.update(instances=k, gpus_total=n, estimate=est,
+                       headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
+            multi = n > 1
+            for con, _rid in select.require:
+                if con.attribute in ("nvlink",) and not multi:
+                    continue
+                if con.attribute == "rdma" and k == 1:
+                    continue
+                if not satisfies(attrs, con):
+                    row["ruled_out"] = f"requirement.{con.attribute}"
+                    break
+            if not row["ruled_out"]:
+                for con, _rid in select.exclude:
+                    if satisfies(attrs, con):
+                        row["ruled_out"] = f"requirement.{con.attribute}"
+                        break
+            price = f.price.on_demand if f.price else None
+            hourly = price * k if price is not None else None
+            hours = None
+            if w.tokens and price is not None:
+                ct = cost.training_time(w, model, self.kb.gpus[f.gpu], n)
+                hours = ct.days * 24 if ct else None
+            row["hourly"] = hourly
+            row["job_cost"] = hourly * hours if hourly is not None and hours else None
+            row["hours"] = hours
+            base_cost = row["job_cost"] if row["job_cost"] is not None else hourly
+            bonus = sum(con.weight for con, _ in select.prefer if satisfies(attrs, con))
+            tight = 1.15 if row["headroom"] < 10 else 1.0
+            if base_cost is None:
+                eff = math.inf
+            elif budget == "high":
+                gpu = self.kb.gpus[f.gpu]
+                speed = (gpu.bf16_tflops or gpu.fp16_tflops or 1) * n
+                eff = 1e6 / speed * (1 - bonus) + base_cost * 1e-6
+            else:
+                eff = base_cost * (1 - bonus) * tight
+            row["cost"] = eff
+            row["over_budget"] = self._over_budget(hourly, row["job_cost"], f, slots)
+            rows.append(row)
+        order = {None: 0}
+        return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("over_budget")), r["cost"],
+                                           -r["headroom"], r["id"]))
+
+    @staticmethod
+    def _over_budget(hourly, job_cost, f: Flavor, slots) -> bool:
+        amount, period = slots.get("budget_amount"), slots.get("budget_period")
+        currency = slots.get("budget_currency")
+        if amount is None or hourly is None or not f.price or currency != f.price.currency:
+            return False
+        if period in PERIOD_HOURS:
+            return hourly * PERIOD_HOURS[period] > amount
+        if period == "total" and job_cost is not None:
+            return job_cost > amount
+        return False
+
+    def _public(self, r: dict[str, Any]) -> dict[str, Any]:
+        f: Flavor = r["flavor"]
+        price = f.price
+        est = r.get("estimate")
+        return {
+            "id": f.id, "provider": f.provider, "flavor": f.flavor, "gpu": f.gpu, "gpu_name": self.kb.gpus[f.gpu].name,
+            "gpu_count": f.gpu_count, "gpu_memory_gib": f.gpu_memory_gib,
+            "interconnect": ("nvlink" if f.nvlink else f.interconnect) if f.interconnect else None,
+            "interconnect_detail": f.interconnect, "rdma": f.rdma, "network": f.network,
+            "instances": r.get("instances", 0), "gpus_total": r.get("gpus_total", 0),
+            "price_per_hour": round(price.on_demand * max(1, r.get("instances", 1)), 4)
+            if price and price.on_demand is not None else None,
+            "spot_price_per_hour": round(price.spot * max(1, r.get("instances", 1)), 4)
+            if price and price.spot is not None else None,
+            "currency": price.currency if price else None, "price_kind": price.kind if price else None,
+            "price_date": price.date.isoformat() if price else None, "price_basis": price.basis if price else None,
+            "fits": r["ruled_out"] != "no_fit", "headroom_pct": r.get("headroom", -1.0),
+            "per_gpu_gib": est.per_gpu_gib if est else r.get("need"),
+            "evidence": f.evidence, "region": f.region, "job_cost": round(r["job_cost"], 2) if r.get("job_cost") else None,
+            "job_hours": round(r["hours"], 1) if r.get("hours") else None,
+            "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),
+            "note": f.note,
+        }
+
+    def _pick_facts(self, pick: dict[str, Any], w: Workload) -> dict[str, Any]:
+        f: Flavor = pick["flavor"]
+        return {"pick_fits": True, "pick_headroom_pct": pick["headroom"], "pick_gpu_count": f.gpu_count,
+                "pick_instances": pick["instances"], "pick_nvlink": f.nvlink, "pick_rdma": f.rdma,
+                "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
+                "pick_evidence": f.evidence, "pick_bf16": self.kb.gpus[f.gpu].bf16,
+                "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
+                "job_days": (pick["hours"] / 24) if pick.get("hours") else None}
+
+    def _note_ctx(self, pick, provider: str, lang: str = "en") -> dict[str, Any]:
+        prov = self.kb.providers[provider]
+        ctx = {"provider": prov.name_zh if lang == "zh" and prov.name_zh else prov.name}
+        if pick:
+            f = pick["flavor"]
+            ctx.update(flavor=f.flavor, price_date=f.price.date.isoformat() if f.price else "-")
+        return ctx
+
+    def _checklist(self, checks, pick, w: Workload, model, lang: str, provider: str, base: MemoryEstimate):
+        items = []
+        seen = set()
+        for chk, cite, rid in checks.checks:
+            if chk.item in seen:
+                continue
+            seen.add(chk.item)
+            ctx: dict[str, Any] = {}
+            cites = list(cite)
+            if pick:
+                f: Flavor = pick["flavor"]
+                est = pick["estimate"]
+                ctx = {"need": f"{est.per_gpu_gib:.1f}", "have": f"{f.gpu_memory_gib:g}",
+                       "headroom": f"{pick['headroom']:.0f}", "flavor": f.flavor, "instances": pick["instances"],
+                       "gpus_per_instance": f.gpu_count, "interconnect": (f.interconnect or "?").upper(),
+                       "network": f.network or "RDMA"}
+                if chk.item == "oom" and chk.status != "ok":
+                    steps = make_it_fit(w, model, f.gpu_memory_gib * 0.9, 0.0)
+                    ctx["fit_hint"] = self._fit_hint(steps, f.gpu_memory_gib, lang)
+                if chk.item == "billing":
+                    prov = self.kb.providers.get(f.provider)
+                    for mode in (prov.billing if prov else []):
+                        for s in mode.sources:
+                            if s not in cites:
+                                cites.append(s)
+            else:
+                ctx = {"need": f"{base.per_gpu_gib:.1f}", "have": "-", "fit_hint": ""}
+            items.append({"item": chk.item, "status": chk.status, "say": chk.say, "ctx": ctx,
+                          "citations": [c for c in cites if c in self.kb.sources], "rule": rid})
+        order = {"oom": 0, "topology": 1, "billing": 2}
+        return sorted(items, key=lambda i: order[i["item"]])
+
+    def _fit_hint(self, steps, have: float, lang: str) -> str:
+        if not steps:
+            return ""
+        parts = [f"{s.change} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
+        return self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
+
+
+def resolve_precision(w: Workload, gpu_bf16: bool) -> Workload:
+    if w.precision == "bf16" and not gpu_bf16:
+        return w.model_copy(update={"precision": "fp16"})
+    return w
+
+
+__all__ = ["Advisor", "Advice", "InvalidRequest", "Constraint"]

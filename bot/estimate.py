@@ -1,0 +1,437 @@
+"""GPU memory of a training, fine-tuning or inference job: pure arithmetic, every term named.
+
+Sources of the formulas (research/memory-estimation.md): bytes per parameter from the ZeRO paper and the HF
+"model training anatomy" doc (18 B/param for mixed-precision AdamW); per-layer activations after Korthikanti et
+al. 2022, re-derived for gated (SwiGLU) MLPs, grouped-query attention and memory-efficient attention; the KV cache
+as 2 x layers x kv_heads x head_dim x bytes x tokens (MLA caches the compressed latent); NF4 with double
+quantization at 4 + 8/64 + 32/(64*256) bits per weight (QLoRA paper and Manning's account of it).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import InvalidRequest
+from .models import FitStep, MemoryEstimate, MemoryTerm, Workload
+from .records import Model
+
+GIB = 1024 ** 3
+WEIGHT_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
+                # int4: group-wise (g=128) fp16 scale + zero point = 4 + 32/128 bits (AWQ / GPTQ layout)
+                "int4": (4 + 32 / 128) / 8,
+                # nf4 with double quantization: fp8 absmax per 64 weights + fp32 per 256 blocks
+                "nf4": (4 + 8 / 64 + 32 / (64 * 256)) / 8}
+OPTIMIZER_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0}
+CUDA_CONTEXT_GIB = 0.5      # CUDA context + kernels with lazy module loading (CUDA >= 11.7); 0.3-2 GiB observed
+ALLOCATOR_SLACK = 0.07      # caching-allocator fragmentation: reserved/allocated measured 1.03-1.11
+
+
+@dataclass(frozen=True)
+class Arch:
+    """The dimensions the formulas need; from the knowledge base, or scaled from a parameter count."""
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn: int
+    vocab: int
+    gated_mlp: bool
+    tied: bool
+    experts: int = 1
+    active_experts: int = 1
+    shared_experts: int = 0
+    expert_ffn: int = 0
+    dense_layers: int = 0
+    kv_dim: int = 0             # cached elements per token and layer (K+V, or the MLA latent)
+    sliding_window: int | None = None
+    sliding_share: float = 0.0
+    dropout: bool = False
+    transformer: bool = True
+    activation_gib_per_sample: float | None = None
+    basis_bytes: int = 4
+    derived: bool = False       # dimensions scaled from the parameter count, not read from a config
+
+    @property
+    def embedding_params(self) -> float:
+        return self.vocab * self.hidden * (1 if self.tied else 2)
+
+    def linear_modules(self) -> list[tuple[str, int, int, int]]:
+        """(name, in, out, copies per layer) of each linear layer in a block."""
+        q = self.heads * self.head_dim
+        kv = self.kv_heads * self.head_dim
+        mods = [("q", self.hidden, q, 1), ("k", self.hidden, kv, 1), ("v", self.hidden, kv, 1),
+                ("o", q, self.hidden, 1)]
+        if self.experts > 1:
+            n = self.experts + self.shared_experts
+            mods += [("gate", self.hidden, self.expert_ffn, n), ("up", self.hidden, self.expert_ffn, n),
+                     ("down", self.expert_ffn, self.hidden, n)]
+        elif self.gated_mlp:
+            mods += [("gate", self.hidden, self.ffn, 1), ("up", self.hidden, self.ffn, 1),
+                     ("down", self.ffn, self.hidden, 1)]
+        else:
+            mods += [("up", self.hidden, self.ffn, 1), ("down", self.ffn, self.hidden, 1)]
+        return mods
+
+    @property
+    def layer_params(self) -> float:
+        return sum(i * o * n for _, i, o, n in self.linear_modules())
+
+    @property
+    def active_params(self) -> float:
+        if self.experts <= 1:
+            return self.params
+        per_expert = 3 * self.hidden * self.expert_ffn
+        moe_layers = self.layers - self.dense_layers
+        idle = (self.experts - self.active_experts) * per_expert * moe_layers
+        return max(self.params - idle, self.params * 0.02)
+
+
+# Dimensions of well-known dense decoder configurations, used to scale a bare parameter count ("a 30B model").
+_SCALE = [(0.5, 24, 896, 14, 2), (1.5, 28, 1536, 12, 2), (3, 28, 3072, 24, 8), (7, 32, 4096, 32, 8),
+          (13, 40, 5120, 40, 8), (34, 60, 7168, 56, 8), (70, 80, 8192, 64, 8), (175, 96, 12288, 96, 8),
+          (405, 126, 16384, 128, 8), (1000, 160, 20480, 160, 16)]
+
+
+def arch_of(model: Model | None, params_b: float) -> Arch:
+    params = params_b * 1e9
+    if model is not None and model.is_transformer:
+        heads = model.heads or max(1, model.hidden // 64)
+        head_dim = model.head_dim or model.hidden // heads
+        moe = model.moe
+        gated = model.kind in ("llm", "multimodal") and model.family not in ("gpt2", "gpt-2")
+        return Arch(params=params, layers=model.layers, hidden=model.hidden, heads=heads,
+                    kv_heads=model.kv_heads or heads, head_dim=head_dim, ffn=model.ffn or 4 * model.hidden,
+                    vocab=model.vocab or 32000, gated_mlp=gated, tied=model.tied_embeddings,
+                    experts=moe.experts if moe else 1, active_experts=moe.active_experts if moe else 1,
+                    shared_experts=moe.shared_experts if moe else 0,
+                    expert_ffn=(moe.expert_ffn or model.ffn or 4 * model.hidden) if moe else 0,
+                    dense_layers=moe.dense_layers if moe else 0, kv_dim=model.kv_dim_per_token_layer,
+                    sliding_window=model.sliding_window, sliding_share=model.sliding_window_layers or 0.0,
+                    dropout=not gated, transformer=True)
+    if model is not None:   # CNN / detector / diffusion / speech without transformer dims
+        basis = model.activation_basis
+        return Arch(params=params, layers=0, hidden=0, heads=0, kv_heads=0, head_dim=0, ffn=0, vocab=0,
+                    gated_mlp=False, tied=True, transformer=False,
+                    activation_gib_per_sample=basis.gib_per_sample if basis else None,
+                    basis_bytes=basis.precision_bytes if basis else 4)
+    size, layers, hidden, heads, kv = min(_SCALE, key=lambda r: abs(math.log(r[0] / params_b)))
+    # keep the layer count and width shape of the nearest known model, scale width to the parameter count
+    scale = math.sqrt(params_b / size)
+    hidden = max(256, int(round(hidden * scale / 128)) * 128)
+    heads = max(1, hidden // 128)
+    return Arch(params=params, layers=layers, hidden=hidden, heads=heads, kv_heads=min(kv, heads), head_dim=128,
+                ffn=int(hidden * 3.5), vocab=128256, gated_mlp=True, tied=False,
+                kv_dim=2 * min(kv, heads) * 128, derived=True)
+
+
+def validate(w: Workload) -> None:
+    """Refuse combinations that cannot run, saying why and what to use instead."""
+    if w.method == "qlora" and w.precision in ("fp32",):
+        raise InvalidRequest("QLoRA keeps the base model in 4-bit NF4 and computes in 16-bit; fp32 does not apply",
+                             fix="use --precision bf16 (or fp16 on GPUs without bf16) with --method qlora")
+    if w.method == "inference" and w.task != "inference":
+        raise InvalidRequest("method 'inference' is for serving", fix="use --method full/freeze/lora/qlora to train")
+    if w.sharding in ("zero1", "zero2", "zero3", "fsdp") and w.gpus < 2:
+        raise InvalidRequest(f"{w.sharding.upper()} shards model states across GPUs, and one GPU has nothing to "
+                             "shard with", fix="give --gpus 2 or more, or use --sharding none")
+    if w.offload == "full" and w.sharding not in ("zero3", "fsdp"):
+        raise InvalidRequest("offloading the parameters needs ZeRO-3 or FSDP",
+                             fix="add --sharding zero3 (or fsdp), or use --offload optimizer")
+    if w.method in ("lora", "qlora") and w.precision in ("int8", "int4", "nf4") and w.method == "lora":
+        raise InvalidRequest(f"LoRA over a {w.precision} base is QLoRA", fix="use --method qlora")
+    if w.method in ("full", "freeze") and w.precision in ("int8", "int4", "nf4", "fp8"):
+        raise InvalidRequest(f"full or freeze training with {w.precision} weights is not supported by the common "
+                             "frameworks", fix="train in bf16/fp16 (mixed precision), or use --method qlora")
+    if w.nodes > w.gpus:
+        raise InvalidRequest(f"{w.nodes} nodes but only {w.gpus} GPUs in total", fix="--gpus counts all GPUs")
+    if w.tensor_parallel > w.gpus:
+        raise InvalidRequest("tensor parallel degree exceeds the GPU count", fix="lower --tensor-parallel")
+
+
+def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
+    validate(w)
+    a = arch_of(model, w.params_b)
+    terms: list[MemoryTerm] = []
+    notes: list[str] = []
+    if a.derived:
+        notes.append(f"no architecture on file: dimensions scaled from a Llama-like {w.params_b:g}B model "
+                     f"({a.layers} layers, hidden {a.hidden}, GQA with {a.kv_heads} KV heads)")
+    if w.method == "inference":
+        _inference(w, a, terms, notes)
+        n = w.tensor_parallel if w.tensor_parallel > 1 else w.gpus
+    else:
+        _training(w, a, terms, notes)
+        n = w.gpus
+    _overhead(terms)
+    per_gpu = sum(t.gib for t in terms)
+    allocated = sum(t.gib for t in terms if t.name not in ("CUDA context", "allocator slack"))
+    breakdown = {c: 0.0 for c in ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")}
+    for t in terms:
+        breakdown[t.category] += t.gib
+    return MemoryEstimate(per_gpu_gib=round(per_gpu, 2), total_gib=round(per_gpu * n, 2),
+                          allocated_gib=round(allocated, 2),
+                          breakdown={k: round(v, 2) for k, v in breakdown.items()},
+                          terms=[t.model_copy(update={"gib": round(t.gib, 3)}) for t in terms],
+                          assumptions=notes, gpus=n)
+
+
+def _term(terms: list[MemoryTerm], name: str, category: str, nbytes: float, formula: str) -> None:
+    if nbytes > 0:
+        terms.append(MemoryTerm(name=name, category=category, gib=nbytes / GIB, formula=formula))
+
+
+def _shards(w: Workload) -> tuple[int, int, int]:
+    """How many ways (params, grads, optimizer) are split across GPUs."""
+    n = w.gpus
+    return {"none": (1, 1, 1), "ddp": (1, 1, 1), "zero1": (1, 1, n), "zero2": (1, n, n),
+            "zero3": (n, n, n), "fsdp": (n, n, n)}[w.sharding]
+
+
+def trainable_params(w: Workload, a: Arch) -> float:
+    if w.method == "full":
+        return a.params
+    if w.method == "freeze":   # LLaMA-Factory default: the last 2 blocks trainable
+        return min(2, a.layers) * a.layer_params if a.transformer else a.params * 0.1
+    wanted = {"all-linear": None, "attention": {"q", "k", "v", "o"}, "qv": {"q", "v"}}[w.lora_targets]
+    if not a.transformer:
+        return a.params * 0.01
+    per_layer = sum(w.lora_rank * (i + o) * n for name, i, o, n in a.linear_modules()
+                    if wanted is None or name in wanted)
+    return per_layer * a.layers
+
+
+def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    p_sh, g_sh, o_sh = _shards(w)
+    half = w.precision in ("fp16", "bf16")
+    P = a.params
+    T = trainable_params(w, a)
+    frozen = P - T if w.method != "qlora" else P
+    opt_bytes = _optimizer_bytes(w, a)
+    if w.method in ("full", "freeze"):
+        if w.precision == "fp32":
+            wbytes, gbytes, master = 4.0, 4.0, 0.0
+        elif w.pure_bf16:
+            wbytes, gbytes, master = 2.0, 2.0, 0.0
+            opt_bytes = opt_bytes / 2 if w.optimizer == "adamw" else opt_bytes
+        else:   # mixed precision: fp32 weights (the master copy) + the 16-bit copy autocast keeps for backward
+            wbytes, gbytes, master = 4.0, 4.0, 2.0
+        off_w = w.offload == "full"
+        off_o = w.offload in ("optimizer", "full")
+        shard_note = f" / {p_sh} GPUs" if p_sh > 1 else ""
+        if off_w:
+            _term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * 2 if a.transformer else 0,
+                  "2 blocks of 16-bit parameters gathered at a time (ZeRO-3 prefetch); the rest lives in CPU RAM")
+        else:
+            if w.method == "freeze":
+                _term(terms, "frozen weights", "weights", frozen * (2.0 if half else 4.0) / p_sh,
+                      f"{frozen / 1e9:.2f}B frozen params x {2 if half else 4} B{shard_note}")
+                _term(terms, "trainable weights", "weights", T * wbytes / p_sh,
+                      f"{T / 1e9:.2f}B trainable params x {wbytes:g} B{shard_note}")
+            else:
+                label = "fp32 weights" if wbytes == 4 else "16-bit weights"
+                if off_o and half and not w.pure_bf16:   # ZeRO-Offload keeps the fp32 master copy on the CPU
+                    _term(terms, "16-bit weights", "weights", P * 2 / p_sh, f"{P / 1e9:.2f}B x 2 B{shard_note}")
+                else:
+                    _term(terms, label, "weights", P * wbytes / p_sh, f"{P / 1e9:.2f}B x {wbytes:g} B{shard_note}")
+                    if master and w.method == "full":
+                        _term(terms, "16-bit weight copy (autocast)", "weights", P * master / p_sh,
+                              f"{P / 1e9:.2f}B x {master:g} B{shard_note}")
+        gsh = f" / {g_sh} GPUs" if g_sh > 1 else ""
+        grad_b = 2.0 if (off_o and half) else gbytes
+        _term(terms, "gradients", "gradients", T * grad_b / g_sh, f"{T / 1e9:.2f}B trainable x {grad_b:g} B{gsh}")
+        if not off_o:
+            osh = f" / {o_sh} GPUs" if o_sh > 1 else ""
+            _term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes / o_sh,
+                  f"{T / 1e9:.2f}B trainable x {opt_bytes:g} B{osh}")
+        else:
+            notes.append("optimizer state (and the fp32 master weights) offloaded to CPU RAM: "
+                         f"about {T * (opt_bytes + 4) / GIB:.0f} GiB of host memory across the job")
+    else:   # LoRA / QLoRA: frozen base + small fp32 adapters
+        if w.method == "qlora":
+            emb = a.embedding_params if a.transformer else 0
+            lin = P - emb
+            _term(terms, "NF4 base weights", "weights", lin * WEIGHT_BYTES["nf4"],
+                  f"{lin / 1e9:.2f}B linear params x 4.127 bits (NF4 + double-quantised constants)")
+            _term(terms, "16-bit embeddings and LM head", "weights", emb * 2,
+                  f"{emb / 1e9:.2f}B params x 2 B (not quantised)")
+            if a.transformer:
+                big = max(i * o for _, i, o, _n in a.linear_modules())
+                _term(terms, "dequantised weight buffer", "weights", big * 2, "largest linear layer in 16-bit")
+        else:
+            b = 2.0 if half else 4.0
+            _term(terms, "frozen base weights", "weights", P * b / p_sh,
+                  f"{P / 1e9:.2f}B x {b:g} B" + (f" / {p_sh} GPUs" if p_sh > 1 else ""))
+        _term(terms, "adapter weights (fp32)", "weights", T * 4, f"{T / 1e6:.1f}M params (rank {w.lora_rank}, "
+              f"{w.lora_targets}) x 4 B")
+        _term(terms, "adapter gradients", "gradients", T * 4, f"{T / 1e6:.1f}M x 4 B")
+        _term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes, f"{T / 1e6:.1f}M x {opt_bytes:g} B")
+    _activations(w, a, terms, notes)
+
+
+def _optimizer_bytes(w: Workload, a: Arch) -> float:
+    if w.optimizer == "adafactor":   # factored second moment: one row and one column vector per matrix
+        return 4.0 * 2 / max(a.hidden, 64) if a.transformer else 0.1
+    return OPTIMIZER_BYTES[w.optimizer]
+
+
+def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    b, s = w.batch_size, w.seq_len
+    p = 4 if w.precision == "fp32" else 2
+    if not a.transformer:
+        if a.activation_gib_per_sample is None:
+            per = 0.5 * GIB
+            notes.append("no measured activation basis for this model: 0.5 GiB per sample assumed")
+        else:
+            per = a.activation_gib_per_sample * GIB * p / a.basis_bytes
+        if w.grad_checkpointing:
+            per *= 0.35
+        _term(terms, "activations", "activations", per * b, f"{per / GIB:.3f} GiB per sample x batch {b}")
+        return
+    h, L = a.hidden, a.layers
+    layer = _layer_activation_bytes(w, a, p)
+    tp = w.tensor_parallel
+    if w.grad_checkpointing:
+        _term(terms, "checkpointed layer inputs", "activations", L * s * b * h * p / tp,
+              f"{L} layers x seq {s} x batch {b} x hidden {h} x {p} B")
+        _term(terms, "one layer recomputed", "activations", layer / tp, "the working set of one block in backward")
+    else:
+        attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
+        _term(terms, "layer activations", "activations", L * layer / tp,
+              f"{L} layers x {layer / GIB:.3f} GiB (seq {s}, batch {b}, {attn})")
+    # logits: the LM head output, its fp32 upcast and the log-softmax kept for the loss
+    if a.vocab and a.tied is not None:
+        logits = s * b * a.vocab * (p + 8)
+        _term(terms, "logits and loss", "activations", logits,
+              f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + 4 + 4) B")
+
+
+def _layer_activation_bytes(w: Workload, a: Arch, p: int) -> float:
+    """Saved tensors of one block for backward (bytes), Korthikanti et al. re-derived per MLP and attention kind."""
+    b, s, h = w.batch_size, w.seq_len, a.hidden
+    kvr = a.kv_heads / a.heads
+    q = a.heads * a.head_dim
+    if a.gated_mlp:
+        f = a.expert_ffn * a.active_experts + a.expert_ffn * a.shared_experts if a.experts > 1 else a.ffn
+        attn = s * b * (h + q + 2 * kvr * q + q) * p          # norm out, Q, K, V, attention out
+        mlp = s * b * (h + 4 * f) * p                          # norm out, gate, up, act(gate), gate*up
+        norms = s * b * h * 4 * 2                              # two RMSNorm inputs, fp32 residual stream
+        router = s * b * a.experts * 4 if a.experts > 1 else 0
+        total = attn + mlp + norms + router
+    else:   # GPT-2 / BERT: GELU MLP and dropout (Korthikanti's 34 sbh with f = 4h)
+        f = a.ffn
+        attn = s * b * h * 11 * p / 2
+        mlp = s * b * (3 * h + 4 * f) * p / 2
+        norms = s * b * h * 4 * p / 2
+        total = attn + mlp + norms
+    if not w.flash_attention:
+        total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
+    if w.method in ("lora", "qlora"):
+        mods = {"all-linear": 7, "attention": 4, "qv": 2}[w.lora_targets]
+        total += mods * s * b * (w.lora_rank * p)                  # A x outputs kept for B's gradient
+        if w.method == "qlora":
+            total += s * b * h * p                                 # dequantised matmul input copies
+    return total
+
+
+def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    tp = w.tensor_parallel if w.tensor_parallel > 1 else w.gpus
+    P = a.params
+    wb = WEIGHT_BYTES[w.precision]
+    if w.precision in ("int8", "int4", "nf4", "fp8") and a.transformer:
+        emb = a.embedding_params
+        _term(terms, f"{w.precision} weights", "weights", (P - emb) * wb / tp,
+              f"{(P - emb) / 1e9:.2f}B linear params x {wb * 8:.2f} bits" + (f" / TP {tp}" if tp > 1 else ""))
+        _term(terms, "16-bit embeddings and LM head", "weights", emb * 2 / tp, f"{emb / 1e9:.2f}B x 2 B")
+    else:
+        _term(terms, f"{w.precision} weights", "weights", P * wb / tp,
+              f"{P / 1e9:.2f}B params x {wb:g} B" + (f" / TP {tp}" if tp > 1 else ""))
+    if not a.transformer:
+        per = (a.activation_gib_per_sample or 0.5) * GIB * (4 if w.precision == "fp32" else 2) / a.basis_bytes
+        _term(terms, "activations (forward only)", "activations", per * w.concurrency * 0.3,
+              f"30% of the training activations per sample x {w.concurrency}")
+        return
+    kv_bytes = 4 if w.precision == "fp32" else 2
+    ctx = w.context
+    full_layers = a.layers * (1 - a.sliding_share)
+    win_layers = a.layers * a.sliding_share
+    win_ctx = min(ctx, a.sliding_window) if a.sliding_window else ctx
+    per_seq = a.kv_dim * kv_bytes * (full_layers * ctx + win_layers * win_ctx)
+    kind = "MLA latent" if a.kv_dim and a.kv_heads == a.heads and a.kv_dim < 2 * a.heads * a.head_dim else \
+        f"{a.kv_heads} KV heads x head_dim {a.head_dim} x K,V"
+    _term(terms, "KV cache", "kv_cache", per_seq * w.concurrency / tp,
+          f"{a.layers} layers x {kind} ({a.kv_dim} values) x {ctx} tokens x {w.concurrency} sequences x "
+          f"{kv_bytes} B" + (f" / TP {tp}" if tp > 1 else ""))
+    if a.sliding_window and a.sliding_share:
+        notes.append(f"{a.sliding_share:.0%} of layers use a {a.sliding_window}-token sliding window")
+    # prefill working set of one block for the longest prompt chunk, and last-token logits
+    chunk = min(ctx, 8192) * min(w.concurrency, 4) if ctx > 1 else w.concurrency
+    f = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
+    work = chunk * (4 * a.hidden + 3 * f) * 2 / tp + w.concurrency * a.vocab * 4
+    _term(terms, "activations and workspace", "activations", work,
+          f"one block's prefill intermediates over {chunk} tokens + logits of {w.concurrency} sequences")
+
+
+def _overhead(terms: list[MemoryTerm]) -> None:
+    tensors = sum(t.gib for t in terms) * GIB
+    _term(terms, "allocator slack", "overhead", tensors * ALLOCATOR_SLACK,
+          f"{ALLOCATOR_SLACK:.0%} of tensor memory (PyTorch caching allocator fragmentation)")
+    _term(terms, "CUDA context", "overhead", CUDA_CONTEXT_GIB * GIB, "CUDA context, cuBLAS/cuDNN kernels")
+
+
+# ----- what would make it fit -----------------------------------------------------------------------------------
+def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroom: float = 0.05,
+                max_gpus: int = 64) -> list[FitStep]:
+    """Cheapest changes first, applied cumulatively until the job fits in the given GPU memory."""
+    limit = gpu_memory_gib * (1 - headroom)
+    steps: list[FitStep] = []
+    current = w
+    base = estimate_memory(current, model).per_gpu_gib
+    if base <= limit:
+        return steps
+
+    def attempt(change: str, **update) -> bool:
+        nonlocal current, base
+        try:
+            cand = current.model_copy(update=update)
+            Workload.model_validate(cand.model_dump())
+            est = estimate_memory(cand, model).per_gpu_gib
+        except (InvalidRequest, ValueError):
+            return False
+        if est < base * 0.98:
+            current, base = cand, est
+            steps.append(FitStep(change=change, per_gpu_gib=est, fits=est <= limit,
+                                 workload=cand.model_dump(exclude_defaults=True)))
+        return base <= limit
+
+    if w.method == "inference":
+        ladder = [("int8 weights", {"precision": "int8"}), ("int4 weights (AWQ/GPTQ)", {"precision": "int4"}),
+                  ("fewer concurrent sequences", {"concurrency": max(1, w.concurrency // 4)}),
+                  ("shorter context", {"context": max(512, w.context // 4)})]
+        for change, update in ladder:
+            if attempt(change, **update):
+                return steps
+        for n in (2, 4, 8):
+            if n > w.gpus and attempt(f"tensor parallel over {n} GPUs", gpus=n, tensor_parallel=n):
+                return steps
+        return steps
+    ladder = [("gradient checkpointing", {"grad_checkpointing": True}),
+              ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
+              ("8-bit AdamW", {"optimizer": "adamw8bit"})]
+    if w.method in ("full", "freeze"):
+        ladder.append(("LoRA instead of full fine-tuning", {"method": "lora"}))
+    if w.method in ("full", "freeze", "lora"):
+        ladder.append(("QLoRA (4-bit base)", {"method": "qlora", "precision": "bf16"}))
+    for change, update in ladder:
+        if attempt(change, **update):
+            return steps
+    if current.method in ("full", "freeze"):
+        for n in (2, 4, 8, 16, 32, 64):
+            if n <= max_gpus and n > current.gpus and attempt(f"ZeRO-3 / FSDP over {n} GPUs", gpus=n,
+                                                              sharding="zero3", nodes=max(1, n // 8)):
+                return steps
+        attempt("offload optimizer state to CPU", offload="optimizer")
+        if base > limit:
+            attempt("offload parameters too", offload="full")
+    return steps

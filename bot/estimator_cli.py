@@ -1,0 +1,114 @@
+"""`gpu-advisor estimate`: option handling and the readable table (the arithmetic lives in estimate.py)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from .errors import InvalidRequest, NotFound
+from .estimate import GIB, estimate_memory, make_it_fit
+from .models import Workload
+
+COMMON_GPUS = ["t4", "a10", "l4", "v100-32gb", "a100-40gb", "l40s", "a100-80gb", "h100-sxm", "h200"]
+
+
+def resolve_model(name: str):
+    """Fuzzy model lookup through the same parser the chat uses, with 'did you mean' on failure."""
+    from .knowledge import default_knowledge, did_you_mean
+    from .text import norm_key
+    kb = default_knowledge()
+    key = norm_key(name)
+    if key in kb.model_aliases:
+        return kb.models[kb.model_aliases[key]]
+    from .service import shared_core
+    parse = shared_core().parser.parse(name)
+    if parse.slots.model:
+        return kb.models[parse.slots.model]
+    if parse.ambiguous.get("model"):
+        raise NotFound(f"'{name}' matches several models", fix="name one of them exactly",
+                       did_you_mean=parse.ambiguous["model"])
+    raise NotFound(f"unknown model '{name}'", fix="use --params N (billions) or a name from `gpu-advisor kb list models`",
+                   did_you_mean=did_you_mean(name, list(kb.models)))
+
+
+def run_estimate(o: dict[str, Any]) -> None:
+    from .cost import training_time
+    from .knowledge import default_knowledge
+    model = resolve_model(o["model"]) if o["model"] else None
+    if model is None and not o["params"]:
+        raise click.UsageError("give --model NAME or --params N (billions of parameters)")
+    if o["params"] is not None and not (0 < o["params"] <= 100_000):
+        raise InvalidRequest(f"--params {o['params']:g} is out of range", fix="give billions of parameters, e.g. 7 or 0.125")
+    method = o["method"]
+    precision = o["precision"] or "bf16"
+    inference = method == "inference"
+    sharding = o["sharding"] or ("zero3" if o["gpus"] > 1 and method in ("full", "freeze") else
+                                 ("ddp" if o["gpus"] > 1 and not inference else "none"))
+    try:
+        w = Workload(
+            model=model.id if model else None, params_b=o["params"] or model.params_b,
+            task="inference" if inference else "finetune", method=method, precision=precision,
+            pure_bf16=o["pure_bf16"], optimizer=o["optimizer"],
+            batch_size=o["batch_size"] or (1 if inference else 4), seq_len=o["seq_len"] or 1024,
+            gpus=o["gpus"], nodes=o["nodes"], sharding=sharding, offload=o["offload"],
+            grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
+            lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], concurrency=o["concurrency"],
+            context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
+            tensor_parallel=o["gpus"] if inference else 1)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InvalidRequest(f"--{'-'.join(str(p) for p in err['loc'])}: {err['msg']}",
+                             fix="see `gpu-advisor estimate --help`") from None
+    est = estimate_memory(w, model)
+    kb = default_knowledge()
+    gpu = None
+    if o["gpu_name"]:
+        from .service import shared_core
+        parse = shared_core().parser.parse(o["gpu_name"])
+        gid = parse.slots.gpu_model or (o["gpu_name"] if o["gpu_name"] in kb.gpus else None)
+        from .nlu import GPU_FAMILIES
+        gid = GPU_FAMILIES.get(gid, [gid])[-1] if gid else None
+        gpu = kb.gpu(gid or o["gpu_name"])
+    compute = None
+    if w.tokens:
+        tgpu = gpu or kb.gpus["a100-80gb"]
+        ct = training_time(w, model, tgpu, w.gpus)
+        compute = ct.model_dump() if ct else None
+    fit = {}
+    for gid in ([gpu.id] if gpu else COMMON_GPUS):
+        g = kb.gpus.get(gid)
+        if not g:
+            continue
+        steps = make_it_fit(w, model, g.memory_gib)
+        fit[gid] = {"gpu": g.name, "memory_gib": g.memory_gib, "fits": est.per_gpu_gib <= g.memory_gib * 0.95,
+                    "steps": [s.model_dump() for s in steps]}
+    out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
+           "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
+           "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
+           "assumptions": est.assumptions, "compute": compute, "fit": fit}
+    if o["as_json"]:
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    title = model.name if model else f"{w.params_b:g}B model"
+    click.echo(f"{title}: {w.method}, {w.precision}, batch {w.batch_size} x {w.seq_len}, {w.gpus} GPU(s)"
+               + (f", {w.sharding}" if w.sharding not in ("none",) else ""))
+    click.echo(f"{'term':<34}{'GiB':>9}  how")
+    for t in est.terms:
+        click.echo(f"{t.name:<34}{t.gib:>9.2f}  {t.formula}")
+    click.echo(f"{'per GPU':<34}{est.per_gpu_gib:>9.2f}  (tensors {est.allocated_gib:.2f}; all GPUs {est.total_gib:.2f})")
+    for a in est.assumptions:
+        click.echo(f"note: {a}")
+    if compute:
+        click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['days']} days on {compute['gpus']} GPU(s) "
+                   f"({compute['basis']})")
+    click.echo("fit:")
+    for gid, f in fit.items():
+        if f["fits"]:
+            click.echo(f"  {f['gpu']:<24} fits ({est.per_gpu_gib:.1f} of {f['memory_gib']:g} GiB)")
+        elif f["steps"]:
+            path = "; ".join(f"{s['change']} -> {s['per_gpu_gib']:.1f}" for s in f["steps"])
+            click.echo(f"  {f['gpu']:<24} no; {path}" + ("" if f["steps"][-1]["fits"] else " (still too big)"))
+        else:
+            click.echo(f"  {f['gpu']:<24} no; no common change makes it fit")

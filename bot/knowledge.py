@@ -1,0 +1,348 @@
+"""Load knowledge/*.yaml once into an immutable KnowledgeBase, checking everything a domain expert can get wrong.
+
+Producers (people, scripts/import_catalog.py) write YAML; this module only reads it. Every problem is collected,
+not raised at the first one, so `gpu-advisor kb validate` can list them all with file, key and fix.
+"""
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import hashlib
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from rapidfuzz import process
+
+from .errors import KnowledgeError, NotFound, Problem
+from .records import GPU, Claim, Flavor, Model, Price, Provider, Source, Topic
+from .text import norm_key
+
+KINDS: dict[str, type[BaseModel]] = {
+    "sources": Source, "gpus": GPU, "models": Model, "flavors": Flavor, "providers": Provider, "claims": Claim,
+    "topics": Topic,
+}
+
+
+def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60) -> list[str]:
+    found = process.extract(word, list(choices), limit=limit, score_cutoff=cutoff)
+    return [c for c, _score, _i in found]
+
+
+def _yaml_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if "local" not in p.relative_to(root).parts[:-1])
+
+
+def read_yaml(path: Path, problems: list[Problem], rel: str) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problems.append(Problem(rel, where, f"not valid YAML ({getattr(exc, 'problem', exc)})",
+                                "fix the indentation or quoting at that line"))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(rel, "-", f"cannot read the file ({exc})", "check the file is UTF-8 text"))
+    return None
+
+
+def validation_problems(rel: str, where: str, model: type[BaseModel], exc: ValidationError) -> list[Problem]:
+    """Turn pydantic's errors into file/key/fix lines, with "did you mean" for misspelt keys."""
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        key = f"{where}.{loc}" if loc else where
+        if err["type"] == "extra_forbidden":
+            bad = str(err["loc"][-1])
+            fields = list(model.model_fields) if len(err["loc"]) == 1 else []
+            guess = did_you_mean(bad, fields) if fields else []
+            hint = f"did you mean '{guess[0]}'?" if guess else "remove it"
+            out.append(Problem(rel, key, f"unknown key '{bad}'", hint))
+        elif err["type"] == "missing":
+            out.append(Problem(rel, key, "required key is missing", f"add '{err['loc'][-1]}'"))
+        else:
+            out.append(Problem(rel, key, err["msg"], f"give a value that is {err['msg'].lower()}".replace(
+                "give a value that is input should be", "use")))
+    return out
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    sources: Mapping[str, Source]
+    gpus: Mapping[str, GPU]
+    models: Mapping[str, Model]
+    flavors: Mapping[str, Flavor]
+    providers: Mapping[str, Provider]
+    claims: Mapping[str, Claim]
+    topics: Mapping[str, Topic]
+    version: str
+    files: tuple[str, ...] = ()
+    model_aliases: Mapping[str, str] = field(default_factory=dict)
+    gpu_aliases: Mapping[str, str] = field(default_factory=dict)
+    provider_aliases: Mapping[str, str] = field(default_factory=dict)
+
+    # ----- lookups -------------------------------------------------------------------------------------------
+    def source(self, sid: str) -> Source:
+        return self.sources[sid]
+
+    def gpu(self, gid: str) -> GPU:
+        try:
+            return self.gpus[gid]
+        except KeyError:
+            raise NotFound(f"unknown GPU '{gid}'", fix="run `gpu-advisor kb list gpus` to see the known ones",
+                           did_you_mean=did_you_mean(gid, self.gpus)) from None
+
+    def get(self, rid: str) -> BaseModel:
+        """Any record by id, for `kb show`."""
+        for table in (self.flavors, self.gpus, self.models, self.sources, self.providers, self.claims,
+                      self.topics):
+            if rid in table:
+                return table[rid]
+        key = norm_key(rid)
+        for aliases, table in ((self.model_aliases, self.models), (self.gpu_aliases, self.gpus),
+                               (self.provider_aliases, self.providers)):
+            if key in aliases:
+                return table[aliases[key]]
+        matches = [f.id for f in self.flavors.values() if f.flavor == rid]
+        if len(matches) == 1:
+            return self.flavors[matches[0]]
+        everything = [*self.flavors, *self.gpus, *self.models, *self.sources, *self.providers, *self.claims]
+        raise NotFound(f"no record '{rid}' in the knowledge base",
+                       fix="use an id from `gpu-advisor kb list flavors|gpus|models|sources`",
+                       did_you_mean=did_you_mean(rid, everything))
+
+    @cached_property
+    def _by_provider(self) -> Mapping[str, tuple[Flavor, ...]]:
+        """Flavors per provider sorted by per-GPU memory, so candidate search is a bisect, not a scan."""
+        groups: dict[str, list[Flavor]] = defaultdict(list)
+        for f in self.flavors.values():
+            groups[f.provider].append(f)
+        return MappingProxyType({p: tuple(sorted(fs, key=lambda f: (f.gpu_memory_gib, f.id)))
+                                 for p, fs in groups.items()})
+
+    @cached_property
+    def _memory_keys(self) -> Mapping[str, list[float]]:
+        return {p: [f.gpu_memory_gib for f in fs] for p, fs in self._by_provider.items()}
+
+    def flavors_of(self, provider: str | None = None, min_gpu_memory_gib: float = 0.0) -> tuple[Flavor, ...]:
+        """Flavors of one provider (or all) whose GPUs have at least the given memory."""
+        providers = [provider] if provider else sorted(self._by_provider)
+        out: list[Flavor] = []
+        for p in providers:
+            fs = self._by_provider.get(p, ())
+            start = bisect.bisect_left(self._memory_keys.get(p, []), min_gpu_memory_gib - 1e-9)
+            out.extend(fs[start:])
+        return tuple(out)
+
+    def claims_naming(self, name: str) -> list[Claim]:
+        key = norm_key(name)
+        return [c for c in self.claims.values() if any(norm_key(n) == key for n in c.names)]
+
+
+# ----- loading -------------------------------------------------------------------------------------------------
+def load_knowledge(root: Path | None = None, prices_file: Path | None = None) -> KnowledgeBase:
+    """Load and validate; raise KnowledgeError listing every problem."""
+    kb, problems = check_knowledge(root, prices_file)
+    if problems:
+        raise KnowledgeError(problems)
+    assert kb is not None
+    return kb
+
+
+_CACHE: dict[tuple[str, str], KnowledgeBase] = {}
+
+
+def default_knowledge() -> KnowledgeBase:
+    """The process-wide knowledge base (loaded once; surfaces share it)."""
+    from . import config
+    root = config.knowledge_dir()
+    prices = config.local_prices_file()
+    key = (str(root), str(prices))
+    if key not in _CACHE:
+        _CACHE[key] = load_knowledge(root, prices)
+    return _CACHE[key]
+
+
+def check_knowledge(root: Path | None = None, prices_file: Path | None = None
+                    ) -> tuple[KnowledgeBase | None, list[Problem]]:
+    from . import config
+    root = Path(root) if root else config.knowledge_dir()
+    problems: list[Problem] = []
+    tables: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+    origin: dict[tuple[str, str], str] = {}
+    digest = hashlib.sha256()
+    files = _yaml_files(root)
+    if not files:
+        problems.append(Problem(str(root), "-", "no YAML files found", "point ADVISOR_KNOWLEDGE_DIR at knowledge/"))
+    for path in files:
+        rel = str(path.relative_to(root))
+        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+        doc = read_yaml(path, problems, rel)
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            problems.append(Problem(rel, "-", "the file must be a mapping of kinds to lists",
+                                    f"start with one of: {', '.join(KINDS)}"))
+            continue
+        for kind, items in doc.items():
+            if kind not in KINDS:
+                guess = did_you_mean(str(kind), KINDS)
+                problems.append(Problem(rel, str(kind), f"unknown top-level key '{kind}'",
+                                        f"did you mean '{guess[0]}'?" if guess else f"use one of {', '.join(KINDS)}"))
+                continue
+            if not isinstance(items, list):
+                problems.append(Problem(rel, kind, "must be a list of records", "put '- ' before each record"))
+                continue
+            for i, item in enumerate(items):
+                rid = item.get("id", f"#{i}") if isinstance(item, dict) else f"#{i}"
+                where = f"{kind}[{rid}]"
+                if not isinstance(item, dict):
+                    problems.append(Problem(rel, where, "a record must be a mapping", "write 'key: value' lines"))
+                    continue
+                try:
+                    rec = KINDS[kind](**item)
+                except ValidationError as exc:
+                    problems.extend(validation_problems(rel, where, KINDS[kind], exc))
+                    continue
+                if rec.id in tables[kind]:
+                    problems.append(Problem(rel, where, f"duplicate id (also in {origin[(kind, rec.id)]})",
+                                            "give each record its own id"))
+                    continue
+                tables[kind][rec.id] = rec
+                origin[(kind, rec.id)] = rel
+
+    def loc(kind: str, rid: str) -> str:
+        return origin.get((kind, rid), "?")
+
+    src = tables["sources"]
+    # every fact cites a source that exists
+    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics"):
+        for rid, rec in tables[kind].items():
+            cited = list(rec.sources)
+            if kind == "flavors" and rec.price is not None:
+                cited += rec.price.sources
+            if kind == "models" and rec.activation_basis is not None:
+                cited.append(rec.activation_basis.source)
+            if kind == "providers":
+                cited += [s for b in rec.billing for s in b.sources]
+            for sid in cited:
+                if sid not in src:
+                    problems.append(Problem(loc(kind, rid), f"{kind}[{rid}].sources", f"unknown source '{sid}'",
+                                            _guess_fix(sid, src, "add it to a sources: list")))
+    for rid, f in tables["flavors"].items():
+        if f.gpu not in tables["gpus"]:
+            problems.append(Problem(loc("flavors", rid), f"flavors[{rid}].gpu", f"unknown GPU '{f.gpu}'",
+                                    _guess_fix(f.gpu, tables["gpus"], "add the GPU to gpus.yaml")))
+        if f.provider not in tables["providers"]:
+            problems.append(Problem(loc("flavors", rid), f"flavors[{rid}].provider",
+                                    f"unknown provider '{f.provider}'",
+                                    _guess_fix(f.provider, tables["providers"], "add it to providers/")))
+        if not rid.startswith(f.provider + "/"):
+            problems.append(Problem(loc("flavors", rid), f"flavors[{rid}].id",
+                                    "id must start with the provider", f"use '{f.provider}/{f.flavor}'"))
+    for rid, c in tables["claims"].items():
+        for fid in c.instead:
+            if fid not in tables["flavors"]:
+                problems.append(Problem(loc("claims", rid), f"claims[{rid}].instead", f"unknown flavor '{fid}'",
+                                        _guess_fix(fid, tables["flavors"], "name a flavor id from flavors/")))
+    aliases = {}
+    for kind, label in (("models", "model"), ("gpus", "GPU"), ("providers", "provider")):
+        aliases[kind] = _alias_table(tables[kind], kind, label, loc, problems)
+
+    flavors = tables["flavors"]
+    if prices_file is not None and Path(prices_file).exists():
+        digest.update(b"local\0" + Path(prices_file).read_bytes())
+        flavors = _apply_local_prices(flavors, Path(prices_file), problems)
+    flavors = _with_indicative_prices(flavors, tables["gpus"])
+    if problems:
+        return None, problems
+    freeze = MappingProxyType
+    return KnowledgeBase(
+        sources=freeze(src), gpus=freeze(tables["gpus"]), models=freeze(tables["models"]),
+        flavors=freeze(dict(sorted(flavors.items()))), providers=freeze(tables["providers"]),
+        claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
+        model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
+        provider_aliases=freeze(aliases["providers"]),
+    ), []
+
+
+def _guess_fix(word: str, choices: Iterable[str], otherwise: str) -> str:
+    guess = did_you_mean(word, choices)
+    return f"did you mean '{guess[0]}'?" if guess else otherwise
+
+
+def _alias_table(records: Mapping[str, Any], kind: str, label: str, loc, problems: list[Problem]) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for rid, rec in records.items():
+        names = [rid, getattr(rec, "name", rid), *getattr(rec, "aliases", [])]
+        name_zh = getattr(rec, "name_zh", None)
+        if name_zh:
+            names.append(name_zh)
+        for name in names:
+            key = norm_key(name)
+            if not key:
+                continue
+            other = table.setdefault(key, rid)
+            if other != rid:
+                problems.append(Problem(loc(kind, rid), f"{kind}[{rid}].aliases",
+                                        f"alias '{name}' also names {label} '{other}'",
+                                        "make the alias specific to one record, or drop it"))
+    return table
+
+
+def _apply_local_prices(flavors: dict[str, Flavor], path: Path, problems: list[Problem]) -> dict[str, Flavor]:
+    """An operator's own prices: `prices: [{flavor, on_demand, spot?, currency, date}]`, labelled as theirs."""
+    rel = str(path)
+    doc = read_yaml(path, problems, rel) or {}
+    out = dict(flavors)
+    for i, row in enumerate(doc.get("prices", []) if isinstance(doc, dict) else []):
+        fid = row.get("flavor") if isinstance(row, dict) else None
+        if fid not in out:
+            problems.append(Problem(rel, f"prices[{i}].flavor", f"unknown flavor '{fid}'",
+                                    _guess_fix(str(fid), out, "use an id from `gpu-advisor kb list flavors`")))
+            continue
+        try:
+            price = Price(on_demand=row.get("on_demand"), spot=row.get("spot"), currency=row.get("currency", ""),
+                          kind="local", date=row.get("date"), basis="your own price list",
+                          sources=[])
+        except ValidationError as exc:
+            problems.extend(validation_problems(rel, f"prices[{i}]", Price, exc))
+            continue
+        if not price.currency:
+            problems.append(Problem(rel, f"prices[{i}].currency", "currency missing", "add e.g. currency: CNY"))
+            continue
+        out[fid] = out[fid].model_copy(update={"price": price})
+    return out
+
+
+def _with_indicative_prices(flavors: dict[str, Flavor], gpus: Mapping[str, GPU]) -> dict[str, Flavor]:
+    """A flavor with no list price gets the median per-GPU list price of the same GPU elsewhere, labelled so."""
+    per_gpu: dict[str, list[tuple[float, float | None, str, dt.date]]] = defaultdict(list)
+    for f in flavors.values():
+        if f.price and f.price.kind == "list" and f.price.on_demand:
+            spot = f.price.spot / f.gpu_count if f.price.spot else None
+            per_gpu[f.gpu].append((f.price.on_demand / f.gpu_count, spot, f.provider, f.price.date))
+    out = dict(flavors)
+    for fid, f in flavors.items():
+        if (f.price and f.price.on_demand is not None) or f.gpu not in per_gpu:
+            continue
+        rows = per_gpu[f.gpu]
+        currency = "USD"
+        od = statistics.median(r[0] for r in rows) * f.gpu_count
+        spots = [r[1] for r in rows if r[1] is not None]
+        spot = statistics.median(spots) * f.gpu_count if spots else None
+        providers = sorted({r[2] for r in rows})
+        basis = (f"median of {len(rows)} list prices per {gpus[f.gpu].name if f.gpu in gpus else f.gpu} GPU-hour "
+                 f"on {', '.join(providers)}, times {f.gpu_count} GPU(s); not a {f.provider} price")
+        sources = sorted({s for g in flavors.values() if g.gpu == f.gpu and g.price and g.price.kind == "list"
+                          for s in g.price.sources})
+        out[fid] = f.model_copy(update={"price": Price(
+            on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency=currency,
+            kind="indicative", date=max(r[3] for r in rows), basis=basis, sources=sources)})
+    return out

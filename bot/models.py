@@ -1,0 +1,170 @@
+"""Types that cross module lines. Field names follow the public `ask --json` contract in DESIGN.md."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Method = Literal["full", "freeze", "lora", "qlora", "inference"]
+Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"]
+Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
+Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
+Offload = Literal["none", "optimizer", "full"]
+Status = Literal["answer", "follow_up", "info", "out_of_scope"]
+Intent = Literal["train", "finetune", "inference", "rendering", "compare", "explain", "billing", "help"]
+
+
+class Slots(BaseModel):
+    """What is known about the job so far. None = not said (the answer states what it assumed instead)."""
+    model_config = ConfigDict(extra="forbid")
+    model: str | None = None
+    params_b: float | None = None
+    method: Literal["full", "freeze", "lora", "qlora"] | None = None
+    precision: Precision | None = None
+    gpus: int | None = None
+    nodes: int | None = None
+    gpu_model: str | None = None
+    gpu_models: list[str] | None = None
+    budget: Literal["low", "medium", "high"] | None = None
+    budget_amount: float | None = None
+    budget_currency: str | None = None
+    budget_period: Literal["hour", "day", "month", "year", "total"] | None = None
+    duration: Literal["short", "long"] | None = None
+    concurrency: int | None = None
+    qps: float | None = None
+    latency: Literal["low", "normal"] | None = None
+    seq_len: int | None = None
+    batch_size: int | None = None
+    tokens: float | None = None
+    deadline_days: float | None = None
+    region: str | None = None
+    provider: str | None = None
+    topic: str | None = None          # what an explain/billing question is about (nvlink, spot, ...)
+
+    def filled(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+class Workload(BaseModel):
+    """Everything the estimator needs, every field defaulted explicitly (the defaults become assumptions)."""
+    model_config = ConfigDict(extra="forbid")
+    model: str | None = None
+    params_b: float = Field(gt=0)
+    task: Literal["train", "finetune", "inference"] = "finetune"
+    method: Method = "lora"
+    precision: Precision = "bf16"
+    pure_bf16: bool = False           # 16-bit weights and optimizer states, no fp32 master copy (torchtune style)
+    optimizer: Optimizer = "adamw"
+    batch_size: int = Field(default=1, ge=1, le=4096)
+    seq_len: int = Field(default=1024, ge=1, le=10_000_000)
+    gpus: int = Field(default=1, ge=1, le=100_000)
+    nodes: int = Field(default=1, ge=1, le=10_000)
+    sharding: Sharding = "none"
+    offload: Offload = "none"
+    grad_checkpointing: bool = False
+    flash_attention: bool = True
+    lora_rank: int = Field(default=16, ge=1, le=4096)
+    lora_targets: Literal["all-linear", "attention", "qv"] = "all-linear"
+    concurrency: int = Field(default=1, ge=1, le=100_000)
+    context: int = Field(default=4096, ge=1, le=10_000_000)
+    tokens: float | None = Field(default=None, gt=0)
+    tensor_parallel: int = Field(default=1, ge=1, le=1024)
+
+
+class MemoryTerm(BaseModel):
+    name: str                  # e.g. "fp32 master weights"
+    category: Literal["weights", "gradients", "optimizer", "activations", "kv_cache", "overhead"]
+    gib: float
+    formula: str               # how it was computed, in words and numbers
+
+
+class MemoryEstimate(BaseModel):
+    per_gpu_gib: float
+    total_gib: float
+    allocated_gib: float       # tensors only (what torch.cuda.max_memory_allocated reports)
+    breakdown: dict[str, float]
+    terms: list[MemoryTerm]
+    assumptions: list[str]
+    gpus: int
+
+
+class Compute(BaseModel):
+    flops: float
+    gpu: str
+    gpus: int
+    utilization: float
+    gpu_hours: float
+    days: float
+    basis: str
+
+
+class FitStep(BaseModel):
+    change: str
+    per_gpu_gib: float
+    fits: bool
+    workload: dict[str, Any]
+
+
+class Recommendation(BaseModel):
+    provider: str
+    flavor: str
+    gpu: str
+    gpu_count: int
+    gpu_memory_gib: float
+    interconnect: str | None
+    rdma: bool | None
+    instances: int
+    price_per_hour: float | None
+    spot_price_per_hour: float | None = None
+    currency: str | None
+    price_kind: str | None = None
+    price_date: str | None = None
+    fits: bool
+    headroom_pct: float
+    score: float = 0.0
+    evidence: str | None = None
+    region: str | None = None
+    job_cost: float | None = None
+    why: list[str] = []
+    ruled_out: str | None = None
+
+
+class ChecklistItem(BaseModel):
+    item: Literal["oom", "topology", "billing"]
+    status: Literal["ok", "warn", "fail"]
+    text: str
+    citations: list[str]
+
+
+class Citation(BaseModel):
+    id: str
+    title: str
+    url: str | None
+
+
+class TraceEntry(BaseModel):
+    rule: str
+    fired: bool
+    because: str
+
+
+class Reply(BaseModel):
+    """One turn's reply: the `ask --json` object minus advice_id/session, which the surface adds."""
+    status: Status
+    lang: Literal["zh", "en"]
+    intent: Intent | None
+    slots: dict[str, Any] = {}
+    missing: list[str] = []
+    follow_up: str | None = None
+    choices: list[str] = []            # quick answers for a follow-up (Slack buttons)
+    text: str = ""
+    assumptions: list[str] = []
+    memory: dict[str, Any] | None = None
+    compute: dict[str, Any] | None = None
+    recommendations: list[dict[str, Any]] = []
+    considered: list[dict[str, Any]] = []
+    checklist: list[dict[str, Any]] = []
+    citations: list[dict[str, Any]] = []
+    rule_trace: list[dict[str, Any]] = []
+    notes: list[str] = []
+    kb_version: str | None = None

@@ -1,0 +1,229 @@
+"""Typed, immutable records of the knowledge base.
+
+The YAML in knowledge/ is edited by people; these models are the contract it must meet. They are frozen so
+that a loaded KnowledgeBase cannot be changed by a turn, and `extra="forbid"` so that a misspelt key is a
+load error (with a "did you mean") rather than a silently ignored fact.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+SourceKind = Literal[
+    "article", "vendor-doc", "same-stack-doc", "datasheet", "paper", "model-card", "config",
+    "catalog", "third-party", "measurement",
+]
+
+
+class Source(Record):
+    """Where a fact comes from. The seed article has a title and section instead of a URL."""
+    id: str
+    title: str
+    publisher: str
+    kind: SourceKind
+    url: str | None = None
+    section: str | None = None
+    published: dt.date | None = None
+    read: dt.date
+    note: str | None = None
+
+
+class GPU(Record):
+    """One accelerator model. Memory in GiB as sold ("80GB" card -> 80); bandwidth in GB/s; dense TFLOPS."""
+    id: str
+    name: str
+    vendor: Literal["nvidia", "huawei", "amd"]
+    architecture: str
+    memory_gib: float = Field(gt=0)
+    memory_type: str | None = None
+    memory_bandwidth_gbs: float | None = Field(default=None, gt=0)
+    fp32_tflops: float | None = None
+    fp16_tflops: float | None = None       # dense tensor-core FP16, no sparsity
+    bf16_tflops: float | None = None       # dense; null where the card has no bf16
+    fp8_tflops: float | None = None        # dense; null where the card has no fp8
+    int8_tops: float | None = None
+    nvlink_gbs: float | None = None        # total bidirectional NVLink (or HCCS) bandwidth per GPU; null = none
+    form_factor: str | None = None
+    tdp_w: float | None = None
+    positioning: list[Literal["training", "inference", "graphics", "hpc", "workstation", "consumer"]]
+    aliases: list[str] = []
+    sources: list[str] = Field(min_length=1)
+    note: str | None = None
+
+    @property
+    def bf16(self) -> bool:
+        return self.bf16_tflops is not None
+
+    @property
+    def fp8(self) -> bool:
+        return self.fp8_tflops is not None
+
+
+class MoE(Record):
+    experts: int = Field(gt=0)
+    active_experts: int = Field(gt=0)
+    shared_experts: int = 0
+    expert_ffn: int | None = None
+    dense_layers: int = 0
+
+
+class MLA(Record):
+    """Multi-head latent attention caches a compressed latent instead of per-head K and V."""
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+
+
+class ActivationBasis(Record):
+    """Activations per training sample for non-transformer models, measured or derived at a stated input."""
+    gib_per_sample: float = Field(gt=0)
+    at: str                      # e.g. "224x224, fp32, training"
+    precision_bytes: int = 4
+    source: str
+
+
+class Model(Record):
+    id: str
+    name: str
+    family: str
+    kind: Literal["llm", "encoder", "encoder-decoder", "vision-transformer", "cnn", "detector",
+                  "diffusion", "speech", "multimodal"]
+    params_b: float = Field(gt=0)
+    active_params_b: float | None = None
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    ffn: int | None = None
+    vocab: int | None = None
+    max_context: int | None = None
+    attention: Literal["mha", "gqa", "mqa", "mla"] | None = None
+    sliding_window: int | None = None
+    sliding_window_layers: float | None = None   # share of layers with a sliding window (1.0 = all)
+    tied_embeddings: bool = False
+    moe: MoE | None = None
+    mla: MLA | None = None
+    activation_basis: ActivationBasis | None = None
+    aliases: list[str] = []
+    sources: list[str] = Field(min_length=1)
+    note: str | None = None
+
+    @property
+    def is_transformer(self) -> bool:
+        return self.layers is not None and self.hidden is not None
+
+    @property
+    def kv_dim_per_token_layer(self) -> int:
+        """Elements cached per token and layer (K and V together)."""
+        if self.mla is not None:
+            return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
+        kv = self.kv_heads or self.heads or 0
+        hd = self.head_dim or (self.hidden // self.heads if self.hidden and self.heads else 0)
+        return 2 * kv * hd
+
+
+PriceKind = Literal["list", "indicative", "local"]
+
+
+class Price(Record):
+    on_demand: float | None = Field(default=None, ge=0)
+    spot: float | None = Field(default=None, ge=0)
+    currency: str = "USD"
+    unit: Literal["hour"] = "hour"
+    kind: PriceKind
+    date: dt.date
+    basis: str | None = None      # how an indicative price was derived
+    sources: list[str] = []
+
+
+Evidence = Literal["vendor", "same-stack", "third-party", "catalog"]
+
+
+class Flavor(Record):
+    """One rentable instance type. `interconnect`/`rdma` are None where no source documents them."""
+    id: str                       # "<provider>/<flavor>"
+    provider: str
+    flavor: str
+    family: str
+    service: str = "ecs"          # ecs, bms, modelarts, cci, vm ...
+    gpu: str
+    gpu_count: int = Field(gt=0)
+    gpu_memory_gib: float = Field(gt=0)
+    vcpus: int | None = None
+    memory_gib: float | None = None
+    interconnect: Literal["nvlink", "nvswitch", "pcie", "hccs"] | None = None
+    rdma: bool | None = None
+    network: str | None = None
+    use: list[Literal["training", "inference", "graphics", "hpc", "general"]] = []
+    vgpu: bool = False            # a virtual GPU slice (e.g. A40-8Q), not a whole GPU
+    evidence: Evidence
+    region: str | None = None
+    price: Price | None = None
+    sources: list[str] = Field(min_length=1)
+    note: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_has_provider(cls, v: str) -> str:
+        if "/" not in v:
+            raise ValueError("flavor id must be '<provider>/<flavor name>'")
+        return v
+
+    @property
+    def nvlink(self) -> bool | None:
+        if self.interconnect is None:
+            return None
+        return self.interconnect in ("nvlink", "nvswitch", "hccs")
+
+
+class BillingMode(Record):
+    id: str                       # pay-per-use, yearly-monthly, spot, reserved, savings-plan ...
+    name_en: str
+    name_zh: str
+    summary_en: str
+    summary_zh: str
+    reclaim: str | None = None    # how a spot instance is reclaimed and notified
+    discount: str | None = None   # only where a source states a figure
+    sources: list[str] = Field(min_length=1)
+
+
+class Provider(Record):
+    id: str
+    name: str
+    name_zh: str | None = None
+    aliases: list[str] = []
+    currency: str = "USD"
+    billing: list[BillingMode] = []
+    networks: list[str] = []      # inter-node fabrics, described
+    sources: list[str] = Field(min_length=1)
+    note: str | None = None
+
+
+class Topic(Record):
+    """A short, sourced explanation for explain / billing questions (NVLink vs PCIe, how spot works...)."""
+    id: str
+    title_en: str
+    title_zh: str
+    text_en: str
+    text_zh: str
+    aliases: list[str] = []
+    sources: list[str] = Field(min_length=1)
+
+
+class Claim(Record):
+    """A statement of the seed article checked against vendor documentation."""
+    id: str
+    claim: str                    # as the article says it
+    names: list[str] = []         # instance names the claim uses
+    verdict: Literal["supported", "partly-supported", "contradicted", "unsupported"]
+    finding_en: str
+    finding_zh: str
+    instead: list[str] = []       # flavor ids the vendor documents instead
+    sources: list[str] = Field(min_length=1)

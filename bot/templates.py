@@ -1,0 +1,41 @@
+"""The wording of replies, in both languages, loaded from bot/templates/messages.yaml."""
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_FILE = Path(__file__).with_name("templates") / "messages.yaml"
+
+
+class _Default(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class Templates:
+    def __init__(self, table: dict[str, dict[str, str]]):
+        self.table = table
+
+    @property
+    def keys(self) -> set[str]:
+        return set(self.table)
+
+    def say(self, key: str, lang: str, **ctx: Any) -> str:
+        entry = self.table[key]
+        text = entry.get(lang) or entry["en"]
+        return string.Formatter().vformat(text, (), _Default({k: _fmt(v) for k, v in ctx.items()}))
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.2g}" if abs(v) < 1 else f"{v:.1f}"
+    return v
+
+
+@lru_cache(maxsize=1)
+def default_templates() -> Templates:
+    return Templates(yaml.safe_load(_FILE.read_text(encoding="utf-8")))
