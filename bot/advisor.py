@@ -86,8 +86,10 @@ class Advisor:
         default_batch = 4 if method in ("lora", "qlora") else (16 if not transformer else 1)
         batch = slots.get("batch_size") or default_batch
         seq = slots.get("seq_len") or (1024 if intent == "finetune" else 2048)
-        gpus = slots.get("gpus") or 1
         nodes = slots.get("nodes") or 1
+        gpus = slots.get("gpus") or (8 * nodes if nodes > 1 else 1)
+        if nodes > 1 and not slots.get("gpus"):
+            notes.append(("assume.gpus_per_node", {"gpus": gpus, "nodes": nodes}))
         w = Workload(model=model.id if model else None, params_b=params_b,
                      task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
                      batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
@@ -131,6 +133,7 @@ class Advisor:
             assumptions.append(("assume.provider", {"provider": prov.name_zh if lang == "zh" and prov.name_zh
                                                     else prov.name}))
         user_fixed = bool(slots.get("gpus") or slots.get("nodes"))
+        fixed_fits = True
 
         def plan(f: Flavor) -> tuple[int, int, MemoryEstimate] | None:
             """(instances, GPUs in total, estimate) for running the job on flavor f, or None if it cannot fit."""
@@ -182,6 +185,11 @@ class Advisor:
                                                     "sharded": facts["sharded"] or key[0]}, "select", lang)
             return shapes[key]
 
+        if user_fixed and not any(plan(f) for f in self.kb.flavors.values() if not f.vgpu):
+            # the GPUs the user named cannot hold the job anywhere: plan the size it needs instead, and say so
+            user_fixed, fixed_fits = False, False
+            cache.clear()
+            assumptions.append(("assume.more_gpus", {"gpus": w.gpus}))
         rows = []
         pool = list(self.kb.flavors_of(provider))
         fallback = None

@@ -50,6 +50,8 @@ class Core:
     # ----- the turn ----------------------------------------------------------------------------------------------
     def turn(self, text: str, state: dict[str, Any] | None = None) -> tuple[Reply, dict[str, Any]]:
         parse = self.parser.parse(text or "")
+        if parse.intent is None and self._names_a_claim(parse.text):
+            parse.intent, parse.out_of_scope = "explain", False     # "is p3s.large real?"
         state = dict(state or {})
         self._resolve_against_state(parse, state)
         new_state, decision = step(state, parse, self.forms)
@@ -57,6 +59,10 @@ class Core:
         reply = self._reply(decision, parse, lang, new_state)
         reply.kb_version = self.version
         return reply, new_state
+
+    def _names_a_claim(self, text: str) -> bool:
+        return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
+                                                                              text) if w)
 
     def _resolve_against_state(self, parse, state: dict[str, Any]) -> None:
         """A reply to 'which one?' may name only part of a candidate ('llama 3.3', 'qwen2.5 的那个'); a bare size after
@@ -184,7 +190,7 @@ class Core:
                 cites += [s for s in m.sources if s not in cites]
                 name = m.name_zh if lang == "zh" else m.name_en
                 summary = m.summary_zh if lang == "zh" else m.summary_en
-                extra = f" {m.reclaim}" if m.reclaim and "spot" in m.id else ""
+                extra = f" {_in_lang(m.reclaim, lang)}" if m.reclaim and "spot" in m.id else ""
                 lines.append(f"{prov.name_zh if lang == 'zh' and prov.name_zh else prov.name} {name}: "
                              f"{summary}{extra} {refs(m.sources, cites)}")
         if not lines:
@@ -192,3 +198,13 @@ class Core:
         citations = citation_list(self.kb, cites)
         text = "\n".join(lines) + "\n" + sources_line(citations, lang, t)
         return Reply(text=text, citations=citations, **base)
+
+
+def _in_lang(text: str, lang: str) -> str:
+    """Fields written as "English / 中文" show the part in the reply's language."""
+    from .text import has_cjk
+    parts = [p.strip() for p in text.split(" / ")]
+    if len(parts) < 2:
+        return text
+    want = [p for p in parts if has_cjk(p) == (lang == "zh")]
+    return want[0] if want else text

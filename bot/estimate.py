@@ -22,7 +22,11 @@ WEIGHT_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
                 # nf4 with double quantization: fp8 absmax per 64 weights + fp32 per 256 blocks
                 "nf4": (4 + 8 / 64 + 32 / (64 * 256)) / 8}
 OPTIMIZER_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0}
-CUDA_CONTEXT_GIB = 0.5      # CUDA context + kernels with lazy module loading (CUDA >= 11.7); 0.3-2 GiB observed
+CUDA_CONTEXT_GIB = 1.0      # CUDA context + kernels: 0.3-2 GiB observed (1343 MiB on a V100, HF docs; vLLM 1.8 GiB)
+# Families whose MLP is a plain (GELU/ReLU) two-matrix MLP rather than a gated SwiGLU/GeGLU one.
+NON_GATED = ("gpt2", "gpt-2", "bert", "roberta", "t5", "whisper", "vit", "clip", "phi-1", "phi-2", "falcon",
+             "bloom", "bloomz", "mt0", "t0", "starcoder", "octocoder", "gpt-neox", "gptneox", "pythia", "stablelm",
+             "opt", "codegen")
 ALLOCATOR_SLACK = 0.07      # caching-allocator fragmentation: reserved/allocated measured 1.03-1.11
 
 
@@ -100,7 +104,9 @@ def arch_of(model: Model | None, params_b: float) -> Arch:
         heads = model.heads or max(1, model.hidden // 64)
         head_dim = model.head_dim or model.hidden // heads
         moe = model.moe
-        gated = model.kind in ("llm", "multimodal") and model.family not in ("gpt2", "gpt-2")
+        fam = f"{model.family} {model.id}".lower()
+        gated = model.kind in ("llm", "multimodal") and not any(fam.startswith(n) or f" {n}" in fam
+                                                                for n in NON_GATED)
         return Arch(params=params, layers=model.layers, hidden=model.hidden, heads=heads,
                     kv_heads=model.kv_heads or heads, head_dim=head_dim, ffn=model.ffn or 4 * model.hidden,
                     vocab=model.vocab or 32000, gated_mlp=gated, tied=model.tied_embeddings,
@@ -301,10 +307,13 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
         _term(terms, "layer activations", "activations", L * layer / tp,
               f"{L} layers x {layer / GIB:.3f} GiB (seq {s}, batch {b}, {attn})")
     # logits: the LM head output, its fp32 upcast and the log-softmax kept for the loss
-    if a.vocab and a.tied is not None:
-        logits = s * b * a.vocab * (p + 8)
-        _term(terms, "logits and loss", "activations", logits,
-              f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + 4 + 4) B")
+    if a.vocab:
+        if w.chunked_loss:
+            _term(terms, "logits and loss", "activations", s * b * a.vocab * p,
+                  f"seq {s} x batch {b} x vocab {a.vocab} x {p} B (chunked loss: no full fp32 copy)")
+        else:
+            _term(terms, "logits and loss", "activations", s * b * a.vocab * (p + 8),
+                  f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + 4 + 4) B (logits, fp32 upcast, log-softmax)")
 
 
 def _layer_activation_bytes(w: Workload, a: Arch, p: int) -> float:
@@ -316,7 +325,8 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int) -> float:
         f = a.expert_ffn * a.active_experts + a.expert_ffn * a.shared_experts if a.experts > 1 else a.ffn
         attn = s * b * (h + q + 2 * kvr * q + q) * p          # norm out, Q, K, V, attention out
         mlp = s * b * (h + 4 * f) * p                          # norm out, gate, up, act(gate), gate*up
-        norms = s * b * h * 4 * 2                              # two RMSNorm inputs, fp32 residual stream
+        rb = p if (w.pure_bf16 or p == 4) else 4                # mixed precision keeps the residual stream in fp32
+        norms = s * b * h * rb * 2                             # two RMSNorm inputs
         router = s * b * a.experts * 4 if a.experts > 1 else 0
         total = attn + mlp + norms + router
     else:   # GPT-2 / BERT: GELU MLP and dropout (Korthikanti's 34 sbh with f = 4h)
@@ -331,7 +341,10 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int) -> float:
         mods = {"all-linear": 7, "attention": 4, "qv": 2}[w.lora_targets]
         total += mods * s * b * (w.lora_rank * p)                  # A x outputs kept for B's gradient
         if w.method == "qlora":
-            total += s * b * h * p                                 # dequantised matmul input copies
+            # bitsandbytes' 4-bit matmul saves its input for backward even though the weight is frozen; a frozen
+            # 16-bit linear does not (autograd saves only what a needed gradient uses)
+            f_in = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
+            total += s * b * (2 * h + q + f_in) * p
     return total
 
 

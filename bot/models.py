@@ -63,6 +63,7 @@ class Workload(BaseModel):
     offload: Offload = "none"
     grad_checkpointing: bool = False
     flash_attention: bool = True
+    chunked_loss: bool = False        # cross-entropy over chunks of the sequence (torchtune, Liger, unsloth)
     lora_rank: int = Field(default=16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention", "qv"] = "all-linear"
     concurrency: int = Field(default=1, ge=1, le=100_000)

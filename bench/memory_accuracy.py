@@ -1,0 +1,216 @@
+"""Estimator vs published measurements (tests/data/measured_memory.yaml) vs two rules of thumb.
+
+For each measured row: the estimate converted to what the source measured (PyTorch peak allocated, peak reserved, or
+nvidia-smi totals), the rule "weights only", the rule "fixed bytes per parameter", and the error of each.
+Run: python bench/memory_accuracy.py [--all] [--markdown]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.errors import InvalidRequest  # noqa: E402
+from bot.estimate import ALLOCATOR_SLACK, CUDA_CONTEXT_GIB, GIB, estimate_memory  # noqa: E402
+from bot.knowledge import default_knowledge  # noqa: E402
+from bot.models import Workload  # noqa: E402
+from bot.records import Model  # noqa: E402
+from bot.text import norm_key  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "measured_memory.yaml"
+UNIT = {"GB": 1e9 / GIB, "GiB": 1.0, "MB": 1e6 / GIB, "MiB": 1 / 1024}
+TARGETS = {"within_15_share": 0.90, "median_abs_error": 0.10}
+
+
+def load_rows(path: Path = DATA) -> list[dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def model_for(row: dict[str, Any]):
+    kb = default_knowledge()
+    key = norm_key(row["model"])
+    if key in kb.model_aliases:
+        return kb.models[kb.model_aliases[key]]
+    arch = row.get("arch") or {}
+    if arch.get("layers") and arch.get("hidden"):
+        heads = arch.get("heads") or arch["hidden"] // 128
+        return Model(id=row["model"], name=row["model"], family=row["model"].split("-")[0], kind="llm",
+                     params_b=row["params_b"], layers=arch["layers"], hidden=arch["hidden"], heads=heads,
+                     kv_heads=arch.get("kv_heads") or heads, ffn=arch.get("ffn"), vocab=arch.get("vocab"),
+                     head_dim=arch.get("head_dim"), sources=["measurement"])
+    return None
+
+
+def workload_for(row: dict[str, Any], model) -> Workload | None:
+    params = row.get("params_b") or (model.params_b if model else None)
+    if not params:
+        return None
+    prec = row.get("precision") or "bf16"
+    pure = prec.endswith("-true")
+    prec = prec.replace("-true", "")
+    opt = (row.get("optimizer") or "adamw").replace("paged-", "")
+    targets = row.get("lora_targets") or "all"
+    lt = "qv" if targets in ("q,v", "qv") else ("attention" if targets in ("q,k,v,o",) else "all-linear")
+    inference = row["method"] == "inference"
+    sharding = row.get("sharding") or "none"
+    gpus = row.get("gpus") or 1
+    tp = gpus if sharding == "tp" or (inference and gpus > 1) else 1
+    if sharding == "tp":
+        sharding = "none"
+    if inference:
+        prec = {"nf4": "nf4", "int8": "int8", "int4": "int4"}.get(prec, prec)
+    method = row["method"]
+    if method == "qlora":
+        prec = "bf16"
+    return Workload(
+        flash_attention=row.get("attention") != "eager", chunked_loss=bool(row.get("chunked_loss")),
+        model=model.id if model else None, params_b=params,
+        task="inference" if inference else ("train" if row["task"] == "train" else "finetune"),
+        method=method, precision=prec, pure_bf16=pure, optimizer=opt if opt in ("adamw", "adamw8bit", "sgd",
+                                                                                 "adafactor") else "adamw",
+        batch_size=row.get("batch_size") or 1, seq_len=row.get("seq_len") or 512, gpus=gpus,
+        sharding=sharding if not inference else "none", offload=row.get("offload") or "none",
+        grad_checkpointing=bool(row.get("grad_checkpointing")), lora_rank=row.get("lora_rank") or 8,
+        lora_targets=lt, concurrency=row.get("concurrency") or row.get("batch_size") or 1,
+        context=row.get("context") or row.get("seq_len") or 512, tensor_parallel=tp)
+
+
+def as_measured(est, what: str) -> float:
+    """The estimate in the terms the source measured."""
+    tensors = est.allocated_gib
+    if what == "peak-allocated":
+        return tensors
+    if what == "peak-reserved":
+        return tensors * (1 + ALLOCATOR_SLACK)
+    if what == "nvidia-smi":
+        return est.per_gpu_gib
+    return tensors * (1 + ALLOCATOR_SLACK)      # unknown: the middle reading
+
+
+def rules_of_thumb(row: dict[str, Any], w: Workload) -> tuple[float, float]:
+    """(weights only, fixed bytes per parameter) in GiB per GPU."""
+    p = w.params_b * 1e9
+    wbytes = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5, "nf4": 0.5}[w.precision]
+    if w.method == "qlora":
+        wbytes = 0.5
+    weights = p * wbytes / GIB / (w.tensor_parallel if w.method == "inference" else 1)
+    per_param = {"full": 16.0, "freeze": 16.0, "lora": 2.0 * 1.2, "qlora": 0.5 * 1.2,
+                 "inference": wbytes * 1.2}[w.method]
+    if w.method == "full" and w.precision == "fp32":
+        per_param = 16.0
+    shard = w.gpus if w.sharding in ("zero3", "fsdp") or w.method == "inference" else 1
+    return weights, p * per_param / GIB / shard
+
+
+UNMODELLED = {"compile": "torch.compile fuses kernels and frees intermediates early",
+              "optimizer_in_backward": "optimizer step fused into backward (gradients freed per parameter)",
+              "activation_offload": "activations offloaded to CPU"}
+
+
+def exclusion(row: dict[str, Any]) -> str | None:
+    """Why a measured row cannot test the estimator (kept in the table, left out of the summary)."""
+    if row.get("what") in (None, "unknown"):
+        return "the source does not say what it measured (allocated, reserved or device total)"
+    if row["task"] != "inference" and not row.get("seq_len"):
+        return "sequence length not stated"
+    if not row.get("batch_size"):
+        return "batch size not stated"
+    for flag, why in UNMODELLED.items():
+        if row.get(flag):
+            return f"not modelled: {why}"
+    return None
+
+
+def evaluate(rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    rows = rows if rows is not None else load_rows()
+    out = []
+    for row in rows:
+        if row.get("component", "total") != "total":
+            continue
+        model = model_for(row)
+        try:
+            w = workload_for(row, model)
+            if w is None:
+                continue
+            est = estimate_memory(w, model)
+        except (InvalidRequest, ValueError) as exc:
+            out.append({"id": row["id"], "skipped": str(exc)})
+            continue
+        thumb_w, thumb_b = rules_of_thumb(row, w)
+        kb = default_knowledge()
+        rec: dict[str, Any] = {"id": row["id"], "model": row["model"], "method": w.method, "what": row.get("what"),
+                               "derived_arch": model is None or not model.is_transformer,
+                               "excluded": exclusion(row), "source": row["source"]["url"]}
+        if row.get("oom"):
+            cap = kb.gpus[row["gpu"]].memory_gib if row.get("gpu") in kb.gpus else None
+            rec.update(oom=True, gpu_gib=cap, estimate=est.per_gpu_gib,
+                       correct=cap is not None and est.per_gpu_gib > cap)
+            out.append(rec)
+            continue
+        measured = row["measured"] * UNIT[row["unit"]]
+        estimate = as_measured(est, row.get("what") or "unknown")
+        rec.update(measured=measured, estimate=estimate, thumb_weights=thumb_w, thumb_bytes=thumb_b,
+                   err=(estimate - measured) / measured, err_weights=(thumb_w - measured) / measured,
+                   err_bytes=(thumb_b - measured) / measured)
+        out.append(rec)
+    return out
+
+
+def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [r for r in results if "err" in r and not r.get("excluded")]
+    ooms = [r for r in results if r.get("oom")]
+
+    def stats(key: str) -> dict[str, float]:
+        errs = [abs(r[key]) for r in rows]
+        return {"median_abs_error": statistics.median(errs), "within_15_share": sum(e <= 0.15 for e in errs) / len(errs),
+                "mean_abs_error": statistics.fmean(errs)}
+    return {"rows": len(rows), "excluded": sum(1 for r in results if "err" in r and r.get("excluded")),
+            "oom_rows": len(ooms), "oom_correct": sum(r["correct"] for r in ooms),
+            "estimator": stats("err"), "weights_only": stats("err_weights"), "bytes_per_param": stats("err_bytes")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    results = evaluate()
+    head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err")
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    else:
+        print(f"{head[0]:<44} {head[1]:<15} {'GiB':>8} {'est':>8} {'err':>7} {'w-only':>8} {'err':>7} {'B/p':>8} {'err':>7}")
+    for r in results:
+        if "err" not in r:
+            if r.get("oom"):
+                line = (r["id"], "OOM", f"> {r['gpu_gib']}", f"{r['estimate']:.1f}", "ok" if r["correct"] else "MISS")
+                print(("| " + " | ".join(line) + " | | | | |") if args.markdown else f"{line[0]:<44} {line[1]:<15} "
+                      f"{line[2]:>8} {line[3]:>8} {line[4]:>7}")
+            continue
+        cells = (r["id"] + (" *" if r.get("excluded") else ""), r["what"], f"{r['measured']:.2f}", f"{r['estimate']:.2f}", f"{r['err']:+.0%}",
+                 f"{r['thumb_weights']:.2f}", f"{r['err_weights']:+.0%}", f"{r['thumb_bytes']:.2f}",
+                 f"{r['err_bytes']:+.0%}")
+        if args.markdown:
+            print("| " + " | ".join(cells) + " |")
+        else:
+            print(f"{cells[0]:<44} {cells[1]:<15} {cells[2]:>8} {cells[3]:>8} {cells[4]:>7} {cells[5]:>8} "
+                  f"{cells[6]:>7} {cells[7]:>8} {cells[8]:>7}")
+    s = summary(results)
+    print()
+    print(f"{s['rows']} comparable measured rows (+{s['excluded']} marked * left out: configuration incomplete or a "
+          f"technique the estimator does not model); {s['oom_correct']}/{s['oom_rows']} out-of-memory reports predicted")
+    for name in ("estimator", "weights_only", "bytes_per_param"):
+        st = s[name]
+        print(f"  {name:<16} median |error| {st['median_abs_error']:.1%}   within ±15%: {st['within_15_share']:.0%}   "
+              f"mean |error| {st['mean_abs_error']:.1%}")
+
+
+if __name__ == "__main__":
+    main()
