@@ -216,7 +216,14 @@ class Advisor:
             if mine:
                 rows = mine + [r for r in rows if r not in mine]
         recs = [r for r in rows if not r["ruled_out"]][:3]
-        considered = [r for r in rows if r not in recs][:8]
+        # like SkyPilot's "considered resources": the next fitting options, and the cheaper ones that lost and why
+        top_hourly = recs[0].get("hourly") if recs else None
+        cheaper_out = [r for r in rows if r["ruled_out"] and top_hourly is not None
+                       and r["flavor"].price and r["flavor"].price.on_demand is not None
+                       and r["flavor"].price.on_demand < top_hourly][:3]
+        considered = cheaper_out + [r for r in rows if r not in recs and not r["ruled_out"]][:3]
+        if not considered:
+            considered = [r for r in rows if r not in recs][:6]
         pick = recs[0] if recs else None
 
         check_facts = dict(facts)
@@ -336,6 +343,10 @@ class Advisor:
                 if not satisfies(attrs, con):
                     row["ruled_out"] = f"requirement.{con.attribute}"
                     break
+            if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
+                # it only needed several instances because the job does not fit one: say that instead
+                one = self._estimate_on(w, model, f.gpu_count, {})
+                row.update(ruled_out="no_fit", need=one.per_gpu_gib, estimate=None)
             if not row["ruled_out"]:
                 for con, _rid in select.exclude:
                     if satisfies(attrs, con):
@@ -458,6 +469,10 @@ class Advisor:
             return ""
         parts = [f"{s.change} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
         return self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
+
+
+def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
+    return bool(slots.get("gpus") or slots.get("nodes"))
 
 
 def resolve_precision(w: Workload, gpu_bf16: bool) -> Workload:

@@ -203,9 +203,64 @@ class KnowledgeBase:
             out.extend(fs[start:])
         return tuple(out)
 
+    # ----- indexes for the advisor: a turn should cost the same with 100 or 10 000 flavors ----------------------
+    @cached_property
+    def max_gpu_memory_gib(self) -> float:
+        """The largest whole-GPU memory on offer (vGPU slices excluded); 0 for an empty catalog."""
+        return max((f.gpu_memory_gib for f in self.flavors.values() if not f.vgpu), default=0.0)
+
+    @cached_property
+    def _by_gpu(self) -> Mapping[str, tuple[Flavor, ...]]:
+        groups: dict[str, list[Flavor]] = defaultdict(list)
+        for f in self.flavors.values():
+            groups[f.gpu].append(f)
+        return MappingProxyType({g: tuple(fs) for g, fs in groups.items()})
+
+    def flavors_with_gpu(self, gid: str) -> tuple[Flavor, ...]:
+        """Every flavor carrying GPU `gid`, in id order (for "cheapest A100 anywhere" without a scan)."""
+        return self._by_gpu.get(gid, ())
+
+    @staticmethod
+    def shape(f: Flavor) -> tuple:
+        """What ranking a flavor for a job depends on, apart from its price: the GPU and how many, memory,
+        interconnect, RDMA, intended use, vGPU, evidence and the price's currency. Flavors of one shape fit the
+        same jobs, pass the same rules and rank by price alone."""
+        return (f.gpu, f.gpu_count, f.gpu_memory_gib, f.interconnect, f.rdma, tuple(f.use), f.vgpu, f.evidence,
+                f.price.currency if f.price else None)
+
+    @cached_property
+    def _shapes(self) -> Mapping[str, tuple[tuple[Flavor, ...], ...]]:
+        """Per provider: its flavors grouped by shape, each group cheapest first (unpriced last, then by id)."""
+        out: dict[str, tuple[tuple[Flavor, ...], ...]] = {}
+        for p, fs in self._by_provider.items():
+            groups: dict[tuple, list[Flavor]] = defaultdict(list)
+            for f in fs:
+                groups[self.shape(f)].append(f)
+            out[p] = tuple(tuple(sorted(g, key=_price_order)) for _k, g in sorted(groups.items(), key=_group_order))
+        return MappingProxyType(out)
+
+    def candidates(self, provider: str | None = None, *, exclude: str | None = None,
+                   per_shape: int = 12) -> tuple[Flavor, ...]:
+        """The flavors worth ranking: of each shape only the `per_shape` cheapest. A ranking that orders flavors
+        of one shape by price (then id) and shows its best N <= per_shape rows gets the same N rows as when it
+        ranks every flavor; the work then grows with the number of shapes, not of flavors (10 000 flavors that
+        are regional or priced copies of 200 shapes cost like 200). `provider` None: all providers but
+        `exclude`."""
+        providers = [provider] if provider else [p for p in sorted(self._shapes) if p != exclude]
+        return tuple(f for p in providers for group in self._shapes.get(p, ()) for f in group[:per_shape])
+
     def claims_naming(self, name: str) -> list[Claim]:
         key = norm_key(name)
         return [c for c in self.claims.values() if any(norm_key(n) == key for n in c.names)]
+
+
+def _price_order(f: Flavor) -> tuple:
+    od = f.price.on_demand if f.price else None
+    return (od is None, od or 0.0, f.id)
+
+
+def _group_order(item: tuple[tuple, list[Flavor]]) -> tuple:
+    return (item[1][0].gpu_memory_gib, item[1][0].id)
 
 
 # ----- loading -------------------------------------------------------------------------------------------------
@@ -385,27 +440,33 @@ def _apply_local_prices(flavors: dict[str, Flavor], path: Path, problems: list[P
 
 
 def _with_indicative_prices(flavors: dict[str, Flavor], gpus: Mapping[str, GPU]) -> dict[str, Flavor]:
-    """A flavor with no list price gets the median per-GPU list price of the same GPU elsewhere, labelled so."""
-    per_gpu: dict[str, list[tuple[float, float | None, str, dt.date]]] = defaultdict(list)
+    """A flavor with no list price gets an indicative one: for each other cloud, the lowest list price per GPU-hour
+    of that GPU (the size closest to "just the GPU", without a large host), then the median across clouds."""
+    best: dict[tuple[str, str], tuple[float, float | None, dt.date, list[str]]] = {}
     for f in flavors.values():
         if f.price and f.price.kind == "list" and f.price.on_demand:
+            per = f.price.on_demand / f.gpu_count
             spot = f.price.spot / f.gpu_count if f.price.spot else None
-            per_gpu[f.gpu].append((f.price.on_demand / f.gpu_count, spot, f.provider, f.price.date))
+            key = (f.gpu, f.provider)
+            if key not in best or per < best[key][0]:
+                best[key] = (per, spot, f.price.date, list(f.price.sources))
+    per_gpu: dict[str, list[tuple[str, tuple[float, float | None, dt.date, list[str]]]]] = defaultdict(list)
+    for (gpu, provider), row in sorted(best.items()):
+        per_gpu[gpu].append((provider, row))
     out = dict(flavors)
     for fid, f in flavors.items():
         if (f.price and f.price.on_demand is not None) or f.gpu not in per_gpu:
             continue
         rows = per_gpu[f.gpu]
-        currency = "USD"
-        od = statistics.median(r[0] for r in rows) * f.gpu_count
-        spots = [r[1] for r in rows if r[1] is not None]
+        od = statistics.median(r[0] for _p, r in rows) * f.gpu_count
+        spots = [r[1] for _p, r in rows if r[1] is not None]
         spot = statistics.median(spots) * f.gpu_count if spots else None
-        providers = sorted({r[2] for r in rows})
-        basis = (f"median of {len(rows)} list prices per {gpus[f.gpu].name if f.gpu in gpus else f.gpu} GPU-hour "
-                 f"on {', '.join(providers)}, times {f.gpu_count} GPU(s); not a {f.provider} price")
-        sources = sorted({s for g in flavors.values() if g.gpu == f.gpu and g.price and g.price.kind == "list"
-                          for s in g.price.sources})
+        providers = [p for p, _r in rows]
+        name = gpus[f.gpu].name if f.gpu in gpus else f.gpu
+        basis = (f"median over {', '.join(providers)} of each cloud's lowest list price per {name} GPU-hour, "
+                 f"times {f.gpu_count} GPU(s); not a {f.provider} price")
+        sources = sorted({s for _p, r in rows for s in r[3]})
         out[fid] = f.model_copy(update={"price": Price(
-            on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency=currency,
-            kind="indicative", date=max(r[3] for r in rows), basis=basis, sources=sources)})
+            on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency="USD",
+            kind="indicative", date=max(r[2] for _p, r in rows), basis=basis, sources=sources)})
     return out

@@ -10,9 +10,12 @@ import pytest
 SCENARIOS = [
     # small fine-tune on a budget: one GPU, cheapest fitting, spot warning
     ("用 LoRA 微调 Qwen2.5-7B，预算有限，选什么实例？", "finetune",
-     dict(lang="zh", gpus_total=1, checklist={"oom": "ok", "topology": "ok", "billing": "warn"})),
+     dict(lang="zh", cheapest=True, checklist={"oom": "ok", "billing": "warn"})),
     ("lora finetune qwen2.5 7b, tight budget", "finetune",
-     dict(lang="en", gpus_total=1, checklist={"oom": "ok", "topology": "ok", "billing": "warn"})),
+     dict(lang="en", cheapest=True, checklist={"oom": "ok", "billing": "warn"})),
+    # the same job with a smaller micro-batch fits one 24 GiB card
+    ("lora finetune qwen2.5 7b, batch size 1, tight budget", "finetune",
+     dict(lang="en", cheapest=True, gpus_total=1, checklist={"oom": "ok", "topology": "ok", "billing": "warn"})),
     # 2 nodes x 8 GPUs: Huawei ECS documents no RDMA, so the answer must come from a flavor that has it
     ("两机十六卡训练 30B 模型", "train", dict(lang="zh", rdma=True, instances=2, checklist={"topology": "ok"})),
     # a 70B service: tensor parallel inside one instance, never across instances without RDMA
@@ -38,6 +41,9 @@ def test_scenarios(core, kb, question, intent, expect):
     assert r["status"] == "answer", r["text"]
     assert r["intent"] == intent and r["lang"] == expect["lang"]
     top = r["recommendations"][0]
+    if expect.get("cheapest"):
+        fitting = [c for c in r["recommendations"] + r["considered"] if not c["ruled_out"] and c["price_per_hour"]]
+        assert top["price_per_hour"] == min(c["price_per_hour"] for c in fitting)
     if "gpus_total" in expect:
         assert top["gpus_total"] == expect["gpus_total"]
     if "instances" in expect:
