@@ -224,14 +224,21 @@ def audit_replay(advice_id: str, as_json: bool) -> None:
 @main.command()
 @click.option("--socket", "mode", flag_value="socket", help="Socket Mode (needs SLACK_APP_TOKEN).")
 @click.option("--http", "mode", flag_value="http", help="HTTP mode: POST /slack/events, GET /healthz.")
-@click.option("--port", type=click.IntRange(1, 65535), default=None, help="HTTP port (default $PORT or 3000).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="HTTP port (default $PORT or 3000; 0 picks a free port).")
 @click.option("--host", default="0.0.0.0", show_default=True)
 def serve(mode: str | None, port: int | None, host: str) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set (or --socket), else HTTP."""
+    from .errors import ConfigError
     from .slack_app import run
     if mode is None:
         mode = "socket" if os.environ.get("SLACK_APP_TOKEN") else "http"
-    run(mode=mode, host=host, port=port or int(os.environ.get("PORT", "3000")))
+    if port is None:
+        raw = os.environ.get("PORT", "3000").strip()
+        if not raw.isdigit() or int(raw) > 65535:
+            _fail(ConfigError(f"PORT={raw!r} is not a port number", fix="set PORT to 1-65535, or pass --port N"))
+        port = int(raw)
+    run(mode=mode, host=host, port=port)
 
 
 @main.command()

@@ -18,7 +18,8 @@ class AdvisorError(Exception):
         if self.did_you_mean:
             parts.append("Did you mean: " + ", ".join(self.did_you_mean) + "?")
         if self.fix:
-            parts.append(self.fix.rstrip(".") + ".")
+            fix = self.fix.rstrip(".")
+            parts.append(fix[:1].upper() + fix[1:] + ".")
         return " ".join(parts)
 
 

@@ -37,7 +37,8 @@ from . import slack_text as T
 from .errors import AdvisorError, ConfigError
 from .render import blocks as render_blocks
 from .render import escape
-from .slack_format import clip, fallback_text, fit, lang_of, split, to_plain
+from .slack_format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
+from .slack_views import explain_messages, history_messages
 from .slack_settings import SlackSettings, setup_logging
 from .templates import Templates, default_templates
 
@@ -47,7 +48,6 @@ FOLLOWUP_ACTION = re.compile(r"^followup_choice_\d+$")
 _SLACK_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _ANSWERED_SUBTYPES = (None, "thread_broadcast", "file_share")
 _BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "too_many_blocks"}
-HISTORY_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -145,11 +145,11 @@ class SlackBot:
             return
         if verb in ("history", "历史"):
             ack()
-            self._respond_all(respond, self.history_messages(user, team, lang))
+            self._respond_all(respond, history_messages(self.service.audit, user, team, lang, self.cmd))
             return
         if verb in ("explain", "解释"):
             ack()
-            self._respond_all(respond, self.explain_messages(rest.strip(), user, team, lang))
+            self._respond_all(respond, explain_messages(self.service.audit, rest.strip(), user, team, lang, self.cmd))
             return
         ack(text=T.say("working", lang), response_type="ephemeral")
         place = Place("slash", channel, None, None, user)
@@ -209,7 +209,7 @@ class SlackBot:
         return reply
 
     def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None
-                       ) -> list[tuple[str, list[dict] | None]]:
+                       ) -> list[Message]:
         """(fallback text, blocks) per message: Block Kit from render, buttons tagged, split within limits."""
         blocks = render_blocks(reply, self.t)
         for block in blocks:
@@ -220,21 +220,9 @@ class SlackBot:
             blocks.insert(0, {"type": "context", "elements": [
                 {"type": "mrkdwn", "text": T.say("you_asked", reply["lang"], question=escape(clip(one_line, 300)))}]})
         note = T.say("trimmed", reply["lang"], cmd=self.cmd, id=reply.get("advice_id") or "")
-        return self._with_fallbacks(split(fit(blocks), note), reply.get("text") or "")
+        return with_fallbacks(split(fit(blocks), note), reply.get("text") or "")
 
-    @staticmethod
-    def _with_fallbacks(messages: list[list[dict]], first_text: str) -> list[tuple[str, list[dict] | None]]:
-        out = []
-        for i, blocks in enumerate(messages):
-            if i == 0:
-                text = fallback_text(first_text)
-            else:
-                first = next((b["text"]["text"] for b in blocks if b.get("type") == "section" and b.get("text")), "")
-                text = clip(first, 3000) or f"({i + 1}/{len(messages)})"
-            out.append((text, blocks))
-        return out
-
-    def deliver(self, messages: list[tuple[str, list[dict] | None]], place: Place, client: WebClient,
+    def deliver(self, messages: list[Message], place: Place, client: WebClient,
                 respond: Callable | None) -> None:
         if place.kind == "slash" and respond is not None:
             self._respond_all(respond, messages)
@@ -265,7 +253,7 @@ class SlackBot:
         return None
 
     @staticmethod
-    def _respond_all(respond: Callable, messages: list[tuple[str, list[dict] | None]]) -> None:
+    def _respond_all(respond: Callable, messages: list[Message]) -> None:
         for text, blocks in messages:
             try:
                 resp = respond(text=text, blocks=blocks, response_type="ephemeral", replace_original=False,
@@ -277,81 +265,11 @@ class SlackBot:
                 log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])
                 return
 
-    # ----- history and explain ------------------------------------------------------------------------------
-    def history_messages(self, user: str, team: str, lang: str) -> list[tuple[str, list[dict] | None]]:
-        rows = [r for r in self.service.audit.list(limit=HISTORY_LIMIT, user=user) if (r.get("team") or "") == team]
-        if not rows:
-            return [(T.say("history_empty", lang, cmd=self.cmd), None)]
-        lines = []
-        for r in rows:
-            question = escape(clip(" ".join((r.get("question") or "").split()), 120))
-            lines.append(f"`{r['id']}` {r['ts'][:16].replace('T', ' ')} · {r['surface']} · {r['status']} · "
-                         f"{question}{_pick(r)}")
-        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": T.say("history_head", lang, n=len(rows))}},
-                  {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines), "verbatim": True}},
-                  {"type": "context", "elements": [{"type": "mrkdwn", "text": T.say("history_hint", lang, cmd=self.cmd)}]}]
-        return self._with_fallbacks(split(fit(blocks), "…"), "\n".join([T.say("history_head", lang, n=len(rows))]))
-
-    def visible(self, record: dict | None, user: str, team: str) -> bool:
-        """Your own advice, and advice given in a channel thread of your team; never others' DMs or slash replies."""
-        if not record or (record.get("team") or "") != team or not team:
-            return False
-        return record.get("user") == user or record.get("surface") == "mention"
-
-    def explain_messages(self, advice_id: str, user: str, team: str, lang: str) -> list[tuple[str, list[dict] | None]]:
-        if not advice_id:
-            return [(T.say("explain_usage", lang, cmd=self.cmd), None)]
-        shown = escape(clip(advice_id, 40))
-        record = self.service.audit.get(advice_id) if _SLACK_ID.match(advice_id) else None
-        if not self.visible(record, user, team):
-            return [(T.say("explain_missing", lang, id=shown, cmd=self.cmd), None)]
-        reply = record.get("reply") or {}
-        trace = record.get("rule_trace") or []
-        trace = sorted(trace, key=lambda r: not r.get("fired"))
-        rules = "\n".join(f"{'✓' if r.get('fired') else '·'} *{escape(str(r.get('rule')))}* "
-                          f"({T.say('fired' if r.get('fired') else 'not_fired', lang)}): {escape(str(r.get('because') or ''))}"
-                          for r in trace) or T.say("explain_no_rules", lang)
-        sources = []
-        for i, c in enumerate(reply.get("citations") or []):
-            title, url = escape(clip(str(c.get("title") or c.get("id")), 200)), str(c.get("url") or "")
-            safe = url.startswith("https://") and not re.search(r"[\s<>|]", url)
-            sources.append(f"[{i + 1}] <{url}|{title}>" if safe else f"[{i + 1}] {title}")
-        raw_question = clip(" ".join((record.get("question") or "").split()), 500)
-        question = escape(raw_question)
-        blocks: list[dict] = [
-            {"type": "header", "text": {"type": "plain_text", "text": T.say("explain_head", lang, id=record["id"])}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": T.say(
-                "explain_meta", lang, ts=record["ts"].replace("T", " "), surface=record["surface"],
-                status=record["status"], kb=escape(str(record.get("kb_version") or "-")))}]},
-            {"type": "section", "text": {"type": "mrkdwn", "text": T.say("explain_question", lang, question=question),
-                                         "verbatim": True}},
-        ]
-        if _pick(record):
-            blocks.append({"type": "section", "text": {"type": "mrkdwn",
-                                                       "text": T.say("explain_pick", lang, pick=_pick(record)[3:])}})
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": T.say("explain_rules", lang) + "\n" + rules,
-                                                   "verbatim": True}})
-        if sources:
-            blocks.append({"type": "section", "text": {"type": "mrkdwn",
-                                                       "text": T.say("explain_sources", lang) + "\n" + "\n".join(sources),
-                                                       "verbatim": True}})
-        note = T.say("trimmed", lang, cmd=self.cmd, id=record["id"])
-        head = f"{T.say('explain_head', lang, id=record['id'])}: {raw_question}"
-        return self._with_fallbacks(split(fit(blocks), note), head)
-
     # ----- errors -------------------------------------------------------------------------------------------
     def on_error(self, error: Exception, body: dict) -> None:
         kind = body.get("type") if isinstance(body, dict) else None
         log.error("unhandled error in a %s listener: %s: %s", kind, type(error).__name__, error,
                   exc_info=(type(error), error, error.__traceback__))
-
-
-def _pick(record: dict) -> str:
-    recs = record.get("recommendations") or []
-    if not recs:
-        return ""
-    top = recs[0]
-    return f" → {escape(str(top.get('flavor')))} ({top.get('gpu_count')}x {escape(str(top.get('gpu_name') or top.get('gpu')))})"
 
 
 def _reason(exc: SlackApiError) -> str:
@@ -366,12 +284,15 @@ def _reason(exc: SlackApiError) -> str:
 
 # ----- building and serving ---------------------------------------------------------------------------------------
 @contextmanager
-def _env_hidden(*names: str) -> Iterator[None]:
-    """Bolt builds an OAuth flow by itself when SLACK_CLIENT_ID/SECRET are set; this is a single-workspace app."""
+def _env_hidden() -> Iterator[None]:
+    """App() reads SLACK_* variables by itself: the token and secret (passed explicitly here instead) and, worse,
+    SLACK_CLIENT_ID/SECRET, with which it silently builds a multi-workspace OAuth flow. Hide them meanwhile."""
     import os
+    names = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")
     saved = {n: os.environ.pop(n) for n in names if n in os.environ}
-    if saved:
-        log.warning("ignoring %s: gpu-advisor is a single-workspace app (SLACK_BOT_TOKEN)", ", ".join(saved))
+    oauth = [n for n in saved if n.startswith("SLACK_CLIENT_")]
+    if oauth:
+        log.warning("ignoring %s: gpu-advisor is a single-workspace app (SLACK_BOT_TOKEN)", ", ".join(oauth))
     try:
         yield
     finally:
@@ -391,7 +312,7 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     if service is None:
         from .service import Service
         service = Service()
-    with _env_hidden("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
+    with _env_hidden():
         app = App(client=web_client(settings), signing_secret=settings.signing_secret or "",
                   request_verification_enabled=bool(settings.signing_secret),
                   token_verification_enabled=False, name="gpu-advisor",

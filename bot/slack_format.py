@@ -189,3 +189,19 @@ def split(blocks: list[dict[str, Any]], trimmed_note: str, *, max_blocks: int = 
         messages[-1].append(block)
         chars += size
     return [m for m in messages if m] or [[{"type": "section", "text": {"type": "mrkdwn", "text": "…"}}]]
+
+
+Message = tuple[str, "list[dict[str, Any]] | None"]      # (fallback text, blocks) of one message
+
+
+def with_fallbacks(messages: list[list[dict[str, Any]]], first_text: str) -> list[Message]:
+    """Give each message its top-level `text`: the whole reply (escaped, clipped) first, then each part's own."""
+    out: list[Message] = []
+    for i, blocks in enumerate(messages):
+        if i == 0:
+            text = fallback_text(first_text)
+        else:
+            first = next((b["text"]["text"] for b in blocks if b.get("type") == "section" and b.get("text")), "")
+            text = clip(first, FALLBACK_MAX) or f"({i + 1}/{len(messages)})"
+        out.append((text, blocks))
+    return out

@@ -2,7 +2,7 @@
 
 Variables (DESIGN.md "Environment"): SLACK_BOT_TOKEN (xoxb-, always), SLACK_SIGNING_SECRET (HTTP mode),
 SLACK_APP_TOKEN (xapp-, Socket Mode), SLACK_API_BASE_URL (optional Web API base, e.g. a stand-in server in
-tests), ADVISOR_SLASH_COMMAND (default /gpu-advisor), ADVISOR_LOG_LEVEL (optional, default INFO).
+tests), ADVISOR_SLASH_COMMAND (default /gpu-advisor). Logging (ADVISOR_LOG_LEVEL, ADVISOR_LOG_FORMAT) is bot/logs.py's.
 A missing or malformed setting raises ConfigError naming the variable; the message never contains its value.
 """
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -21,7 +20,6 @@ DEFAULT_API_BASE_URL = "https://slack.com/api/"
 _BOT_TOKEN = re.compile(r"^xoxb-[A-Za-z0-9-]{8,}$")
 _APP_TOKEN = re.compile(r"^xapp-[A-Za-z0-9-]{8,}$")
 _SIGNING_SECRET = re.compile(r"^[0-9a-fA-F]{32}$")
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def _kind(value: str) -> str:
@@ -37,7 +35,6 @@ class SlackSettings:
     app_token: str | None = field(default=None, repr=False)
     api_base_url: str = DEFAULT_API_BASE_URL
     slash_command: str = "/gpu-advisor"
-    log_level: str = "INFO"
 
     @classmethod
     def from_env(cls, mode: str) -> "SlackSettings":
@@ -83,33 +80,28 @@ class SlackSettings:
         if not base.endswith("/"):
             base += "/"
 
-        level = (get("ADVISOR_LOG_LEVEL") or "INFO").upper()
-        if level not in _LOG_LEVELS:
-            raise ConfigError(f"ADVISOR_LOG_LEVEL={level!r} is not a log level", fix="use " + ", ".join(_LOG_LEVELS))
-
         slash = config.slash_command()
         return cls(bot_token=bot, signing_secret=secret, app_token=app, api_base_url=base,
-                   slash_command=slash, log_level=level)
+                   slash_command=slash)
 
     def secrets(self) -> list[str]:
         return [s for s in (self.bot_token, self.signing_secret, self.app_token) if s]
 
 
 # ----- logging without secrets ---------------------------------------------------------------------------------
-_TOKEN_RE = re.compile(r"\b(?:xox[abposr]|xapp|xoxe(?:\.xox[bp])?)-[A-Za-z0-9-]+")
+# bot/logs.py redacts anything shaped like a Slack token and the values of the SLACK_* secrets. Bolt also logs
+# whole request bodies (e.g. on a bad signature), and those carry Slack's legacy verification token as
+# `token=...` or `"token": "..."`; this filter, added to the same handlers, blanks such fields too.
+_TOKEN_FIELD_RE = re.compile(r"""((?:\b|["'])(?:token|authorization)["']?\s*[:=]\s*["']?)(?:Bearer\s+)?[^"'&\s,}]+""",
+                             re.IGNORECASE)
 
 
-class RedactingFilter(logging.Filter):
-    """Replaces Slack tokens (any xox?-/xapp- string) and the configured secrets in every record it sees."""
+class TokenFieldFilter(logging.Filter):
+    """Blanks `token=...`, `"token": "..."` and `Authorization: ...` values in a record's message."""
 
-    def __init__(self, secrets: list[str] | None = None):
-        super().__init__()
-        self.secrets = [s for s in (secrets or []) if s and len(s) >= 6]
-
-    def redact(self, text: str) -> str:
-        for s in self.secrets:
-            text = text.replace(s, "[redacted]")
-        return _TOKEN_RE.sub("[redacted token]", text)
+    @staticmethod
+    def redact(text: str) -> str:
+        return _TOKEN_FIELD_RE.sub(r"\1[redacted]", text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -117,24 +109,14 @@ class RedactingFilter(logging.Filter):
         except Exception:                       # a bad format string: keep the raw message, still redacted
             message = str(record.msg)
         record.msg, record.args = self.redact(message), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self.redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self.redact(record.stack_info)
         return True
 
 
-def setup_logging(settings: SlackSettings) -> RedactingFilter:
-    """Root logging to stderr at the configured level; every root handler gets the redacting filter."""
-    root = logging.getLogger()
-    if not root.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        root.addHandler(handler)
-    root.setLevel(settings.log_level)
-    flt = RedactingFilter(settings.secrets())
-    for handler in root.handlers:
-        handler.addFilter(flt)
-    return flt
+def setup_logging(settings: SlackSettings) -> None:
+    """bot/logs.py's logging (ADVISOR_LOG_FORMAT, ADVISOR_LOG_LEVEL, token redaction) plus TokenFieldFilter."""
+    from .logs import setup_logging as setup
+    setup(secrets=settings.secrets())
+    flt = TokenFieldFilter()
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, TokenFieldFilter) for f in handler.filters):
+            handler.addFilter(flt)

@@ -48,7 +48,7 @@ _STRINGS: dict[str, dict[str, str]] = {
                         "(mention me, or use `{cmd}`).",
                   "zh": "这是别人的对话中的问题；请自己提问（@ 我，或使用 `{cmd}`）。"},
     "expired": {"en": "This button is no longer valid; ask me again.", "zh": "这个按钮已失效；请重新提问。"},
-    "chosen": {"en": "Chosen by {user}: {choice}", "zh": "{user} 选择了：{choice}"},
+    "chosen": {"en": "Chosen: {choice}", "zh": "已选择：{choice}"},
     "trimmed": {"en": "_The rest of this reply was trimmed to fit Slack's limits; `{cmd} explain {id}` shows the "
                       "rule trace and sources._",
                 "zh": "_为符合 Slack 的限制，回复的其余部分已截断；`{cmd} explain {id}` 可查看规则轨迹和来源。_"},

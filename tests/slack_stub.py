@@ -1,0 +1,354 @@
+"""A stand-in for the Slack Web API on loopback: records every call and rejects what Slack would reject.
+
+Serves `POST /api/<method>` (point SLACK_API_BASE_URL at `stub.api_url`) and `POST /response/<id>` (use
+`stub.response_url(id)` as a slash command's or button's response_url). Each call is recorded as a `Call`
+(method, path, headers, body, answer). Stdlib only; one instance per test module, reset between tests.
+
+What it rejects, as Slack does (https://docs.slack.dev/reference/block-kit/blocks and the method pages):
+- a wrong or missing bot token: `invalid_auth` / `not_authed`;
+- chat.postMessage / chat.update without `channel` (`channel_not_found`), without text or blocks (`no_text`),
+  with text over 40,000 characters (`msg_too_long`);
+- blocks Slack refuses (`invalid_blocks`): more than 50, unknown type, section text empty or over 3000, more
+  than 10 fields or one over 2000, header not plain_text or over 150, context with 0 or more than 10 elements,
+  actions with more than 25 elements, button text over 75 or value over 2000, duplicate block_id or action_id,
+  block_id or action_id over 255;
+- blocks holding more than 12,000 characters of text in all (`msg_blocks_too_long`, the undocumented
+  cumulative limit reported by Slack engineers);
+- stricter than Slack on purpose: blocks without a non-empty top-level `text` fallback are rejected
+  (`missing_fallback_text`); Slack only warns, but our contract says every message carries one.
+The same block checks apply to response_url posts (answered 400 with the error, as Slack's webhooks do).
+Test controls: `ratelimit(method, times, retry_after)` answers 429 + Retry-After; `fail(method, error)` answers
+`ok: false` with that error once; `wait_for(pred, timeout)` polls the record.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+from urllib.parse import parse_qsl
+
+BOT_TOKEN = "xoxb-1111-2222-stubtokenvalue"
+APP_TOKEN = "xapp-1-A111-2222-stubapptoken"
+TEAM_ID = "T0TEST"
+BOT_USER_ID = "UBOTSELF"
+BOT_ID = "BBOTSELF"
+
+BLOCK_TYPES = {"section", "header", "context", "actions", "divider", "image", "rich_text", "markdown", "input",
+               "file", "video"}
+MAX_BLOCKS, SECTION_MAX, HEADER_MAX, FIELDS_MAX, FIELD_MAX = 50, 3000, 150, 10, 2000
+CONTEXT_MAX, ACTIONS_MAX, BUTTON_TEXT_MAX, VALUE_MAX, ID_MAX = 10, 25, 75, 2000, 255
+TEXT_MAX, BLOCKS_TEXT_MAX = 40000, 12000
+
+
+@dataclass
+class Call:
+    method: str                     # "chat.postMessage", or "response_url" for /response/<id>
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    status: int = 200
+    answer: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and bool(self.answer.get("ok", True))
+
+
+def _text_len(node: Any) -> int:
+    if isinstance(node, dict):
+        return sum(len(v) if k == "text" and isinstance(v, str) else _text_len(v) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(_text_len(x) for x in node)
+    return 0
+
+
+def _text_obj(obj: Any, limit: int, kinds: tuple[str, ...] = ("plain_text", "mrkdwn")) -> str | None:
+    if not isinstance(obj, dict) or obj.get("type") not in kinds:
+        return f"text object type must be one of {kinds}"
+    text = obj.get("text")
+    if not isinstance(text, str) or not text:
+        return "text must be a non-empty string"
+    if len(text) > limit:
+        return f"text is {len(text)} characters, more than {limit}"
+    return None
+
+
+def validate_blocks(blocks: Any) -> str | None:
+    """None when Slack would accept these blocks, else the reason (what Slack calls invalid_blocks)."""
+    if not isinstance(blocks, list):
+        return "blocks must be a list"
+    if len(blocks) > MAX_BLOCKS:
+        return f"{len(blocks)} blocks, more than {MAX_BLOCKS}"
+    block_ids, action_ids = set(), set()
+    for i, b in enumerate(blocks):
+        where = f"block {i} ({b.get('type') if isinstance(b, dict) else type(b).__name__})"
+        if not isinstance(b, dict) or b.get("type") not in BLOCK_TYPES:
+            return f"{where}: unknown block type"
+        bid = b.get("block_id")
+        if bid is not None:
+            if not isinstance(bid, str) or not bid or len(bid) > ID_MAX:
+                return f"{where}: bad block_id"
+            if bid in block_ids:
+                return f"{where}: duplicate block_id {bid!r}"
+            block_ids.add(bid)
+        kind = b["type"]
+        if kind == "section":
+            if "text" not in b and "fields" not in b:
+                return f"{where}: needs text or fields"
+            if "text" in b and (err := _text_obj(b["text"], SECTION_MAX)):
+                return f"{where}: {err}"
+            fields = b.get("fields")
+            if fields is not None:
+                if not isinstance(fields, list) or not fields or len(fields) > FIELDS_MAX:
+                    return f"{where}: 1 to {FIELDS_MAX} fields"
+                for f in fields:
+                    if err := _text_obj(f, FIELD_MAX):
+                        return f"{where}: field: {err}"
+        elif kind == "header":
+            if err := _text_obj(b.get("text"), HEADER_MAX, ("plain_text",)):
+                return f"{where}: {err}"
+        elif kind == "context":
+            elements = b.get("elements")
+            if not isinstance(elements, list) or not elements or len(elements) > CONTEXT_MAX:
+                return f"{where}: 1 to {CONTEXT_MAX} elements"
+            for e in elements:
+                if e.get("type") != "image" and (err := _text_obj(e, SECTION_MAX)):
+                    return f"{where}: element: {err}"
+        elif kind == "actions":
+            elements = b.get("elements")
+            if not isinstance(elements, list) or not elements or len(elements) > ACTIONS_MAX:
+                return f"{where}: 1 to {ACTIONS_MAX} elements"
+            for e in elements:
+                aid = e.get("action_id")
+                if aid is not None:
+                    if not isinstance(aid, str) or not aid or len(aid) > ID_MAX or aid in action_ids:
+                        return f"{where}: bad or duplicate action_id {aid!r}"
+                    action_ids.add(aid)
+                if e.get("type") == "button":
+                    if err := _text_obj(e.get("text"), BUTTON_TEXT_MAX, ("plain_text",)):
+                        return f"{where}: button: {err}"
+                    if "value" in e and (not isinstance(e["value"], str) or len(e["value"]) > VALUE_MAX):
+                        return f"{where}: button value over {VALUE_MAX}"
+    return None
+
+
+def check_message(body: dict[str, Any], need_channel: bool = True) -> str | None:
+    """The error Slack (or this stub, for the fallback text) gives a message body; None when accepted."""
+    if need_channel and not body.get("channel"):
+        return "channel_not_found"
+    text, blocks = body.get("text"), body.get("blocks")
+    if isinstance(blocks, str):
+        try:
+            blocks = json.loads(blocks)
+        except ValueError:
+            return "invalid_blocks_format"
+    if not text and not blocks:
+        return "no_text"
+    if text and len(text) > TEXT_MAX:
+        return "msg_too_long"
+    if blocks is not None:
+        if (reason := validate_blocks(blocks)) is not None:
+            return f"invalid_blocks: {reason}"
+        if _text_len(blocks) > BLOCKS_TEXT_MAX:
+            return "msg_blocks_too_long"
+        if not (text or "").strip():
+            return "missing_fallback_text"
+    return None
+
+
+class SlackStub:
+    def __init__(self, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN):
+        self.bot_token, self.app_token = bot_token, app_token
+        self.calls: list[Call] = []
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._ratelimits: dict[str, list[int]] = {}
+        self._failures: dict[str, list[str]] = {}
+        self._ts = 1_700_000_000.000100
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:   # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8")
+                ctype = self.headers.get("Content-Type") or ""
+                try:
+                    body = json.loads(raw) if "json" in ctype else dict(parse_qsl(raw, keep_blank_values=True))
+                except ValueError:
+                    body = {"_raw": raw}
+                status, answer, extra = stub._answer(self.path, dict(self.headers), body)
+                data = json.dumps(answer).encode() if isinstance(answer, dict) else str(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json" if isinstance(answer, dict) else "text/plain")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.api_url = f"{self.base_url}/api/"
+        self.thread = threading.Thread(target=self.server.serve_forever, name="slack-stub", daemon=True)
+        self.thread.start()
+
+    # ----- controls -----------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self._ratelimits.clear()
+            self._failures.clear()
+
+    def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        with self._lock:
+            self._ratelimits[method] = [times, retry_after]
+
+    def fail(self, method: str, error: str) -> None:
+        with self._lock:
+            self._failures.setdefault(method, []).append(error)
+
+    def response_url(self, name: str) -> str:
+        return f"{self.base_url}/response/{name}"
+
+    # ----- reading the record -------------------------------------------------------------------------------
+    def of(self, method: str, ok: bool | None = None) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method and (ok is None or c.ok == ok)]
+
+    def wait_for(self, pred: Callable[["SlackStub"], Any], timeout: float = 10.0) -> Any:
+        """Poll until pred(stub) is truthy; its value, or AssertionError naming what was recorded."""
+        end = time.monotonic() + timeout
+        while True:
+            value = pred(self)
+            if value:
+                return value
+            left = end - time.monotonic()
+            if left <= 0:
+                seen = [(c.method, c.status, c.answer.get("error")) for c in self.of_all()]
+                raise AssertionError(f"timed out after {timeout}s; calls recorded: {seen}")
+            with self._cond:
+                self._cond.wait(min(left, 0.05))
+
+    def of_all(self) -> list[Call]:
+        with self._lock:
+            return list(self.calls)
+
+    def settle(self, quiet: float = 0.3, timeout: float = 5.0) -> None:
+        """Wait until no call has arrived for `quiet` seconds (to assert that nothing more is posted)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                last = self.calls[-1].at if self.calls else 0.0
+            if time.monotonic() - last >= quiet:
+                time.sleep(quiet)
+                with self._lock:
+                    if (self.calls[-1].at if self.calls else 0.0) == last:
+                        return
+            time.sleep(0.05)
+
+    # ----- answering ----------------------------------------------------------------------------------------
+    def _record(self, call: Call) -> None:
+        with self._cond:
+            self.calls.append(call)
+            self._cond.notify_all()
+
+    def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict]:
+        headers = {k.lower(): v for k, v in headers.items()}
+        if path.startswith("/response/"):
+            err = check_message(body, need_channel=False)
+            call = Call("response_url", path, headers, body, 400 if err else 200, {"ok": not err, "error": err})
+            self._record(call)
+            return (400, err, {}) if err else (200, "ok", {})
+        method = path.removeprefix("/api/").split("?")[0]
+        call = Call(method, path, headers, body)
+        with self._lock:
+            limit = self._ratelimits.get(method)
+            if limit and limit[0] > 0:
+                limit[0] -= 1
+                call.status, call.answer = 429, {"ok": False, "error": "ratelimited"}
+                extra = {"Retry-After": str(limit[1])}
+            else:
+                extra = {}
+            failure = self._failures.get(method, []).pop(0) if self._failures.get(method) else None
+        if call.status == 429:
+            self._record(call)
+            return 429, call.answer, extra
+        call.answer = failure and {"ok": False, "error": failure} or self._method(method, headers, body)
+        self._record(call)
+        return 200, call.answer, {}
+
+    def _method(self, method: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+        auth = headers.get("authorization", "")
+        token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else body.get("token")
+        if not token:
+            return {"ok": False, "error": "not_authed"}
+        if method == "apps.connections.open":
+            return {"ok": False, "error": "invalid_auth"}        # no WebSocket server here
+        if token != self.bot_token:
+            return {"ok": False, "error": "invalid_auth"}
+        if method == "auth.test":
+            return {"ok": True, "url": "https://stub.slack.test/", "team": "Test", "user": "gpu-advisor",
+                    "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
+        if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
+            if method == "chat.update" and not body.get("ts"):
+                return {"ok": False, "error": "message_not_found"}
+            if method == "chat.postEphemeral" and not body.get("user"):
+                return {"ok": False, "error": "user_not_in_channel"}
+            err = check_message(body)
+            if err:
+                return {"ok": False, "error": err.split(":")[0],
+                        "response_metadata": {"messages": [f"[ERROR] {err}"]}}
+            with self._lock:
+                self._ts += 1
+                ts = body.get("ts") if method == "chat.update" else f"{self._ts:.6f}"
+            return {"ok": True, "channel": body["channel"], "ts": ts,
+                    "message": {"text": body.get("text"), "ts": ts, "bot_id": BOT_ID}}
+        return {"ok": False, "error": "unknown_method"}
+
+
+# ----- the other direction: requests as Slack sends them to the app ----------------------------------------------
+def sign(body: str, secret: str, timestamp: int | None = None) -> dict[str, str]:
+    """Slack's v0 request signature headers for `body` (https://docs.slack.dev/authentication/verifying-requests-from-slack/)."""
+    import hashlib
+    import hmac
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+def send(url: str, body: str, content_type: str, headers: dict[str, str] | None = None,
+         timeout: float = 10.0) -> tuple[int, str, float]:
+    """POST like Slack does; (HTTP status, response body, seconds until the response)."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, data=body.encode(), method="POST",
+                                 headers={"Content-Type": content_type, **(headers or {})})
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, resp.read().decode(), time.monotonic() - start
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(), time.monotonic() - start
+
+
+def event_callback(event: dict[str, Any], event_id: str, team: str = TEAM_ID) -> str:
+    return json.dumps({
+        "token": "legacy-verification-token", "team_id": team, "api_app_id": "A0GPUADV", "event": event,
+        "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
+        "authorizations": [{"team_id": team, "user_id": BOT_USER_ID, "is_bot": True, "is_enterprise_install": False}],
+    })
