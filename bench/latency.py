@@ -184,8 +184,8 @@ def median_run(cmd: list[str], env: dict[str, str], runs: int) -> float:
 
 def bench_cold(tmp: Path, runs: int) -> list[Row]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ADVISOR_DB": str(tmp / "cold.db"),
-           "ADVISOR_CACHE_DIR": str(tmp / "cache"), "PYTHONDONTWRITEBYTECODE": ""}
-    env.pop("PYTHONDONTWRITEBYTECODE")
+           "ADVISOR_CACHE_DIR": str(tmp / "cache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)             # measure with .pyc files, as an installed package runs
     ask = [sys.executable, "-m", "bot.cli", "ask", COLD_QUESTION]
     bare = [sys.executable, "-c", BARE_IMPORTS]
     subprocess.run(ask, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, timeout=120, check=True)  # warm caches
@@ -336,7 +336,7 @@ def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[
     stub = StubSlack()
     threading.Thread(target=stub.serve_forever, daemon=True).start()
     port = free_port()
-    secret = "bench-signing-secret-" + uuid.uuid4().hex
+    secret = uuid.uuid4().hex                           # 32 hex characters, as Slack's
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ADVISOR_DB": str(tmp / "slack.db"),
            "ADVISOR_CACHE_DIR": str(tmp / "cache"), "SLACK_BOT_TOKEN": "xoxb-0000-bench-token",
            "SLACK_SIGNING_SECRET": secret, "SLACK_API_BASE_URL": f"http://127.0.0.1:{stub.server_port}/api/",
@@ -405,6 +405,8 @@ def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[
         answered = [v for k, v in stub.answered.items() if k != 0]
         done_s = (max(answered) - t0) if answered else float("nan")
         ok = codes.get(200, 0)
+        rss = rss_mib(proc.pid)
+        calls = ", ".join(f"{k} {v}" for k, v in sorted(stub.calls.items()))
         return [
             Row("slack http", "serve --http start until /healthz answers", ms(startup * 1000)),
             Row("slack http", f"{sent} signed requests, {clients} clients: acknowledged",
@@ -413,6 +415,8 @@ def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[
             Row("slack http", "  answered (the reply reached the stub Web API)",
                 f"{len(answered) / done_s:.0f} req/s ({len(answered)} of {sent})" if answered else "none",
                 "", verdict(len(answered) == sent)),
+            Row("slack http", "  Web API calls the stub received", calls),
+            Row("slack http", "  server memory (RSS) after the run", f"{rss:.0f} MiB" if rss else "n/a"),
         ] + ([Row("slack http", "  non-200 answers", json.dumps({str(k): v for k, v in codes.items() if k != 200}),
                   "", "MISSED")] if ok != sent else [])
     finally:
@@ -425,6 +429,14 @@ def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[
         log.close()
         stub.shutdown()
         stub.server_close()
+
+
+def rss_mib(pid: int) -> float | None:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return None
 
 
 def wait_until(cond: Callable[[], bool], timeout: float) -> bool:
@@ -544,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         core = Core.load()
         load_ms = (time.perf_counter() - t0) * 1000
         items = questions(150 if q else 600)
-        rows.insert(len(rows), Row("warm", f"Core.load in-process ({len(core.kb.flavors)} flavors)", ms(load_ms)))
+        rows.append(Row("warm", f"Core.load in-process ({len(core.kb.flavors)} flavors)", ms(load_ms)))
         warm_rows, answered = bench_warm(core, items, 1 if q else 3, tmp)
         rows += warm_rows
         if not args.skip_slack:
@@ -552,7 +564,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows += bench_slack(tmp, 60 if q else 400, 4 if q else 8, 20 if q else 60,
                                     [t for t, _ in answered] or [COLD_QUESTION])
             except Exception as exc:                      # a benchmark reports, it does not crash
-                rows.append(Row("slack http", "signed requests to serve --http", f"error: {exc}"[:300], "", "MISSED"))
+                rows.append(Row("slack http", "signed requests to serve --http",
+                                "error: " + " ".join(str(exc).split())[:200], "", "MISSED"))
         rows += bench_catalog(core, answered, [100, 1_000, 10_000], 1 if q else 3)
         header = ["gpu-advisor latency benchmark" + (" (--quick)" if q else ""), *machine(),
                   f"knowledge: {len(core.kb.flavors)} flavors, {len(core.kb.models)} models, "

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.errors import InvalidRequest  # noqa: E402
-from bot.estimate import ALLOCATOR_SLACK, CUDA_CONTEXT_GIB, GIB, estimate_memory  # noqa: E402
+from bot.estimate import ALLOCATOR_SLACK, GIB, estimate_memory  # noqa: E402
 from bot.knowledge import default_knowledge  # noqa: E402
 from bot.models import Workload  # noqa: E402
 from bot.records import Model  # noqa: E402

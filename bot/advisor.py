@@ -20,6 +20,7 @@ from .templates import Templates
 
 MIN_HEADROOM = 0.05          # never plan on the last 5% of a card: fragmentation spikes and driver reservations
 MAX_INSTANCES = 64
+SHOWN_PER_SHAPE = 3          # an answer shows at most 3 rows of one flavor shape; only the 3 cheapest can appear
 PERIOD_HOURS = {"hour": 1, "day": 24, "month": 730, "year": 8760}
 METHOD_SOURCES = {"full": ["zero-paper", "hf-memory-anatomy", "korthikanti-2022"],
                   "freeze": ["hf-memory-anatomy", "korthikanti-2022"],
@@ -50,6 +51,7 @@ class Advice:
 class Advisor:
     def __init__(self, kb: KnowledgeBase, rules: RuleSet, templates: Templates, default_provider: str = "huaweicloud"):
         self.kb, self.rules, self.t = kb, rules, templates
+        self._attr_cache: dict[str, dict[str, Any]] = {}     # per flavor; the knowledge base is immutable
         self.default_provider = default_provider if default_provider in kb.providers else "huaweicloud"
 
     # ----- workload from slots ---------------------------------------------------------------------------------
@@ -70,10 +72,13 @@ class Advisor:
             notes.append(("assume.serving", {"concurrency": concurrency, "context": context}))
             if not slots.get("precision"):
                 notes.append(("assume.precision", {"precision": precision}))
+            nodes = slots.get("nodes") or 1
+            gpus = slots.get("gpus") or (8 * nodes if nodes > 1 else 1)
+            if nodes > 1 and not slots.get("gpus"):
+                notes.append(("assume.gpus_per_node", {"gpus": gpus, "nodes": nodes}))
             w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
                          precision=precision, concurrency=concurrency, context=context,
-                         gpus=slots.get("gpus") or 1, nodes=slots.get("nodes") or 1,
-                         tensor_parallel=slots.get("gpus") or 1)
+                         gpus=max(gpus, nodes), nodes=nodes, tensor_parallel=max(gpus, nodes))
             return w, model, notes
         method = slots.get("method") or assumed.get("method") or ("full" if intent in ("train", "rendering") else "lora")
         if not slots.get("method"):
@@ -113,7 +118,7 @@ class Advisor:
             if n == w.gpus:
                 cw = w
             elif w.method == "inference":
-                cw = w.model_copy(update={"gpus": n, "tensor_parallel": n})
+                cw = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": max(1, math.ceil(n / 8))})
             else:
                 cw = w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
                                           "nodes": max(1, math.ceil(n / 8))})
@@ -133,10 +138,18 @@ class Advisor:
             assumptions.append(("assume.provider", {"provider": prov.name_zh if lang == "zh" and prov.name_zh
                                                     else prov.name}))
         user_fixed = bool(slots.get("gpus") or slots.get("nodes"))
-        fixed_fits = True
+
+        plans: dict[tuple[float, int], tuple[int, int, MemoryEstimate] | None] = {}
 
         def plan(f: Flavor) -> tuple[int, int, MemoryEstimate] | None:
-            """(instances, GPUs in total, estimate) for running the job on flavor f, or None if it cannot fit."""
+            """(instances, GPUs in total, estimate) for running the job on flavor f, or None if it cannot fit.
+            It depends only on the flavor's GPU memory and count, so it is computed once per such pair."""
+            key = (f.gpu_memory_gib, f.gpu_count)
+            if key not in plans:
+                plans[key] = plan_for(f)
+            return plans[key]
+
+        def plan_for(f: Flavor) -> tuple[int, int, MemoryEstimate] | None:
             usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
             if user_fixed:
                 n = w.gpus
@@ -163,7 +176,7 @@ class Advisor:
             return None
 
         # job-level facts use the best case: the largest card on offer
-        biggest = max((f.gpu_memory_gib for f in self.kb.flavors.values() if not f.vgpu), default=80)
+        biggest = self.kb.max_gpu_memory_gib or 80
         best = None
         for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):
             est = self._estimate_on(w, model, n if not user_fixed else w.gpus, cache)
@@ -185,20 +198,20 @@ class Advisor:
                                                     "sharded": facts["sharded"] or key[0]}, "select", lang)
             return shapes[key]
 
-        if user_fixed and not any(plan(f) for f in self.kb.flavors.values() if not f.vgpu):
+        if user_fixed and not any(plan(f) for f in self.kb.candidates(per_shape=1) if not f.vgpu):
             # the GPUs the user named cannot hold the job anywhere: plan the size it needs instead, and say so
-            user_fixed, fixed_fits = False, False
+            user_fixed = False
             cache.clear()
             assumptions.append(("assume.more_gpus", {"gpus": w.gpus}))
         rows = []
-        pool = list(self.kb.flavors_of(provider))
+        pool = list(self.kb.candidates(provider, per_shape=SHOWN_PER_SHAPE))
         fallback = None
-        ranked = self._rank(pool, plan, select_for, w, model, slots)
+        ranked = self._rank(pool, plan, select_for, w, model, slots, cache)
         passing = [r for r in ranked if not r["ruled_out"]]
         if not passing:
             hard = sorted({c.attribute for c, _ in select.require})
-            others = [f for f in self.kb.flavors.values() if f.provider != provider]
-            alt = [r for r in self._rank(others, plan, select_for, w, model, slots) if not r["ruled_out"]]
+            others = list(self.kb.candidates(exclude=provider, per_shape=SHOWN_PER_SHAPE))
+            alt = [r for r in self._rank(others, plan, select_for, w, model, slots, cache) if not r["ruled_out"]]
             reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) or \
                 self.t.say("ruled.no_fit", lang, need=f"{base.per_gpu_gib:.1f}", have=f"{biggest:g}")
             fallback = {"provider": self.kb.providers[provider].name, "requirement": reqs,
@@ -311,12 +324,17 @@ class Advisor:
         }
 
     def _attrs(self, f: Flavor) -> dict[str, Any]:
+        cached = self._attr_cache.get(f.id)
+        if cached is not None:
+            return cached
         gpu = self.kb.gpus[f.gpu]
-        return {"nvlink": f.nvlink, "rdma": f.rdma, "use": list(f.use), "gpu_positioning": list(gpu.positioning),
+        self._attr_cache[f.id] = attrs = {"nvlink": f.nvlink, "rdma": f.rdma, "use": list(f.use), "gpu_positioning": list(gpu.positioning),
                 "bf16": gpu.bf16, "fp8": gpu.fp8, "evidence": f.evidence, "vgpu": f.vgpu,
                 "multi_gpu": f.gpu_count > 1}
+        return attrs
 
-    def _rank(self, pool: list[Flavor], plan, select_for, w: Workload, model, slots) -> list[dict[str, Any]]:
+    def _rank(self, pool: list[Flavor], plan, select_for, w: Workload, model, slots,
+              cache: dict[int, MemoryEstimate]) -> list[dict[str, Any]]:
         rows = []
         budget = slots.get("budget")
         for f in pool:
@@ -324,8 +342,7 @@ class Advisor:
             p = plan(f)
             row = {"id": f.id, "flavor": f, "gpu": f.gpu, "ruled_out": None, "reason": None}
             if p is None:
-                need = self._estimate_on(w, model, 1, {}).per_gpu_gib if not slots.get("gpus") else \
-                    self._estimate_on(w, model, w.gpus, {}).per_gpu_gib
+                need = self._estimate_on(w, model, 1 if not slots.get("gpus") else w.gpus, cache).per_gpu_gib
                 row.update(ruled_out="no_fit", need=need, instances=0, gpus_total=0, estimate=None,
                            headroom=-1.0, cost=math.inf)
                 rows.append(row)
@@ -345,7 +362,7 @@ class Advisor:
                     break
             if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
                 # it only needed several instances because the job does not fit one: say that instead
-                one = self._estimate_on(w, model, f.gpu_count, {})
+                one = self._estimate_on(w, model, f.gpu_count, cache)
                 row.update(ruled_out="no_fit", need=one.per_gpu_gib, estimate=None)
             if not row["ruled_out"]:
                 for con, _rid in select.exclude:

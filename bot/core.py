@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rapidfuzz import fuzz
 
 from . import config, info
 from .advisor import Advisor
@@ -65,28 +64,35 @@ class Core:
                                                                               text) if w)
 
     def _resolve_against_state(self, parse, state: dict[str, Any]) -> None:
-        """A reply to 'which one?' may name only part of a candidate ('llama 3.3', 'qwen2.5 的那个'); a bare size after
-        a model ('the 72b one') means that model's sibling of that size."""
+        """Read a turn against the session: a reply to 'which one do you mean?' may name only part of a candidate
+        ('llama 3.3', 'qwen2.5 的那个', 'the second one'); a bare size or family after a model ('the 72b one',
+        '换成 32b 的', 'qwen 72b') means that model's sibling in the same family."""
         slots = parse.slots
-        pending_cands = state.get("candidates") or []
-        if pending_cands and not slots.model:
-            key = re.sub(r"[\s\-_]", "", parse.text)
-            scored = sorted(((fuzz.partial_ratio(key, re.sub(r"[\s\-_.]", "", c)) +
-                              (5 if re.sub(r"[\s\-_]", "", c).startswith(key[:4]) else 0), c) for c in pending_cands),
-                            reverse=True)
-            if scored and scored[0][0] >= 80 and (len(scored) == 1 or scored[0][0] > scored[1][0]):
-                slots.model = scored[0][1]
-                slots.params_b = self.kb.models[scored[0][1]].params_b
-                parse.ambiguous.pop("model", None)
+        models = self.kb.models
+
+        def resolve(mid: str) -> None:
+            slots.model, slots.params_b = mid, models[mid].params_b
+            parse.ambiguous.pop("model", None)
+            parse.candidate_params.clear()
+
+        pending = [c for c in (state.get("candidates") or {}) if c in models]
+        if pending and not slots.model and parse.intent not in ("compare", "explain", "billing", "help"):
+            pick = self.parser.pick_candidate(parse, pending)
+            if pick:
+                resolve(pick)
         prev = (state.get("slots") or {}).get("model")
-        if slots.params_b and not slots.model and prev in self.kb.models and "model" not in parse.ambiguous:
-            family = self.kb.models[prev].family
-            sib = [m for m in self.kb.models.values() if m.family == family
+        if slots.model or prev not in models:
+            return
+        family = models[prev].family
+        if parse.ambiguous.get("model"):
+            same = [c for c in parse.ambiguous["model"] if models[c].family == family]
+            if len(same) == 1:
+                resolve(same[0])
+        elif slots.params_b:
+            sib = [m.id for m in models.values() if m.family == family
                    and abs(m.params_b - slots.params_b) / slots.params_b < 0.15]
             if len(sib) == 1:
-                slots.model = sib[0].id
-                slots.params_b = sib[0].params_b
-        state["candidates"] = parse.ambiguous.get("model", [])
+                resolve(sib[0])
 
     def _reply(self, d: Decision, parse, lang: str, state: dict[str, Any]) -> Reply:
         t = self.templates

@@ -179,13 +179,14 @@ def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
     return MemoryEstimate(per_gpu_gib=round(per_gpu, 2), total_gib=round(per_gpu * n, 2),
                           allocated_gib=round(allocated, 2),
                           breakdown={k: round(v, 2) for k, v in breakdown.items()},
-                          terms=[t.model_copy(update={"gib": round(t.gib, 3)}) for t in terms],
+                          terms=terms,
                           assumptions=notes, gpus=n)
 
 
 def _term(terms: list[MemoryTerm], name: str, category: str, nbytes: float, formula: str) -> None:
     if nbytes > 0:
-        terms.append(MemoryTerm(name=name, category=category, gib=nbytes / GIB, formula=formula))
+        terms.append(MemoryTerm.model_construct(name=name, category=category, gib=round(nbytes / GIB, 4),
+                                                formula=formula))
 
 
 def _shards(w: Workload) -> tuple[int, int, int]:

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from .knowledge import parse_yaml
 
 _FILE = Path(__file__).with_name("templates") / "messages.yaml"
 
@@ -38,4 +38,4 @@ def _fmt(v: Any) -> Any:
 
 @lru_cache(maxsize=1)
 def default_templates() -> Templates:
-    return Templates(yaml.safe_load(_FILE.read_text(encoding="utf-8")))
+    return Templates(parse_yaml(_FILE.read_text(encoding="utf-8")))

@@ -1,7 +1,6 @@
 """Knowledge base loading and `kb validate`: the real one validates; malformed ones name file, key and fix."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
