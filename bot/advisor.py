@@ -331,12 +331,15 @@ class Advisor:
         self._attr_cache[f.id] = attrs = {"nvlink": f.nvlink, "rdma": f.rdma, "use": list(f.use), "gpu_positioning": list(gpu.positioning),
                 "bf16": gpu.bf16, "fp8": gpu.fp8, "evidence": f.evidence, "vgpu": f.vgpu,
                 "multi_gpu": f.gpu_count > 1}
+        attrs["_shape"] = (f.nvlink, f.rdma, tuple(f.use), f.gpu, f.evidence, f.vgpu, f.gpu_count > 1)
         return attrs
 
     def _rank(self, pool: list[Flavor], plan, select_for, w: Workload, model, slots,
               cache: dict[int, MemoryEstimate]) -> list[dict[str, Any]]:
         rows = []
         budget = slots.get("budget")
+        verdicts: dict[tuple, tuple[str | None, float]] = {}
+        times: dict[tuple[str, int], float | None] = {}
         for f in pool:
             attrs = self._attrs(f)
             p = plan(f)
@@ -351,35 +354,23 @@ class Advisor:
             select = select_for(n, k)
             row.update(instances=k, gpus_total=n, estimate=est,
                        headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
-            multi = n > 1
-            for con, _rid in select.require:
-                if con.attribute in ("nvlink",) and not multi:
-                    continue
-                if con.attribute == "rdma" and k == 1:
-                    continue
-                if not satisfies(attrs, con):
-                    row["ruled_out"] = f"requirement.{con.attribute}"
-                    break
+            row["ruled_out"], bonus = self._verdict(f, attrs, select, n, k, verdicts)
             if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
                 # it only needed several instances because the job does not fit one: say that instead
                 one = self._estimate_on(w, model, f.gpu_count, cache)
                 row.update(ruled_out="no_fit", need=one.per_gpu_gib, estimate=None)
-            if not row["ruled_out"]:
-                for con, _rid in select.exclude:
-                    if satisfies(attrs, con):
-                        row["ruled_out"] = f"requirement.{con.attribute}"
-                        break
             price = f.price.on_demand if f.price else None
             hourly = price * k if price is not None else None
             hours = None
             if w.tokens and price is not None:
-                ct = cost.training_time(w, model, self.kb.gpus[f.gpu], n)
-                hours = ct.days * 24 if ct else None
+                if (f.gpu, n) not in times:
+                    ct = cost.training_time(w, model, self.kb.gpus[f.gpu], n)
+                    times[(f.gpu, n)] = ct.days * 24 if ct else None
+                hours = times[(f.gpu, n)]
             row["hourly"] = hourly
             row["job_cost"] = hourly * hours if hourly is not None and hours else None
             row["hours"] = hours
             base_cost = row["job_cost"] if row["job_cost"] is not None else hourly
-            bonus = sum(con.weight for con, _ in select.prefer if satisfies(attrs, con))
             tight = 1.15 if row["headroom"] < 10 else 1.0
             if base_cost is None:
                 eff = math.inf
@@ -395,6 +386,31 @@ class Advisor:
         order = {None: 0}
         return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("over_budget")), r["cost"],
                                            -r["headroom"], r["id"]))
+
+    def _verdict(self, f: Flavor, attrs: dict[str, Any], select, n: int, k: int, memo: dict
+                 ) -> tuple[str | None, float]:
+        """(why the rules rule the flavor out or None, the weight of the preferences it meets). It depends on the
+        flavor's attributes and the job's shape on it (several GPUs? several instances?), so it is memoised."""
+        key = (id(select), n > 1, k > 1, attrs["_shape"])
+        if key in memo:
+            return memo[key]
+        ruled = None
+        for con, _rid in select.require:
+            if con.attribute == "nvlink" and n <= 1:
+                continue                       # NVLink matters only between GPUs the job uses
+            if con.attribute == "rdma" and k == 1:
+                continue                       # RDMA matters only between instances
+            if not satisfies(attrs, con):
+                ruled = f"requirement.{con.attribute}"
+                break
+        if ruled is None:
+            for con, _rid in select.exclude:
+                if satisfies(attrs, con):
+                    ruled = f"requirement.{con.attribute}"
+                    break
+        bonus = sum(con.weight for con, _ in select.prefer if satisfies(attrs, con))
+        memo[key] = (ruled, bonus)
+        return ruled, bonus
 
     @staticmethod
     def _over_budget(hourly, job_cost, f: Flavor, slots) -> bool:

@@ -1,7 +1,6 @@
 """The wording of replies, in both languages, loaded from bot/templates/messages.yaml."""
 from __future__ import annotations
 
-import string
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,9 @@ class Templates:
     def say(self, key: str, lang: str, **ctx: Any) -> str:
         entry = self.table[key]
         text = entry.get(lang) or entry["en"]
-        return string.Formatter().vformat(text, (), _Default({k: _fmt(v) for k, v in ctx.items()}))
+        if "{" not in text:
+            return text
+        return text.format_map(_Default({k: _fmt(v) for k, v in ctx.items()}))
 
 
 def _fmt(v: Any) -> Any:
