@@ -66,23 +66,36 @@ def yaml_cache_dir() -> Path | None:
         return None
 
 
-def parse_yaml(text: str) -> Any:
-    """yaml.safe_load(text), through the per-content cache when there is a usable one. Raises yaml.YAMLError."""
+def _cache_entry(kind: str, key: bytes) -> Path | None:
     cdir = yaml_cache_dir()
     if cdir is None:
-        return yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
-    entry = cdir / "yaml" / (hashlib.sha256(_CACHE_SALT + text.encode("utf-8")).hexdigest() + ".pickle")
+        return None
+    return cdir / kind / (hashlib.sha256(_CACHE_SALT + key).hexdigest() + ".pickle")
+
+
+def _cache_load(entry: Path | None) -> Any:
+    """The cached object, or None. Only our own entries: a pickle is code, so a file someone else could have
+    written is not read; a truncated or foreign entry is ignored and rewritten."""
+    if entry is None:
+        return None
     try:
         with open(entry, "rb") as fh:
-            # Only our own entries: a pickle is code, so a file someone else could have written is not read.
             if not hasattr(os, "getuid") or os.fstat(fh.fileno()).st_uid == os.getuid():
                 return pickle.load(fh)
-    except FileNotFoundError:
+    except Exception:
         pass
-    except Exception:                          # a truncated or foreign entry: parse again and overwrite it
-        pass
+    return None
+
+
+def parse_yaml(text: str) -> Any:
+    """yaml.safe_load(text), through the per-content cache when there is a usable one. Raises yaml.YAMLError."""
+    entry = _cache_entry("yaml", text.encode("utf-8"))
+    doc = _cache_load(entry)
+    if doc is not None:
+        return doc
     doc = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
-    _cache_store(entry, doc)
+    if entry is not None:
+        _cache_store(entry, doc)
     return doc
 
 
@@ -265,12 +278,48 @@ def _group_order(item: tuple[tuple, list[Flavor]]) -> tuple:
 
 # ----- loading -------------------------------------------------------------------------------------------------
 def load_knowledge(root: Path | None = None, prices_file: Path | None = None) -> KnowledgeBase:
-    """Load and validate; raise KnowledgeError listing every problem."""
+    """Load and validate; raise KnowledgeError listing every problem. A knowledge base that validated is cached
+    by the content of every file it was built from, so an unchanged one loads without re-validating."""
+    from . import config
+    root = Path(root) if root else config.knowledge_dir()
+    digest = hashlib.sha256()
+    for path in _yaml_files(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    if prices_file is not None and Path(prices_file).exists():
+        digest.update(b"local\0" + Path(prices_file).read_bytes())
+    entry = _cache_entry("kb", digest.digest() + str(root).encode() + _code_version())
+    cached = _cache_load(entry)
+    if isinstance(cached, dict) and cached.get("format") == 1:
+        return _from_tables(cached)
     kb, problems = check_knowledge(root, prices_file)
     if problems:
         raise KnowledgeError(problems)
     assert kb is not None
+    if entry is not None:
+        _cache_store(entry, _to_tables(kb))
     return kb
+
+
+def _code_version() -> bytes:
+    """The validated records depend on the code that defines and derives them: a change there is a cache miss."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(f"pydantic{__import__('pydantic').VERSION}".encode())
+    for name in ("records.py", "knowledge.py", "text.py"):
+        h.update((here / name).read_bytes())
+    return h.digest()
+
+
+_TABLES = ("sources", "gpus", "models", "flavors", "providers", "claims", "topics", "model_aliases", "gpu_aliases",
+           "provider_aliases")
+
+
+def _to_tables(kb: "KnowledgeBase") -> dict[str, Any]:
+    return {"format": 1, "version": kb.version, "files": kb.files, **{t: dict(getattr(kb, t)) for t in _TABLES}}
+
+
+def _from_tables(d: dict[str, Any]) -> "KnowledgeBase":
+    return KnowledgeBase(version=d["version"], files=tuple(d["files"]),
+                         **{t: MappingProxyType(d[t]) for t in _TABLES})
 
 
 _CACHE: dict[tuple[str, str], KnowledgeBase] = {}

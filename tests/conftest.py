@@ -1,7 +1,13 @@
 """Shared fixtures: a temporary database per test, and the real knowledge base / core loaded once."""
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# parsed-YAML and knowledge-base caches of the test run stay out of the developer's ~/.cache
+os.environ["ADVISOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpu-advisor-cache-")
 
 
 @pytest.fixture(autouse=True)
