@@ -11,13 +11,15 @@ from click.testing import CliRunner
 from bot.cli import main
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```[a-z]*\n(.*?)```", README, flags=re.S)
-COMMANDS = [line.strip() for block in BLOCKS for line in block.splitlines() if line.strip().startswith("gpu-advisor ")]
+BLOCKS = re.findall(r"```([a-z]*)\n(.*?)```", README, flags=re.S)
+# shell blocks hold commands; other blocks are output
+COMMANDS = [line.strip() for lang, block in BLOCKS if lang == "sh" for line in block.splitlines()
+            if line.strip().startswith("gpu-advisor ")]
 INTERACTIVE = ("chat", "serve")          # long-running: covered by their own tests
 
 
 def test_readme_starts_with_the_two_commands():
-    first = BLOCKS[0].strip().splitlines()
+    first = BLOCKS[0][1].strip().splitlines()
     assert [line.split()[0:2] for line in first] == [["make", "run"], ["make", "test"]]
     assert README.index("```") < README.index("\n## ")
 
