@@ -36,18 +36,16 @@ import os
 import pathlib
 import re
 import sqlite3
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
-from sqlite_utils import Database
 
+from .db import DEFAULT_TIMEOUT_S, LockedDatabase
 from .errors import AdvisorError
 
 __all__ = [
     "AuditLog", "AuditEntry", "AuditError", "VerifyResult", "PruneResult", "Change", "diff_records",
-    "read_export", "verify_rows", "iso_utc", "canonical_json", "record_hash", "format_id", "parse_id", "connect", "utc_now",
+    "read_export", "verify_rows", "iso_utc", "canonical_json", "record_hash", "format_id", "parse_id", "utc_now",
     "ZERO_HASH", "SURFACES", "COLUMNS", "CONTENT_FIELDS", "JSON_FIELDS",
 ]
 
@@ -65,7 +63,6 @@ CONTENT_FIELDS = ("ts", "surface", "team", "channel", "user", "session", "questi
 COLUMNS = ("seq", "id") + CONTENT_FIELDS + ("prev_hash", "hash")
 RECORD_KEYS = frozenset(CONTENT_FIELDS) - {"ts"}     # what append() accepts; ts is the log's own clock
 
-DEFAULT_TIMEOUT_S = 30.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS advice (
@@ -286,26 +283,6 @@ def _encode_json(value: Any) -> str | None:
 # connections
 
 
-def connect(path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S) -> Database:
-    """A sqlite-utils Database on `path` with a busy timeout, usable from any thread (callers hold a lock)."""
-    conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-    return Database(conn)
-
-
-def enable_wal(db: Database, deadline_s: float = DEFAULT_TIMEOUT_S) -> None:
-    """PRAGMA journal_mode=WAL, retried while another process holds the lock on a brand-new file."""
-    end = time.monotonic() + deadline_s
-    while True:
-        try:
-            db.conn.execute("PRAGMA journal_mode=WAL").fetchone()   # in-memory databases answer "memory"
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > end:
-                raise
-            time.sleep(0.01)
-
-
 @dataclass(frozen=True)
 class AuditEntry:
     """What append() wrote (or found, when `duplicate` is True: the event was recorded before)."""
@@ -501,60 +478,19 @@ def read_export(path: str | os.PathLike) -> list[dict[str, Any]]:
 # the log
 
 
-class AuditLog:
+class AuditLog(LockedDatabase):
     """The `advice` table of one SQLite file. One instance may be shared by threads; many may exist."""
 
     def __init__(self, path: str | os.PathLike, *, clock: Callable[[], dt.datetime] = utc_now,
                  timeout: float = DEFAULT_TIMEOUT_S):
         self.path = pathlib.Path(path)
         self._clock = clock
-        self._lock = threading.RLock()
-        self.db = connect(self.path, timeout)
-        enable_wal(self.db, timeout)
+        self._open(self.path, timeout)
         with self._write():
             for statement in _statements(_SCHEMA):
                 self.db.conn.execute(statement)
 
     # -- plumbing -----------------------------------------------------------------------------------------
-
-    def close(self) -> None:
-        with self._lock:
-            self.db.close()
-
-    def __enter__(self) -> "AuditLog":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    class _Txn:
-        def __init__(self, log: "AuditLog", begin: str):
-            self.log, self.begin = log, begin
-
-        def __enter__(self) -> sqlite3.Connection:
-            self.log._lock.acquire()
-            try:
-                self.log.db.conn.execute(self.begin)
-            except BaseException:
-                self.log._lock.release()
-                raise
-            return self.log.db.conn
-
-        def __exit__(self, exc_type, exc, tb) -> None:
-            conn = self.log.db.conn
-            try:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK" if exc_type else "COMMIT")
-            finally:
-                self.log._lock.release()
-
-    def _write(self) -> "AuditLog._Txn":
-        """BEGIN IMMEDIATE: the write lock is taken before anything is read, so read-then-insert is atomic."""
-        return AuditLog._Txn(self, "BEGIN IMMEDIATE")
-
-    def _read(self) -> "AuditLog._Txn":
-        """One read snapshot (WAL readers see the database as of their first read)."""
-        return AuditLog._Txn(self, "BEGIN")
 
     @staticmethod
     def _rows(conn: sqlite3.Connection, sql: str, params: Iterable[Any] = ()) -> Iterator[dict[str, Any]]:

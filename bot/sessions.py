@@ -7,7 +7,7 @@ The state is whatever the dialogue keeps (slots, the pending question); no token
 
 WAL mode and a busy timeout; one store may be shared by threads (a lock serialises its one connection), and
 several processes may use the same file (every write is one `BEGIN IMMEDIATE` transaction).
-Pure: sqlite-utils (through bot.audit.connect) and the standard library only.
+Pure: sqlite-utils (through bot.db) and the standard library only.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import hashlib
 import json
 import os
 import pathlib
-import threading
 from typing import Any, Callable
 
-from .audit import DEFAULT_TIMEOUT_S, connect, enable_wal, iso_utc, to_json_value, utc_now
+from .audit import iso_utc, to_json_value, utc_now
+from .db import DEFAULT_TIMEOUT_S, LockedDatabase
 
 __all__ = ["SessionStore", "session_key", "session_id", "SLACK_SURFACES", "DEFAULT_TTL_S"]
 
@@ -64,7 +64,7 @@ def session_id(key: str) -> str:
     return f"{namespace}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:10]}"
 
 
-class SessionStore:
+class SessionStore(LockedDatabase):
     """load / save / clear conversation state by key, with expiry. Thread-safe; many may share a file."""
 
     def __init__(self, path: str | os.PathLike, ttl_seconds: float = DEFAULT_TTL_S, *,
@@ -74,49 +74,10 @@ class SessionStore:
         self.path = pathlib.Path(path)
         self.ttl = dt.timedelta(seconds=ttl_seconds)
         self._clock = clock
-        self._lock = threading.RLock()
-        self.db = connect(self.path, timeout)
-        enable_wal(self.db, timeout)
+        self._open(self.path, timeout)
         with self._write() as conn:
             conn.execute(_SCHEMA)
             conn.execute(_INDEX)
-
-    def close(self) -> None:
-        with self._lock:
-            self.db.close()
-
-    def __enter__(self) -> "SessionStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    class _Txn:
-        def __init__(self, store: "SessionStore", begin: str):
-            self.store, self.begin = store, begin
-
-        def __enter__(self):
-            self.store._lock.acquire()
-            try:
-                self.store.db.conn.execute(self.begin)
-            except BaseException:
-                self.store._lock.release()
-                raise
-            return self.store.db.conn
-
-        def __exit__(self, exc_type, exc, tb) -> None:
-            conn = self.store.db.conn
-            try:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK" if exc_type else "COMMIT")
-            finally:
-                self.store._lock.release()
-
-    def _write(self) -> "SessionStore._Txn":
-        return SessionStore._Txn(self, "BEGIN IMMEDIATE")
-
-    def _read(self) -> "SessionStore._Txn":
-        return SessionStore._Txn(self, "BEGIN")
 
     def _now(self) -> dt.datetime:
         return self._clock()
