@@ -82,7 +82,7 @@ class Advisor:
             return w, model, notes
         method = slots.get("method") or assumed.get("method") or ("full" if intent in ("train", "rendering") else "lora")
         if not slots.get("method"):
-            notes.append(("assume.method", {"method": self.t.say(f"method.{method}", "en")}))
+            notes.append(("assume.method", {"method": f"method.{method}"}))
         precision = slots.get("precision") or "bf16"
         if precision in ("int4", "nf4", "int8") and method in ("lora", "qlora"):
             method, precision = "qlora", "bf16"
@@ -103,7 +103,7 @@ class Advisor:
         if transformer:
             notes.append(("assume.batch", {"batch": batch, "seq": seq}))
         else:
-            notes.append(("assume.batch", {"batch": batch, "seq": "-"}))
+            notes.append(("assume.batch_samples", {"batch": batch}))
         if method in ("lora", "qlora"):
             notes.append(("assume.lora", {"rank": 16}))
         if transformer:
@@ -127,6 +127,17 @@ class Advisor:
 
     # ----- the decision ------------------------------------------------------------------------------------------
     def advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> Advice:
+        advice = self._advise(intent, slots, assumed, lang)
+        if not advice.recommendations and intent == "inference" and not slots.get("precision"):
+            # nothing holds it in 16-bit: serve quantized weights instead, and say so
+            for precision in ("fp8", "int4"):
+                quant = self._advise(intent, {**slots, "precision": precision}, assumed, lang)
+                if quant.recommendations:
+                    quant.assumptions.insert(0, ("assume.quantized", {"precision": precision}))
+                    return quant
+        return advice
+
+    def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> Advice:
         w, model, assumptions = self.workload(intent, slots, assumed)
         cache: dict[int, MemoryEstimate] = {}
         base = self._estimate_on(w, model, w.gpus, cache)
@@ -159,11 +170,14 @@ class Advisor:
             one = self._estimate_on(w, model, 1, cache)
             if one.per_gpu_gib <= usable:
                 return 1, 1, one
-            if w.method == "inference":   # tensor parallelism stays inside one instance
-                if f.gpu_count > 1:
-                    est = self._estimate_on(w, model, f.gpu_count, cache)
-                    if est.per_gpu_gib <= usable:
-                        return 1, f.gpu_count, est
+            if w.method == "inference":
+                # tensor parallelism inside one instance; beyond that, pipeline stages on several instances
+                for k in (1, 2, 3, 4, 6, 8):
+                    n = k * f.gpu_count
+                    if n > 1 and (k == 1 or f.gpu_count > 1):
+                        est = self._estimate_on(w, model, n, cache)
+                        if est.per_gpu_gib <= usable:
+                            return k, n, est
                 return None
             k = 1
             while k <= MAX_INSTANCES:
@@ -212,9 +226,14 @@ class Advisor:
             hard = sorted({c.attribute for c, _ in select.require})
             others = list(self.kb.candidates(exclude=provider, per_shape=SHOWN_PER_SHAPE))
             alt = [r for r in self._rank(others, plan, select_for, w, model, slots, cache) if not r["ruled_out"]]
-            reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) or \
-                self.t.say("ruled.no_fit", lang, need=f"{base.per_gpu_gib:.1f}", have=f"{biggest:g}")
-            fallback = {"provider": self.kb.providers[provider].name, "requirement": reqs,
+            fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
+            reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard \
+                else ""
+            if not fits_somewhere:
+                big = self._estimate_on(w, model, 1, cache).per_gpu_gib
+                reqs = self.t.say("requirement.too_big", lang, total=f"{big:,.0f}") + (f"; {reqs}" if reqs else "")
+            prov = self.kb.providers[provider]
+            fallback = {"provider": prov.name_zh if lang == "zh" and prov.name_zh else prov.name, "requirement": reqs,
                         "key": "fallback.other_provider" if alt else "fallback.nothing"}
             rows = alt + ranked
         else:

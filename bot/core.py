@@ -116,7 +116,8 @@ class Core:
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
         citations = citation_list(self.kb, advice.citations)
-        assumptions = [t.say(k, lang, **ctx) for k, ctx in advice.assumptions]
+        assumptions = [t.say(k, lang, **{n: (t.say(v, lang) if isinstance(v, str) and v in t.table else v)
+                                         for n, v in ctx.items()}) for k, ctx in advice.assumptions]
         checklist = [{"item": c["item"], "status": c["status"], "text": t.say(c["say"], lang, **c["ctx"]).strip(),
                       "citations": c["citations"]} for c in advice.checklist]
         notes = []
@@ -128,7 +129,7 @@ class Core:
         memory = {"per_gpu_gib": mem.per_gpu_gib, "total_gib": mem.total_gib, "allocated_gib": mem.allocated_gib,
                   "breakdown": mem.breakdown, "gpus": mem.gpus,
                   "terms": [tm.model_dump() for tm in mem.terms]}
-        assumptions += mem.assumptions
+        assumptions += [t.say(n["key"], lang, **n["ctx"]) for n in mem.assumption_keys]
         slots = dict(d.slots)
         slots.pop("topic", None)
         for key, value in d.assumed.items():

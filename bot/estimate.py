@@ -30,6 +30,15 @@ NON_GATED = ("gpt2", "gpt-2", "bert", "roberta", "t5", "whisper", "vit", "clip",
 ALLOCATOR_SLACK = 0.07      # caching-allocator fragmentation: reserved/allocated measured 1.03-1.11
 
 
+class Note(str):
+    """An assumption in English (the JSON contract), carrying a template key and values for other languages."""
+
+    def __new__(cls, key: str, text: str, **ctx):
+        obj = super().__new__(cls, text)
+        obj.key, obj.ctx = key, ctx
+        return obj
+
+
 @dataclass(frozen=True)
 class Arch:
     """The dimensions the formulas need; from the knowledge base, or scaled from a parameter count."""
@@ -160,10 +169,11 @@ def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
     validate(w)
     a = arch_of(model, w.params_b)
     terms: list[MemoryTerm] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     if a.derived:
-        notes.append(f"no architecture on file: dimensions scaled from a Llama-like {w.params_b:g}B model "
-                     f"({a.layers} layers, hidden {a.hidden}, GQA with {a.kv_heads} KV heads)")
+        notes.append(Note("est.derived_arch", f"no architecture on file: dimensions scaled from a Llama-like "
+                          f"{w.params_b:g}B model ({a.layers} layers, hidden {a.hidden}, GQA with {a.kv_heads} KV heads)",
+                          params_b=f"{w.params_b:g}", layers=a.layers, hidden=a.hidden, kv_heads=a.kv_heads))
     if w.method == "inference":
         _inference(w, a, terms, notes)
         n = w.tensor_parallel if w.tensor_parallel > 1 else w.gpus
@@ -180,7 +190,8 @@ def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
                           allocated_gib=round(allocated, 2),
                           breakdown={k: round(v, 2) for k, v in breakdown.items()},
                           terms=terms,
-                          assumptions=notes, gpus=n)
+                          assumptions=[str(x) for x in notes], gpus=n,
+                          assumption_keys=[{"key": x.key, "ctx": x.ctx} for x in notes])
 
 
 def _term(terms: list[MemoryTerm], name: str, category: str, nbytes: float, formula: str) -> None:
@@ -253,8 +264,9 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
             _term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes / o_sh,
                   f"{T / 1e9:.2f}B trainable x {opt_bytes:g} B{osh}")
         else:
-            notes.append("optimizer state (and the fp32 master weights) offloaded to CPU RAM: "
-                         f"about {T * (opt_bytes + 4) / GIB:.0f} GiB of host memory across the job")
+            host = f"{T * (opt_bytes + 4) / GIB:.0f}"
+            notes.append(Note("est.offload", "optimizer state (and the fp32 master weights) offloaded to CPU RAM: "
+                              f"about {host} GiB of host memory across the job", host=host))
     else:   # LoRA / QLoRA: frozen base + small fp32 adapters
         if w.method == "qlora":
             emb = a.embedding_params if a.transformer else 0
@@ -289,7 +301,8 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
     if not a.transformer:
         if a.activation_gib_per_sample is None:
             per = 0.5 * GIB
-            notes.append("no measured activation basis for this model: 0.5 GiB per sample assumed")
+            notes.append(Note("est.no_basis", "no measured activation basis for this model: 0.5 GiB per sample "
+                              "assumed"))
         else:
             per = a.activation_gib_per_sample * GIB * p / a.basis_bytes
         if w.grad_checkpointing:
@@ -378,7 +391,8 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
           f"{a.layers} layers x {kind} ({a.kv_dim} values) x {ctx} tokens x {w.concurrency} sequences x "
           f"{kv_bytes} B" + (f" / TP {tp}" if tp > 1 else ""))
     if a.sliding_window and a.sliding_share:
-        notes.append(f"{a.sliding_share:.0%} of layers use a {a.sliding_window}-token sliding window")
+        notes.append(Note("est.sliding", f"{a.sliding_share:.0%} of layers use a {a.sliding_window}-token sliding "
+                          "window", share=f"{a.sliding_share:.0%}", window=a.sliding_window))
     # prefill working set of one block for the longest prompt chunk, and last-token logits
     chunk = min(ctx, 8192) * min(w.concurrency, 4) if ctx > 1 else w.concurrency
     f = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn

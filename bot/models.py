@@ -87,6 +87,7 @@ class MemoryEstimate(BaseModel):
     terms: list[MemoryTerm]
     assumptions: list[str]
     gpus: int
+    assumption_keys: list[dict[str, Any]] = []     # the same assumptions as template keys, for other languages
 
 
 class Compute(BaseModel):
