@@ -198,6 +198,8 @@ class Parser:
         self.long_days = float(lx.get("long_days", 180))
         self.qlora_precisions = set(lx.get("qlora_precisions", ["int4", "nf4"]))
 
+    rx_why = re.compile(r"为什么|为啥|怎么会|(?<![a-z])why(?![a-z])")
+
     def _compile_numbers(self) -> None:
         N, NA = self.NUM, self.NUM_A
         G = G_MARK
@@ -211,11 +213,13 @@ class Parser:
         ]
         self.rx_single = re.compile(r"单卡|单张|单块|一张卡|一块卡|(?<![a-z])(?:a )?(?:single|one) (?:gpu|card)(?![a-z])")
         self.rx_per_node_between = re.compile(r"^\s*[,(]?\s*(?:[x×*]|each with|with|of|每台机器|每台|每机|每个节点|"
-                                              r"每节点|per node)\s*[(]?\s*$")
+                                              r"每节点|per node)?\s*[(]?\s*$")
         self.rx_per_node_after = re.compile(r"^\s*(?:each|per node|per machine|per server|/node|apiece|每台|每机|"
                                             r"的?\s*(?:机器|服务器|节点|主机))")
         self.rx_tokens = re.compile(rf"{N}\s*(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)?\s*(?:个)?\s*"
                                     r"(?:tokens?|词元)(?![a-z])")
+        self.rx_tokens_after = re.compile(rf"(?:tokens?|词元)\s*(?:数|量)?\s*(?:大概|大约|约|~|:|=|of|about)?\s*{N}\s*"
+                                          r"(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)(?![a-z])")
         self.rx_params = [
             re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)(?![a-z0-9])"
                        r"(?!\s*(?:tokens?|docs?|documents?|samples?|images?|rows?|examples?|requests?|users?|"
@@ -236,13 +240,13 @@ class Parser:
         self.rx_concurrency = [
             re.compile(rf"{N}{K}\s*(?:个)?\s*(?:concurrent|simultaneous|parallel)(?:\s+(?:users?|requests?|sequences?|"
                        r"streams?|sessions?|connections?|people|ppl|clients?))?(?![a-z])"),
-            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:video |camera |audio )?(?:users?|streams?|ppl|people|clients?|sessions?)"
-                       r"(?![a-z])"),
+            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:video |camera |audio |rtsp |ip )?(?:users?|streams?|ppl|people|clients?|"
+                       r"sessions?|cams?|cameras?)(?![a-z])"),
             re.compile(rf"{N}{K}\s*个?\s*(?:人|用户)\s*(?:同时|在线|并发|用|使用)"),
             re.compile(rf"{N}{K}\s*(?:个|路)?\s*(?:用户|并发)"),
             re.compile(rf"(?:并发|concurrency|concurrent users|simultaneous users)\s*(?:数|量)?\s*"
                        rf"(?:of|is|为|是|=|:|约|大概|大约|在|~)?\s*{N}{K}"),
-            re.compile(rf"{N}{K}\s*路\s*(?:并发|摄像头|视频|流|监控|通话|直播)"),
+            re.compile(rf"{N}{K}\s*路\s*(?:并发|摄像头|相机|视频|流|监控|通话|直播)"),
             re.compile(rf"{N}{K}\s*个?人(?=\s*(?:[,.;!?]|$|同时|在线|使用|用|左右))"),      # '大概 500 人'
             re.compile(rf"(?:team of|group of)\s*{N}(?![\d.])|{N}\s*-?\s*(?:person|people|人)\s*(?:team|团队)"),
         ]
@@ -272,7 +276,7 @@ class Parser:
             re.compile(rf"(?:within|in|under|before|by)\s*(?:~|about|around|roughly|approximately|the next)?\s*"
                        rf"{NA}\s*-?\s*(days?|weeks?|months?)(?![a-z])"),
             re.compile(rf"{N}\s*-?\s*(days?|weeks?|months?)\s*(?:max|at most|or less|tops)(?![a-z])"),
-            re.compile(rf"{N}\s*(?:个)?\s*(天|周|星期|个月|月)\s*(?:内|之内|以内)"),
+            re.compile(rf"{N}\s*(?:个)?\s*(天|周|星期|个月|月)\s*(?:内|之内|以内|(?:能|可以|就)(?:搞定|跑完|完成|训完))"),
             re.compile(rf"(?:deadline|due)\s*(?:is|in|of)?\s*~?\s*{N}\s*(days?|weeks?|天|周)"),
         ]
         self.rx_duration = re.compile(rf"{NA}\s*-?\s*(?:个)?\s*(hours?|hrs?|days?|weeks?|months?|years?|小时|天|周|星期|月|年)"
@@ -738,7 +742,7 @@ class Parser:
         self._gpus_and_nodes(t, slots)
         t = self._budget_amount(t, slots)
         # training tokens before sizes: "2T tokens", "1000亿 token"
-        for m in self.rx_tokens.finditer(t):
+        for m in [*self.rx_tokens.finditer(t), *self.rx_tokens_after.finditer(t)]:
             n = self._num(m.group(1))
             if n is None:
                 continue
@@ -820,12 +824,20 @@ class Parser:
             if n and n == int(n) and 1 <= n <= 100_000:
                 gpus = int(n)
                 if nodes and nodes > 1 and nodes_m is not None:
-                    per_node = (m.start() >= nodes_m.end() and self.rx_per_node_between.match(t[nodes_m.end():m.start()])) \
+                    # "两台 8 卡", "2 nodes x 8 GPUs": a count right after the machines is per machine;
+                    # "两机十六卡" keeps the total (a count after 机 that the machines divide is the total)
+                    right_after = m.start() >= nodes_m.end() and self.rx_per_node_between.match(
+                        t[nodes_m.end():m.start()])
+                    total_form = right_after and nodes_m.group(0).endswith("机") and n % nodes == 0 and n > 8
+                    per_node = (right_after and not total_form and ("台" in nodes_m.group(0) or n <= 8)) \
                         or self.rx_per_node_after.match(t[m.end():m.end() + 16])
                     if per_node and n * nodes <= 100_000:
                         gpus = int(n * nodes)
         elif self.rx_single.search(t):
             gpus = 1
+        if not nodes_m and re.search(r"(?<![a-z])(?:single|one|a)\s+(?:\S+\s+){0,2}(?:node|machine|server|box)(?![a-z])",
+                                     t):
+            slots.setdefault("nodes", 1)
         if gpus:
             slots["gpus"] = gpus
 
@@ -996,7 +1008,11 @@ class Parser:
         # how billing works is a billing question ('how does spot pricing work')
         if billing >= 2.5 and (job == 0 or billing > job or (not has_model and (not recommend or billing >= job))):
             return "billing", False
-        if explain >= 2.5 and explain >= billing and (job == 0 or not recommend):
+        # a what/why word around a named model and a job word asks for that job's answer ("what's the minimum VRAM to
+        # LoRA fine-tune qwen2.5-14b?"): the answer carries the memory estimate and its explanation
+        why = self.rx_why.search(text) is not None
+        if explain >= 2.5 and explain >= billing and (job == 0 or not (recommend or (has_model and job >= explain
+                                                                                     and not why))):
             return "explain", False
         if job > 0:
             return best_job, False
