@@ -14,7 +14,8 @@ Needs torch, transformers and (for LoRA) peft; bitsandbytes for the QLoRA cases 
 case are optional: those cases are skipped, saying why, when the package is missing. A global --time-budget
 (seconds, counted from the start) stops starting new cases once spent; results are written after every case, so a
 killed run keeps what it measured. docs/measuring.md says how to run it and how to add the rows to the test data.
-The measuring path imports nothing from bot/ (the GPU machine needs no project install); --dry-run and --compare do.
+Measuring needs nothing from bot/ (a bare GPU machine will do; where the project imports, each progress line also
+shows the estimate); --dry-run and --compare use the project's estimator.
 """
 from __future__ import annotations
 
@@ -203,6 +204,7 @@ PRESETS = {"quick": QUICK, "full": FULL}
 
 def plan(preset: str = "quick", tiny: bool = False, only: str | None = None) -> list[Case]:
     cases = [c.shrunk() if tiny else c for c in PRESETS[preset]]
+    cases = list({c.id: c for c in cases}.values())        # shrinking can make two cases one
     if only:
         cases = [c for c in cases if re.search(only, c.id)]
     return cases
