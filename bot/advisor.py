@@ -223,7 +223,11 @@ class Advisor:
         ranked = self._rank(pool, plan, select_for, w, model, slots, cache)
         passing = [r for r in ranked if not r["ruled_out"]]
         if not passing:
-            hard = sorted({c.attribute for c, _ in select.require})
+            # the requirements that ruled this provider's flavors out (the job's own, or those of a candidate's
+            # shape: several GPUs need NVLink, several instances RDMA)
+            hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
+                           if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
+                          | {c.attribute for c, _ in select.require})
             others = list(self.kb.candidates(exclude=provider, per_shape=SHOWN_PER_SHAPE))
             alt = [r for r in self._rank(others, plan, select_for, w, model, slots, cache) if not r["ruled_out"]]
             fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
