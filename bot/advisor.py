@@ -171,13 +171,17 @@ class Advisor:
             if one.per_gpu_gib <= usable:
                 return 1, 1, one
             if w.method == "inference":
-                # tensor parallelism inside one instance; beyond that, pipeline stages on several instances
+                # tensor parallelism inside one instance over a degree the attention heads divide by (vLLM's rule);
+                # beyond that, pipeline stages on several instances
+                degrees = tp_degrees(model, f.gpu_count)
                 for k in (1, 2, 3, 4, 6, 8):
-                    n = k * f.gpu_count
-                    if n > 1 and (k == 1 or f.gpu_count > 1):
-                        est = self._estimate_on(w, model, n, cache)
-                        if est.per_gpu_gib <= usable:
-                            return k, n, est
+                    for t in degrees:
+                        n = k * t
+                        if n > 1 and (k == 1 or t > 1):
+                            est = self._estimate_on(w, model, n, cache)
+                            if est.per_gpu_gib <= usable:
+                                return k, n, est
+                            break            # the largest degree did not fit: smaller ones will not either
                 return None
             k = 1
             while k <= MAX_INSTANCES:
@@ -525,6 +529,17 @@ class Advisor:
             return ""
         parts = [f"{s.change} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
         return self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
+
+
+def tp_degrees(model: Model | None, gpus: int) -> list[int]:
+    """Tensor-parallel degrees usable on `gpus` GPUs, largest first: the query heads must divide evenly, and the KV
+    heads either divide evenly or are replicated (vLLM); without a config, powers of two."""
+    if model is not None and model.heads:
+        kv = model.kv_heads or model.heads
+        out = [t for t in range(gpus, 0, -1) if model.heads % t == 0 and (kv % t == 0 or t % kv == 0)]
+    else:
+        out = [t for t in range(gpus, 0, -1) if t & (t - 1) == 0]
+    return out or [1]
 
 
 def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:

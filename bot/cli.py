@@ -71,7 +71,9 @@ def ask(text: str | None, as_json: bool, session: str | None, batch: Path | None
                 if not isinstance(item, dict) or not isinstance(item.get("text"), str):
                     click.echo(_dump({"line": lineno, "error": "each JSON line needs a 'text' string"}))
                     continue
-            out = svc.ask(item["text"], surface="cli", user=user, session=item.get("session") or session)
+            # each line is its own conversation unless it (or --session) names one to continue
+            out = svc.ask(item["text"], surface="cli", user=user,
+                          session=item.get("session") or session or f"batch-{batch.name}-{lineno}")
             click.echo(_dump(out))
         return
     out = svc.ask(text or "", surface="cli", user=user, session=session or "default")

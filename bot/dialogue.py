@@ -80,7 +80,8 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
 
     if intent in INFO_INTENTS:
         # an aside: answer it, keep the job being discussed
-        return state, Decision("info", intent, {**state["slots"], **new})
+        topic = {"topic": parse.slots.topic} if parse.slots.topic else {}   # what the aside is about, not kept
+        return state, Decision("info", intent, {**state["slots"], **new, **topic})
     if intent is None:
         answering = state["pending"] not in (None, "intent") and bool(new or ambiguous or parse.unsure)
         refining = in_job and state["answered"] and bool(new or ambiguous)

@@ -128,3 +128,15 @@ def test_follow_up_then_answer(core):
     assert r["status"] == "follow_up" and r["missing"] == ["method"] and "LoRA" in r["choices"]
     r, state = ask(core, "LoRA", state)
     assert r["status"] == "answer" and r["slots"]["model"] == "qwen2.5-7b" and r["slots"]["method"] == "lora"
+
+
+@pytest.mark.parametrize("question, topic_title", [
+    ("how does ZeRO-3 work?", "ZeRO and FSDP"),              # explain: a sourced topic, not the help text
+    ("什么是 NVLink？", "NVLink 与 PCIe"),                     # in the question's language
+    ("what is a KV cache", "KV cache"),
+    ("竞价实例会被回收吗", "竞价实例"),                          # billing: the topic, then the provider's modes
+])
+def test_explain_and_billing_answer_the_topic_with_sources(core, question, topic_title):
+    r, _ = ask(core, question)
+    assert r["status"] == "info" and topic_title in r["text"], r["text"]
+    assert r["citations"] and all(c["id"] in core.kb.sources for c in r["citations"])
