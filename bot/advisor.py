@@ -527,7 +527,7 @@ class Advisor:
     def _fit_hint(self, steps, have: float, lang: str) -> str:
         if not steps:
             return ""
-        parts = [f"{s.change} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
+        parts = [f"{self.t.change(s.change, lang)} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
         return self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
 
 

@@ -60,7 +60,7 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         if verdict["fits"]:
             v = t.say("gpu_verdict.fits", lang, need=need, have=have)
         else:
-            steps = "; ".join(f"{s['change']} -> {s['per_gpu_gib']:.1f} GiB" for s in verdict["steps"])
+            steps = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in verdict["steps"])
             hint = t.say("fit.hint", lang, have=have, steps=steps) if steps else t.say("fit.none", lang)
             v = t.say("gpu_verdict.no_fit", lang, need=need, have=have, fit_hint=hint)
         lines.append(t.say("why.user_gpu", lang, gpu=verdict["gpu_name"], verdict=v) + " " +

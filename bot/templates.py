@@ -1,6 +1,7 @@
 """The wording of replies, in both languages, loaded from bot/templates/messages.yaml."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,12 @@ class Templates:
     @property
     def keys(self) -> set[str]:
         return set(self.table)
+
+    def change(self, text: str, lang: str) -> str:
+        """A 'what would make it fit' step (estimate.make_it_fit names them in English) in the reply's language."""
+        m = re.fullmatch(r"(.*) over (\d+) GPUs", text)
+        key, ctx = (f"fitstep.{m.group(1)} over {{n}} GPUs", {"n": m.group(2)}) if m else (f"fitstep.{text}", {})
+        return self.say(key, lang, **ctx) if key in self.table else text
 
     def say(self, key: str, lang: str, **ctx: Any) -> str:
         entry = self.table[key]

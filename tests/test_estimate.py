@@ -114,3 +114,17 @@ def test_reported_out_of_memory_runs(row):
     if row["id"] in ("litgpt-hub-llama3.1-8b-full-a10g-oom", "litgpt-llama2-13b-lora-2gpu-mb1-oom"):
         pytest.xfail("A10G capacity not in the row / LitGPT's FSDP LoRA kept the whole base per GPU")
     assert row["correct"], f"estimated {row['estimate']} GiB but the source ran out of memory on {row['gpu_gib']} GiB"
+
+
+@pytest.mark.parametrize("job, card", [
+    (dict(task="finetune", method="full", batch_size=8, seq_len=4096), 16),     # the whole training ladder
+    (dict(params_b=70.6, model="llama-3.1-70b", context=32768, concurrency=16), 24),   # the serving ladder
+])
+def test_every_fit_step_has_chinese_wording(kb, job, card):
+    from bot.templates import default_templates
+    t = default_templates()
+    model = kb.models[job.get("model", "llama-3.1-8b")]
+    steps = make_it_fit(w(**job), model, card)
+    assert steps
+    for s in steps:
+        assert t.change(s.change, "zh") != s.change, s.change
