@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.errors import InvalidRequest  # noqa: E402
-from bot.estimate import ALLOCATOR_SLACK, GIB, estimate_memory  # noqa: E402
+from bot.estimate import ALLOCATOR_SLACK, GIB, arch_of, estimate_memory  # noqa: E402
 from bot.knowledge import default_knowledge  # noqa: E402
 from bot.models import Workload  # noqa: E402
 from bot.records import Model  # noqa: E402
@@ -41,15 +41,22 @@ def model_for(row: dict[str, Any]):
     arch = row.get("arch") or {}
     if arch.get("layers") and arch.get("hidden"):
         heads = arch.get("heads") or arch["hidden"] // 128
-        return Model(id=row["model"], name=row["model"], family=row["model"].split("-")[0], kind="llm",
-                     params_b=row["params_b"], layers=arch["layers"], hidden=arch["hidden"], heads=heads,
-                     kv_heads=arch.get("kv_heads") or heads, ffn=arch.get("ffn"), vocab=arch.get("vocab"),
-                     head_dim=arch.get("head_dim"), sources=["measurement"])
+        model = Model(id=row["model"], name=row["model"], family=row["model"].split("-")[0], kind="llm",
+                      params_b=row["params_b"], layers=arch["layers"], hidden=arch["hidden"], heads=heads,
+                      kv_heads=arch.get("kv_heads") or heads, ffn=arch.get("ffn"), vocab=arch.get("vocab"),
+                      head_dim=arch.get("head_dim"), sources=["measurement"])
+        if arch.get("ffn") and arch.get("vocab"):
+            # a row's params_b is the model's marketing size ("phi-1.5" = 1.3B); the architecture it gives counts
+            # the real parameters (1.42B), as the model cards do
+            a = arch_of(model, row["params_b"])
+            counted = (a.layer_params * a.layers + a.vocab * a.hidden * (1 if a.tied else 2)) / 1e9
+            model = model.model_copy(update={"params_b": round(counted, 3)})
+        return model
     return None
 
 
 def workload_for(row: dict[str, Any], model) -> Workload | None:
-    params = row.get("params_b") or (model.params_b if model else None)
+    params = (model.params_b if model else None) or row.get("params_b")
     if not params:
         return None
     prec = row.get("precision") or "bf16"
