@@ -102,7 +102,7 @@ def test_accuracy_floors_against_published_measurements():
     s = memory_accuracy.summary(RESULTS)
     assert s["rows"] >= 45
     assert s["estimator"]["median_abs_error"] <= 0.10
-    assert s["estimator"]["within_15_share"] >= 0.85
+    assert s["estimator"]["within_15_share"] >= 0.87
     # far ahead of both rules of thumb
     assert s["estimator"]["median_abs_error"] * 3 < s["weights_only"]["median_abs_error"]
     assert s["estimator"]["median_abs_error"] * 3 < s["bytes_per_param"]["median_abs_error"]
