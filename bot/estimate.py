@@ -63,6 +63,7 @@ class Arch:
     dropout: bool = False
     transformer: bool = True
     activation_gib_per_sample: float | None = None
+    inference_gib_per_sample: float | None = None
     basis_bytes: int = 4
     derived: bool = False       # dimensions scaled from the parameter count, not read from a config
 
@@ -130,6 +131,7 @@ def arch_of(model: Model | None, params_b: float) -> Arch:
         return Arch(params=params, layers=0, hidden=0, heads=0, kv_heads=0, head_dim=0, ffn=0, vocab=0,
                     gated_mlp=False, tied=True, transformer=False,
                     activation_gib_per_sample=basis.gib_per_sample if basis else None,
+                    inference_gib_per_sample=basis.inference_gib_per_sample if basis else None,
                     basis_bytes=basis.precision_bytes if basis else 4)
     size, layers, hidden, heads, kv = min(_SCALE, key=lambda r: abs(math.log(r[0] / params_b)))
     # keep the layer count and width shape of the nearest known model, scale width to the parameter count
@@ -299,6 +301,13 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
     b, s = w.batch_size, w.seq_len
     p = 4 if w.precision == "fp32" else 2
     if not a.transformer:
+        if a.activation_gib_per_sample is None and a.inference_gib_per_sample:
+            per = a.inference_gib_per_sample * 3 * GIB * p / a.basis_bytes
+            notes.append(Note("est.basis_from_inference", "training activations taken as 3x the measured "
+                              "inference activations per sample"))
+            _term(terms, "activations", "activations", per * (0.35 if w.grad_checkpointing else 1) * w.batch_size,
+                  f"3 x {per / 3 / GIB:.2f} GiB per sample (inference basis) x batch {w.batch_size}")
+            return
         if a.activation_gib_per_sample is None:
             per = 0.5 * GIB
             notes.append(Note("est.no_basis", "no measured activation basis for this model: 0.5 GiB per sample "
@@ -375,7 +384,16 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
         _term(terms, f"{w.precision} weights", "weights", P * wb / tp,
               f"{P / 1e9:.2f}B params x {wb:g} B" + (f" / TP {tp}" if tp > 1 else ""))
     if not a.transformer:
-        per = (a.activation_gib_per_sample or 0.5) * GIB * (4 if w.precision == "fp32" else 2) / a.basis_bytes
+        scale = (4 if w.precision == "fp32" else 2) / a.basis_bytes
+        if a.inference_gib_per_sample:
+            per = a.inference_gib_per_sample * GIB * scale
+            _term(terms, "activations (forward only)", "activations", per * w.concurrency,
+                  f"{per / GIB:.2f} GiB per sample (measured basis) x {w.concurrency}")
+            return
+        if a.activation_gib_per_sample is None:
+            notes.append(Note("est.no_basis", "no measured activation basis for this model: 0.5 GiB per sample "
+                              "assumed"))
+        per = (a.activation_gib_per_sample or 0.5) * GIB * scale
         _term(terms, "activations (forward only)", "activations", per * w.concurrency * 0.3,
               f"30% of the training activations per sample x {w.concurrency}")
         return

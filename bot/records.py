@@ -81,8 +81,10 @@ class MLA(Record):
 
 
 class ActivationBasis(Record):
-    """Activations per training sample for non-transformer models, measured or derived at a stated input."""
-    gib_per_sample: float = Field(gt=0)
+    """Activations per sample for non-transformer models, measured or derived at a stated input: for training
+    (`gib_per_sample`) and/or for inference (`inference_gib_per_sample`)."""
+    gib_per_sample: float | None = Field(default=None, gt=0)
+    inference_gib_per_sample: float | None = Field(default=None, gt=0)
     at: str                      # e.g. "224x224, fp32, training"
     precision_bytes: int = 4
     source: str
