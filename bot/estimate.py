@@ -386,7 +386,8 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
     if not a.transformer:
         scale = (4 if w.precision == "fp32" else 2) / a.basis_bytes
         if a.inference_gib_per_sample:
-            per = a.inference_gib_per_sample * GIB * scale
+            # not scaled by precision: SDXL's measured working set per image was the same in fp32 and fp16
+            per = a.inference_gib_per_sample * GIB
             _term(terms, "activations (forward only)", "activations", per * w.concurrency,
                   f"{per / GIB:.2f} GiB per sample (measured basis) x {w.concurrency}")
             return
