@@ -546,10 +546,4 @@ def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
     return bool(slots.get("gpus") or slots.get("nodes"))
 
 
-def resolve_precision(w: Workload, gpu_bf16: bool) -> Workload:
-    if w.precision == "bf16" and not gpu_bf16:
-        return w.model_copy(update={"precision": "fp16"})
-    return w
-
-
 __all__ = ["Advisor", "Advice", "InvalidRequest", "Constraint"]

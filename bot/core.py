@@ -137,7 +137,8 @@ class Core:
         reply = Reply(status="answer", lang=lang, intent=d.intent, slots=slots, assumptions=assumptions,
                       memory=memory, compute=advice.compute, recommendations=advice.recommendations,
                       considered=advice.considered, checklist=checklist, citations=citations,
-                      rule_trace=advice.trace, notes=notes)
+                      rule_trace=advice.trace, notes=notes,
+                      billing=[{"mode": b, "text": t.say(f"billing_mode.{b}", lang)} for b in advice.billing])
         extra = {"task": intent, "model_name": advice.model.name if advice.model else None,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput}

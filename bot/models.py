@@ -169,4 +169,5 @@ class Reply(BaseModel):
     citations: list[dict[str, Any]] = []
     rule_trace: list[dict[str, Any]] = []
     notes: list[str] = []
+    billing: list[dict[str, Any]] = []      # the billing modes the rules recommend: {mode, text}
     kb_version: str | None = None
