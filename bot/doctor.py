@@ -22,9 +22,11 @@ from urllib.parse import urlsplit
 from . import config
 from .errors import AdvisorError
 
-BOT_TOKEN = re.compile(r"^xoxb-[A-Za-z0-9-]{8,}$")
-APP_TOKEN = re.compile(r"^xapp-[A-Za-z0-9-]{8,}$")
-SIGNING_SECRET = re.compile(r"^[0-9a-fA-F]{32}$")
+# the same shapes `serve` enforces at start-up (one definition, in slack_settings)
+from .slack_settings import _APP_TOKEN as APP_TOKEN  # noqa: E402
+from .slack_settings import _BOT_TOKEN as BOT_TOKEN  # noqa: E402
+from .slack_settings import _SIGNING_SECRET as SIGNING_SECRET  # noqa: E402
+
 _KNOWN_PREFIX = re.compile(r"^(xox[abposre]|xapp)-")
 NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "afs", "9p", "glusterfs", "ceph", "fuse.s3fs",
               "fuse.gcsfuse", "fuse.juicefs", "lustre"}
@@ -300,7 +302,8 @@ def check_slack() -> Iterator[Check]:
             hint = "this is the bot token: put it in SLACK_BOT_TOKEN and the xapp- token here; "
         elif kind and kind.group(1) == "xoxp":
             hint = "this is a user token, the bot needs its bot token; "
-        yield Check("fail", "slack", f"{name} {shown(value)} is not {what}", f"{hint}copy it from {where}")
+        shape = "is too short to be" if kind and value.startswith(what.split("(")[-1].rstrip(")…")) else "is not"
+        yield Check("fail", "slack", f"{name} {shown(value)} {shape} {what}", f"{hint}copy it from {where}")
     base = (env.get("SLACK_API_BASE_URL") or "").strip()
     if base:
         parts = urlsplit(base)

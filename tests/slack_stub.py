@@ -18,7 +18,9 @@ What it rejects, as Slack does (https://docs.slack.dev/reference/block-kit/block
   (`missing_fallback_text`); Slack only warns, but our contract says every message carries one.
 The same block checks apply to response_url posts (answered 400 with the error, as Slack's webhooks do).
 Test controls: `ratelimit(method, times, retry_after)` answers 429 + Retry-After; `fail(method, error)` answers
-`ok: false` with that error once; `wait_for(pred, timeout)` polls the record.
+`ok: false` with that error once; `wait_for(pred, timeout)` polls the record. `apps.connections.open` (Socket
+Mode) answers `invalid_auth` unless `socket_url` is set (to a tests/socket_stub.py server's `url`) and the call
+carries the app token; then it answers that URL.
 """
 from __future__ import annotations
 
@@ -164,6 +166,7 @@ class SlackStub:
     def __init__(self, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN):
         self.bot_token, self.app_token = bot_token, app_token
         self.calls: list[Call] = []
+        self.socket_url: str | None = None     # a tests/socket_stub.py server's URL, for apps.connections.open
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._ratelimits: dict[str, list[int]] = {}
@@ -297,8 +300,10 @@ class SlackStub:
         token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else body.get("token")
         if not token:
             return {"ok": False, "error": "not_authed"}
-        if method == "apps.connections.open":
-            return {"ok": False, "error": "invalid_auth"}        # no WebSocket server here
+        if method == "apps.connections.open":              # Socket Mode: the WebSocket URL, for the app token
+            if self.socket_url and token == self.app_token:
+                return {"ok": True, "url": self.socket_url}
+            return {"ok": False, "error": "invalid_auth"}    # no WebSocket server (socket_url unset), or bad token
         if token != self.bot_token:
             return {"ok": False, "error": "invalid_auth"}
         if method == "auth.test":
