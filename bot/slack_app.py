@@ -370,6 +370,10 @@ def _serve_socket(app: App, settings: SlackSettings) -> None:
     from slack_bolt.adapter.socket_mode import SocketModeHandler
     handler = SocketModeHandler(app, app_token=settings.app_token)
     log.info("Socket Mode: connecting to Slack (%s)", settings.api_base_url)
+
+    def stop(signum: int, frame: Any) -> None:        # SIGTERM (docker stop, systemd, Kubernetes): a clean stop
+        raise SystemExit(0)
+    signal.signal(signal.SIGTERM, stop)
     try:
         handler.start()
     except SlackApiError as exc:
@@ -379,8 +383,9 @@ def _serve_socket(app: App, settings: SlackSettings) -> None:
     except OSError as exc:
         raise AdvisorError(f"Socket Mode could not reach Slack at {settings.api_base_url}: {exc}",
                            fix="check the network, or SLACK_API_BASE_URL if you set it") from None
-    except KeyboardInterrupt:
-        pass
+    except (KeyboardInterrupt, SystemExit):
+        handler.close()
+        log.info("Socket Mode stopped")
 
 
 def run(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:

@@ -89,8 +89,13 @@ class SocketModeStub:
                                          f"received: {self.received}, errors: {self.errors}")
                 self._cond.wait(min(left, 0.05))
 
+    @property
+    def connected(self) -> bool:
+        """Whether a client is connected now (False once it closed its connection)."""
+        return self._conn is not None
+
     def wait_connected(self, timeout: float = 10.0) -> dict[str, Any]:
-        return self.wait_for(lambda s: s._conn is not None and s.handshakes[-1], timeout, "a connection")
+        return self.wait_for(lambda s: s.connected and s.handshakes[-1], timeout, "a connection")
 
     def send_json(self, message: dict[str, Any]) -> None:
         self._send(OP_TEXT, json.dumps(message).encode())

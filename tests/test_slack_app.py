@@ -77,7 +77,11 @@ def stub():
 @pytest.fixture(scope="module")
 def bot(stub, tmp_path_factory):
     db = tmp_path_factory.mktemp("slack") / "advisor.db"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))}
+    # slack_sdk honours HTTP(S)_PROXY but not NO_PROXY: no proxy may sit between the bot and the loopback stub;
+    # the test run's cache folder is kept (conftest.py keeps caches out of ~/.cache)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
+           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
     env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
                ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="DEBUG", PORT="0", PYTHONPATH=str(REPO),
                PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")

@@ -3,12 +3,14 @@
 Slack's side of the socket is played here: envelopes go in, the bot's ACKs come back on the socket, and its
 answers arrive at the stub Web API (chat.postMessage) or at a response_url on the stub. Nothing leaves 127.0.0.1.
 
-The bot and both stubs live for the whole module (about 3 s in all); each test uses its own channel and user
-ids, and every wait is bounded.
+The bot and both stubs live for the whole module (about 6 s in all, 3 of them the clean stop: the SDK's
+receive loop polls with a 3 s timeout); each test uses its own channel and user ids, every wait is bounded, and
+the last test stops the bot with SIGTERM (the fixture kills it if a test failed first).
 """
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import signal
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from slack_stub import APP_TOKEN, BOT_TOKEN, BOT_USER_ID, TEAM_ID, SlackStub, event_callback
+from slack_stub import APP_TOKEN, BOT_TOKEN, TEAM_ID, SlackStub, event_callback
 from socket_stub import SocketModeStub
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,28 +82,30 @@ def bot(stub, ws, tmp_path_factory):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log: list[str] = []
     threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
-    try:
-        ws.wait_connected(timeout=15)
+    try:                                                    # connected, or gone: no need to wait out the timeout
+        ws.wait_for(lambda s: s.connected or proc.poll() is not None, 15, "a connection")
     except AssertionError:
+        pass
+    if not ws.connected:
         proc.kill()
         proc.wait(5)
-        raise RuntimeError("the bot did not connect over Socket Mode:\n" + "\n".join(log)) from None
+        raise RuntimeError("the bot did not connect over Socket Mode:\n" + "\n".join(log))
     yield Bot(proc, log, db)
-    (db.parent / "bot.log").write_text("\n".join(log) + "\n", encoding="utf-8")   # kept for post-mortems
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
+    if proc.poll() is None:                                 # the last test stops it; this is for a failed run
         proc.kill()
         proc.wait(5)
-        raise
+    (db.parent / "bot.log").write_text("\n".join(log) + "\n", encoding="utf-8")   # kept for post-mortems
 
 
 # ----- helpers -----------------------------------------------------------------------------------------------
 def dm(text: str, channel: str, user: str) -> dict:
     return {"type": "message", "channel_type": "im", "channel": channel, "user": user, "text": text,
             "ts": f"{time.time():.6f}", "team": TEAM_ID}
+
+
+def event(ev: dict) -> dict:
+    """An events_api envelope's payload: the event_callback body Slack would POST in HTTP mode, as an object."""
+    return json.loads(event_callback(ev, uid("Ev")))
 
 
 def posts(stub: SlackStub, channel: str, ok: bool | None = True) -> list:
@@ -136,8 +140,7 @@ def test_connects_with_the_app_token_and_keeps_the_socket_alive(bot, stub, ws):
 # ----- surfaces ----------------------------------------------------------------------------------------------
 def test_dm_is_acked_on_the_socket_and_answered_through_the_web_api(bot, stub, ws):
     channel, user = uid("D"), uid("U")
-    envelope_id = ws.envelope("events_api", event_callback(dm("serve llama 3 70b for 50 users", channel, user),
-                                                           uid("Ev")))
+    envelope_id = ws.envelope("events_api", event(dm("serve llama 3 70b for 50 users", channel, user)))
     ack = ws.wait_ack(envelope_id)
     assert ack == {"envelope_id": envelope_id}                  # an event's ACK carries nothing else
     [post] = stub.wait_for(lambda s: posts(s, channel), WAIT)
@@ -173,7 +176,7 @@ def test_slash_help_is_answered_in_the_ack(bot, stub, ws):
 # ----- idempotency -----------------------------------------------------------------------------------------------
 def test_redelivered_event_is_acked_and_answered_once(bot, stub, ws):
     channel, user = uid("D"), uid("U")
-    body = event_callback(dm("serve llama 3 8b for 4 users", channel, user), uid("Ev"))
+    body = event(dm("serve llama 3 8b for 4 users", channel, user))
     first = ws.envelope("events_api", body)
     ws.wait_ack(first)
     stub.wait_for(lambda s: posts(s, channel), WAIT)
@@ -195,3 +198,11 @@ def test_one_connection_no_protocol_errors_and_no_token_in_the_log(bot, stub, ws
     text = "\n".join(bot.log)
     assert "new session has been established" in text
     assert APP_TOKEN not in text and BOT_TOKEN not in text and not re.search(r"xox[bp]-\d|xapp-\d", text)
+
+
+def test_sigterm_closes_the_socket_and_exits_0(bot, stub, ws):
+    bot.proc.send_signal(signal.SIGTERM)                   # docker stop, systemd, Kubernetes
+    assert bot.proc.wait(10) == 0
+    bot.wait_log(r"Socket Mode stopped")
+    ws.wait_for(lambda s: not s.connected, WAIT, "the client to close its connection")
+    assert len(stub.of("apps.connections.open")) == 1      # it did not try to reconnect on the way out
