@@ -32,6 +32,7 @@ class Service:
         path = Path(db) if db else config.db_path()
         self.audit = AuditLog(path)
         self.sessions = SessionStore(path)
+        self.sessions.purge_expired()          # expired conversations are deleted, not only ignored
 
     def ask(self, text: str, *, surface: str, user: str = "", team: str = "", channel: str = "", thread: str = "",
             session: str | None = None, event_id: str | None = None) -> dict[str, Any]:
