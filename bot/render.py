@@ -157,6 +157,8 @@ def blocks(reply: dict[str, Any], t: Templates) -> list[dict[str, Any]]:
     for chunk in _chunks(body, SLACK_SECTION_MAX - 10):
         if len(out) >= SLACK_BLOCKS_MAX - 3:
             break
+        if re.search(r"^ {6}\S", chunk, flags=re.M) and "```" not in chunk:
+            chunk = f"```{chunk}```"          # aligned columns (considered flavors, checklist) in monospace
         out.append({"type": "section", "text": {"type": "mrkdwn", "text": chunk, "verbatim": True}})
     if reply.get("choices"):
         labels = reply.get("choice_labels") or {}
