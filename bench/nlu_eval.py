@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 QUESTIONS = ROOT / "tests" / "nlu" / "questions.yaml"
 CONVERSATIONS = ROOT / "tests" / "conversations"
-IGNORED_SLOTS = {"topic"}
+IGNORED_SLOTS = {"topic", "gpu_memory_gib"}   # internal, or not part of the labelling conventions
 TOLERANCE = 0.01
 
 

@@ -247,9 +247,11 @@ class Advisor:
         else:
             rows = ranked
         named = slots.get("gpu_model")
-        if named:
-            wanted = self._gpu_ids(named)
-            mine = [r for r in rows if not r["ruled_out"] and r["gpu"] in wanted]
+        card_mem = slots.get("gpu_memory_gib") if not named else None
+        if named or card_mem:
+            wanted = self._gpu_ids(named) if named else []
+            mine = [r for r in rows if not r["ruled_out"] and (r["gpu"] in wanted or (
+                card_mem and abs(r["flavor"].gpu_memory_gib - card_mem) <= 0.1 * card_mem))]
             best_cost = next((r["cost"] for r in rows if not r["ruled_out"]), math.inf)
             # the user's GPU goes first when it is a sensible choice, not at any price
             mine = [r for r in mine if r["cost"] <= best_cost * 1.5 or best_cost == math.inf]
@@ -317,6 +319,8 @@ class Advisor:
                     advice.throughput = {"gpu": gpu.name, "tokens_per_s": round(tps), "concurrency": w.concurrency}
         if named:
             advice.gpu_verdict = self._judge_gpu(named, w, model, cache, lang)
+        elif card_mem:
+            advice.gpu_verdict = self._judge_memory(card_mem, w, model, cache, lang)
         return advice
 
     # ----- helpers -----------------------------------------------------------------------------------------------
@@ -335,6 +339,15 @@ class Advisor:
         return {"gpu": gpu.id, "gpu_name": gpu.name, "memory_gib": gpu.memory_gib, "need_gib": est.per_gpu_gib,
                 "fits": fits, "steps": [s.model_dump() for s in steps], "gpus": w.gpus,
                 "sources": list(gpu.sources)}
+
+    def _judge_memory(self, mem: float, w: Workload, model: Model | None, cache, lang: str) -> dict[str, Any]:
+        """'Will it fit on my 24GB card?': the same verdict as for a named GPU, for a card of that memory."""
+        est = self._estimate_on(w, model, w.gpus, cache)
+        fits = est.per_gpu_gib <= mem * (1 - MIN_HEADROOM)
+        steps = [] if fits else make_it_fit(w, model, mem, MIN_HEADROOM)
+        return {"gpu": None, "gpu_name": self.t.say("label.card_of", lang, mem=f"{mem:g}"), "memory_gib": mem,
+                "need_gib": est.per_gpu_gib, "fits": fits, "steps": [s.model_dump() for s in steps],
+                "gpus": w.gpus, "sources": []}
 
     def _job_facts(self, intent, w: Workload, model, slots, base: MemoryEstimate, gpus_needed: int, provider: str):
         nodes_needed = max(w.nodes, math.ceil(gpus_needed / 8))
@@ -528,7 +541,8 @@ class Advisor:
         if not steps:
             return ""
         parts = [f"{self.t.change(s.change, lang)} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
-        return self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
+        hint = self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
+        return hint if steps[-1].fits else f"{hint} {self.t.say('fit.still_too_big', lang)}"
 
 
 def tp_degrees(model: Model | None, gpus: int) -> list[int]:

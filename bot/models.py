@@ -25,6 +25,7 @@ class Slots(BaseModel):
     nodes: int | None = None
     gpu_model: str | None = None
     gpu_models: list[str] | None = None
+    gpu_memory_gib: float | None = None   # "on a 24GB card": the memory of a GPU the user has in mind
     budget: Literal["low", "medium", "high"] | None = None
     budget_amount: float | None = None
     budget_currency: str | None = None

@@ -454,6 +454,7 @@ class Parser:
         provider = self._find_provider(text)
         if provider:
             slots["provider"] = provider
+        work = self._card_memory(work, slots)
         work = self._numbers(work, slots, "model" in slots or "model" in ambiguous)
         self._keywords(work, slots)
         unknown = None
@@ -470,6 +471,21 @@ class Parser:
                      matches=matches, ambiguous=ambiguous, reset=self._is_reset(text), out_of_scope=oos,
                      unknown_model=unknown, unsure=self.unsure.any(text), candidate_params=cparams,
                      lang_sure=lang_sure)
+
+    rx_card_memory = re.compile(
+        r"(?<![\w.])(\d{1,3})\s*(?:gb|gib|g)\s*(?:of\s+)?(?:vram\s+|显存\s*(?:的)?\s*)?"
+        r"(?:(?:consumer|nvidia|single|gaming)\s+)?(?:cards?|gpus?|graphics cards?|显卡|的卡|卡)(?![a-z])"
+        r"|(?:显存|vram)\s*(?:只有|有|is|of|=|:)?\s*(\d{1,3})\s*(?:gb|gib|g)(?![a-z0-9])")
+
+    def _card_memory(self, t: str, slots: dict[str, Any]) -> str:
+        """'a 24GB card', '16g 显存的卡', '显存只有 12G': the memory of a GPU the user has or means."""
+        m = self.rx_card_memory.search(t)
+        if m:
+            val = float(m.group(1) or m.group(2))
+            if 4 <= val <= 512:
+                slots["gpu_memory_gib"] = val
+                t = self._blank(t, m.span())
+        return t
 
     # ----- normalising and spelling ------------------------------------------------------------------------------
     def normalise(self, raw: str) -> str:

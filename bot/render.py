@@ -62,6 +62,8 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         else:
             steps = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in verdict["steps"])
             hint = t.say("fit.hint", lang, have=have, steps=steps) if steps else t.say("fit.none", lang)
+            if verdict["steps"] and not verdict["steps"][-1]["fits"]:
+                hint += " " + t.say("fit.still_too_big", lang)
             v = t.say("gpu_verdict.no_fit", lang, need=need, have=have, fit_hint=hint)
         lines.append(t.say("why.user_gpu", lang, gpu=verdict["gpu_name"], verdict=v) + " " +
                      refs(verdict.get("sources", []), order))

@@ -140,3 +140,16 @@ def test_explain_and_billing_answer_the_topic_with_sources(core, question, topic
     r, _ = ask(core, question)
     assert r["status"] == "info" and topic_title in r["text"], r["text"]
     assert r["citations"] and all(c["id"] in core.kb.sources for c in r["citations"])
+
+
+@pytest.mark.parametrize("question, mem, fits", [
+    ("can I finetune llama 3 8b on a 24gb gpu with qlora", 24, True),        # QLoRA 8B fits a 24 GiB card
+    ("显存只有 12G，能 lora 微调 qwen2.5-7b 吗", 12, False),                  # 16-bit 7B base alone is 14 GiB
+    ("qlora llama 3.1 70b on a single 48GB card?", 48, False),               # 57 GiB at batch 4 x 1024
+])
+def test_a_card_of_stated_memory_is_judged(core, question, mem, fits):
+    r, _ = ask(core, question)
+    assert r["slots"]["gpu_memory_gib"] == mem
+    first = r["text"].splitlines()[0]
+    assert f"{mem} GiB" in first
+    assert (("fits" in first or "放得下" in first) and "does not fit" not in first) == fits, first
