@@ -357,3 +357,28 @@ def event_callback(event: dict[str, Any], event_id: str, team: str = TEAM_ID) ->
         "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
         "authorizations": [{"team_id": team, "user_id": BOT_USER_ID, "is_bot": True, "is_enterprise_install": False}],
     })
+
+
+class BotProcess:
+    """A `gpu-advisor serve` subprocess under test: its stderr lines (collected by a thread) and its database."""
+
+    wait_timeout = 10.0
+
+    def __init__(self, proc, log: list[str], db):
+        self.proc, self.log, self.db = proc, log, db
+
+    def wait_log(self, pattern: str, timeout: float | None = None) -> str:
+        import re
+        end = time.monotonic() + (timeout or self.wait_timeout)
+        while time.monotonic() < end:
+            for line in list(self.log):
+                if re.search(pattern, line):
+                    return line
+            time.sleep(0.05)
+        raise AssertionError(f"no log line matching {pattern!r}; last lines: {self.log[-10:]}")
+
+    def audit(self, **where) -> list[dict]:
+        from bot.audit import AuditLog
+        with AuditLog(self.db) as log:
+            rows = log.list(limit=None)
+        return [r for r in rows if all(r.get(k) == v for k, v in where.items())]

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from slack_stub import (BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, SlackStub, check_message, event_callback, send,
-                        sign)
+from slack_stub import (BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, BotProcess, SlackStub, check_message,
+                        event_callback, send, sign)
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "8f742231b10e8888abcd991234567a5b"
@@ -35,11 +35,12 @@ def uid(prefix: str) -> str:
     return f"{prefix}{os.getpid() % 1000:03d}X{next(_ids):04d}"
 
 
-class Bot:
-    """The running server: its URL, its log (stderr lines, collected by a thread) and its database."""
+class Bot(BotProcess):
+    """The running HTTP server: its URL, its log and its database."""
 
     def __init__(self, proc: subprocess.Popen, url: str, log: list[str], db: Path):
-        self.proc, self.url, self.log, self.db = proc, url, log, db
+        super().__init__(proc, log, db)
+        self.url = url
 
     def events(self, body: str, *, secret: str = SECRET, ts: int | None = None, headers: dict | None = None,
                content_type: str = "application/json") -> tuple[int, str, float]:
@@ -50,21 +51,6 @@ class Bot:
 
     def form(self, fields: dict, **kw) -> tuple[int, str, float]:
         return self.events(urllib.parse.urlencode(fields), content_type="application/x-www-form-urlencoded", **kw)
-
-    def wait_log(self, pattern: str, timeout: float = 10.0) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for line in list(self.log):
-                if re.search(pattern, line):
-                    return line
-            time.sleep(0.05)
-        raise AssertionError(f"no log line matching {pattern!r}; last lines: {self.log[-10:]}")
-
-    def audit(self, **where) -> list[dict]:
-        from bot.audit import AuditLog
-        with AuditLog(self.db) as log:
-            rows = log.list(limit=None)
-        return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
 
 
 @pytest.fixture(scope="module")

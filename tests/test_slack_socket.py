@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from slack_stub import APP_TOKEN, BOT_TOKEN, TEAM_ID, SlackStub, event_callback
+from slack_stub import APP_TOKEN, BOT_TOKEN, BotProcess, TEAM_ID, SlackStub, event_callback
 from socket_stub import SocketModeStub
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,24 +34,8 @@ def uid(prefix: str) -> str:
     return f"{prefix}{os.getpid() % 1000:03d}S{next(_ids):04d}"
 
 
-class Bot:
-    def __init__(self, proc: subprocess.Popen, log: list[str], db: Path):
-        self.proc, self.log, self.db = proc, log, db
-
-    def wait_log(self, pattern: str, timeout: float = WAIT) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for line in list(self.log):
-                if re.search(pattern, line):
-                    return line
-            time.sleep(0.05)
-        raise AssertionError(f"no log line matching {pattern!r}; last lines: {self.log[-10:]}")
-
-    def audit(self, **where) -> list[dict]:
-        from bot.audit import AuditLog
-        with AuditLog(self.db) as log:
-            rows = log.list(limit=None)
-        return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+class Bot(BotProcess):
+    wait_timeout = WAIT
 
 
 @pytest.fixture(scope="module")
