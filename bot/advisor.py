@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import cost
-from .engine import Constraint, RuleSet, evaluate, satisfies
-from .errors import InvalidRequest
+from .engine import RuleSet, evaluate, satisfies
 from .estimate import estimate_memory, make_it_fit
 from .knowledge import KnowledgeBase
 from .models import MemoryEstimate, Workload
@@ -145,9 +144,7 @@ class Advisor:
         if provider not in self.kb.providers:
             provider = self.default_provider
         if not slots.get("provider"):
-            prov = self.kb.providers[provider]
-            assumptions.append(("assume.provider", {"provider": prov.name_zh if lang == "zh" and prov.name_zh
-                                                    else prov.name}))
+            assumptions.append(("assume.provider", {"provider": self.kb.providers[provider].display_name(lang)}))
         user_fixed = bool(slots.get("gpus") or slots.get("nodes"))
 
         plans: dict[tuple[float, int], tuple[int, int, MemoryEstimate] | None] = {}
@@ -240,8 +237,7 @@ class Advisor:
             if not fits_somewhere:
                 big = self._estimate_on(w, model, 1, cache).per_gpu_gib
                 reqs = self.t.say("requirement.too_big", lang, total=f"{big:,.0f}") + (f"; {reqs}" if reqs else "")
-            prov = self.kb.providers[provider]
-            fallback = {"provider": prov.name_zh if lang == "zh" and prov.name_zh else prov.name, "requirement": reqs,
+            fallback = {"provider": self.kb.providers[provider].display_name(lang), "requirement": reqs,
                         "key": "fallback.other_provider" if alt else "fallback.nothing"}
             rows = alt + ranked
         else:
@@ -498,8 +494,7 @@ class Advisor:
                 "job_days": (pick["hours"] / 24) if pick.get("hours") else None}
 
     def _note_ctx(self, pick, provider: str, lang: str = "en") -> dict[str, Any]:
-        prov = self.kb.providers[provider]
-        ctx = {"provider": prov.name_zh if lang == "zh" and prov.name_zh else prov.name}
+        ctx = {"provider": self.kb.providers[provider].display_name(lang)}
         if pick:
             f = pick["flavor"]
             ctx.update(flavor=f.flavor, price_date=f.price.date.isoformat() if f.price else "-")
@@ -560,4 +555,4 @@ def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
     return bool(slots.get("gpus") or slots.get("nodes"))
 
 
-__all__ = ["Advisor", "Advice", "InvalidRequest", "Constraint"]
+__all__ = ["Advisor", "Advice"]

@@ -147,6 +147,13 @@ class Core:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
         return reply
 
+    def _topic_line(self, topic: str, lang: str, cites: list[str]) -> str:
+        """A sourced topic explanation in the reply's language; its sources join `cites`."""
+        tp = self.kb.topics[topic]
+        cites += [s for s in tp.sources if s not in cites]
+        title, text = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
+        return f"{title}: {text} {refs(tp.sources, cites)}"
+
     def _info(self, d: Decision, parse, lang: str) -> Reply:
         t = self.templates
         slots = {k: v for k, v in d.slots.items() if k != "topic"}
@@ -180,18 +187,12 @@ class Core:
                 cites += [s for s in c.sources if s not in cites]
                 lines.append((c.finding_zh if lang == "zh" else c.finding_en) + " " + refs(c.sources, cites))
             if data["topic"]:
-                tp = self.kb.topics[data["topic"]]
-                cites += [s for s in tp.sources if s not in cites]
-                lines.append(f"{tp.title_zh if lang == 'zh' else tp.title_en}: "
-                             f"{tp.text_zh if lang == 'zh' else tp.text_en} {refs(tp.sources, cites)}")
+                lines.append(self._topic_line(data["topic"], lang, cites))
         if d.intent == "billing":
             data = info.billing(self.kb, d.slots, self.advisor.default_provider)
             prov = self.kb.providers[data["provider"]]
             if data["topic"]:
-                tp = self.kb.topics[data["topic"]]
-                cites += [s for s in tp.sources if s not in cites]
-                lines.append(f"{tp.title_zh if lang == 'zh' else tp.title_en}: "
-                             f"{tp.text_zh if lang == 'zh' else tp.text_en} {refs(tp.sources, cites)}")
+                lines.append(self._topic_line(data["topic"], lang, cites))
             for m in prov.billing:
                 if m.id not in data["modes"]:
                     continue
@@ -199,7 +200,7 @@ class Core:
                 name = m.name_zh if lang == "zh" else m.name_en
                 summary = m.summary_zh if lang == "zh" else m.summary_en
                 extra = f" {_in_lang(m.reclaim, lang)}" if m.reclaim and "spot" in m.id else ""
-                lines.append(f"{prov.name_zh if lang == 'zh' and prov.name_zh else prov.name} {name}: "
+                lines.append(f"{prov.display_name(lang)} {name}: "
                              f"{summary}{extra} {refs(m.sources, cites)}")
         if not lines:
             return Reply(text=t.say("reply.help", lang), **base)

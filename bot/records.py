@@ -207,6 +207,9 @@ class Provider(Record):
     sources: list[str] = Field(min_length=1)
     note: str | None = None
 
+    def display_name(self, lang: str) -> str:
+        return self.name_zh if lang == "zh" and self.name_zh else self.name
+
 
 class Topic(Record):
     """A short, sourced explanation for explain / billing questions (NVLink vs PCIe, how spot works...)."""
