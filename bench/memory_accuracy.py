@@ -78,6 +78,7 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
         prec = "bf16"
     return Workload(
         flash_attention=row.get("attention") != "eager", chunked_loss=bool(row.get("chunked_loss")),
+        fsdp_mixed_frozen=bool(row.get("fsdp_mixed_frozen")), no_sync_accumulation=bool(row.get("no_sync_accumulation")),
         model=model.id if model else None, params_b=params,
         task="inference" if inference else ("train" if row["task"] == "train" else "finetune"),
         method=method, precision=prec, pure_bf16=pure, optimizer=opt if opt in ("adamw", "adamw8bit", "sgd",
@@ -87,6 +88,19 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
         grad_checkpointing=bool(row.get("grad_checkpointing")), lora_rank=row.get("lora_rank") or 8,
         lora_targets=lt, concurrency=row.get("concurrency") or row.get("batch_size") or 1,
         context=row.get("context") or row.get("seq_len") or 512, tensor_parallel=tp)
+
+
+def gpu_of(name: str | None):
+    """The knowledge-base GPU a row names ('a10g-24gb', 'a100-40gb'), through the same aliases the chat uses."""
+    if not name:
+        return None
+    kb = default_knowledge()
+    for key in (name, norm_key(name), norm_key(name.rsplit("-", 1)[0])):
+        if key in kb.gpus:
+            return kb.gpus[key]
+        if key in kb.gpu_aliases:
+            return kb.gpus[kb.gpu_aliases[key]]
+    return None
 
 
 def as_measured(est, what: str) -> float:
@@ -156,7 +170,8 @@ def evaluate(rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
                                "derived_arch": model is None or not model.is_transformer,
                                "excluded": exclusion(row), "source": row["source"]["url"]}
         if row.get("oom"):
-            cap = kb.gpus[row["gpu"]].memory_gib if row.get("gpu") in kb.gpus else None
+            gpu = gpu_of(row.get("gpu"))
+            cap = gpu.memory_gib if gpu else None
             rec.update(oom=True, gpu_gib=cap, estimate=est.per_gpu_gib,
                        correct=cap is not None and est.per_gpu_gib > cap)
             out.append(rec)

@@ -352,6 +352,8 @@ class Advisor:
             "per_gpu_gib": base.per_gpu_gib, "gpus_needed": gpus_needed, "nodes_needed": nodes_needed,
             "multi_gpu": gpus_needed > 1, "multi_node": nodes_needed > 1,
             "sharded": w.sharding in ("zero3", "fsdp", "zero2", "zero1") or gpus_needed > 1,
+            "sharded_adapters": w.method in ("lora", "qlora") and gpus_needed > 1 and (
+                w.sharding in ("zero3", "fsdp") or gpus_needed != w.gpus),
             "budget": slots.get("budget"), "budget_amount_set": slots.get("budget_amount") is not None,
             "duration": slots.get("duration") or ("long" if (slots.get("deadline_days") or 0) > 60 else None),
             "concurrency": w.concurrency if w.method == "inference" else None, "latency": slots.get("latency"),
@@ -491,6 +493,8 @@ class Advisor:
                 "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
                 "pick_evidence": f.evidence, "pick_bf16": self.kb.gpus[f.gpu].bf16,
                 "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
+                "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (
+                    w.sharding in ("zero3", "fsdp") or pick["gpus_total"] != w.gpus),
                 "job_days": (pick["hours"] / 24) if pick.get("hours") else None}
 
     def _note_ctx(self, pick, provider: str, lang: str = "en") -> dict[str, Any]:

@@ -131,6 +131,10 @@ def chat(session: str | None) -> None:
 @click.option("--offload", type=click.Choice(["none", "optimizer", "full"]), default="none", show_default=True)
 @click.option("--grad-checkpointing", is_flag=True)
 @click.option("--eager-attention", is_flag=True, help="Attention without a memory-efficient kernel (s^2 scores).")
+@click.option("--fsdp-mixed-frozen", is_flag=True,
+              help="LoRA under FSDP with frozen and adapter weights in the same FSDP units (gradients for both).")
+@click.option("--no-sync-accumulation", is_flag=True,
+              help="Gradient accumulation inside FSDP's no_sync(): unsharded gradients on every GPU.")
 @click.option("--lora-rank", type=click.IntRange(1, 4096), default=16, show_default=True)
 @click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qv"]), default="all-linear",
               show_default=True)

@@ -165,6 +165,9 @@ def validate(w: Workload) -> None:
         raise InvalidRequest(f"{w.nodes} nodes but only {w.gpus} GPUs in total", fix="--gpus counts all GPUs")
     if w.tensor_parallel > w.gpus:
         raise InvalidRequest("tensor parallel degree exceeds the GPU count", fix="lower --tensor-parallel")
+    if w.fsdp_mixed_frozen and (w.method not in ("lora", "qlora") or w.sharding not in ("fsdp", "zero3")):
+        raise InvalidRequest("frozen parameters sharing FSDP units only happens in LoRA/QLoRA under FSDP",
+                             fix="add --sharding fsdp --gpus 2 or more with --method lora, or drop --fsdp-mixed-frozen")
 
 
 def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
@@ -258,9 +261,15 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
                     if master and w.method == "full":
                         _term(terms, "16-bit weight copy (autocast)", "weights", P * master / p_sh,
                               f"{P / 1e9:.2f}B x {master:g} B{shard_note}")
-        gsh = f" / {g_sh} GPUs" if g_sh > 1 else ""
         grad_b = 2.0 if (off_o and half) else gbytes
-        _term(terms, "gradients", "gradients", T * grad_b / g_sh, f"{T / 1e9:.2f}B trainable x {grad_b:g} B{gsh}")
+        if w.no_sync_accumulation and g_sh > 1:
+            _term(terms, "unsharded gradients (no_sync)", "gradients", T * grad_b,
+                  f"{T / 1e9:.2f}B trainable x {grad_b:g} B, not sharded while accumulating under no_sync()")
+            notes.append(Note("est.no_sync", "gradient accumulation under no_sync(): every GPU holds unsharded "
+                              "gradients until the syncing step; sync every micro-batch to keep them sharded"))
+        else:
+            gsh = f" / {g_sh} GPUs" if g_sh > 1 else ""
+            _term(terms, "gradients", "gradients", T * grad_b / g_sh, f"{T / 1e9:.2f}B trainable x {grad_b:g} B{gsh}")
         if not off_o:
             osh = f" / {o_sh} GPUs" if o_sh > 1 else ""
             _term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes / o_sh,
@@ -275,6 +284,7 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
             lin = P - emb
             _term(terms, "NF4 base weights", "weights", lin * WEIGHT_BYTES["nf4"],
                   f"{lin / 1e9:.2f}B linear params x 4.127 bits (NF4 + double-quantised constants)")
+            frozen_bytes = lin * WEIGHT_BYTES["nf4"] + emb * 2
             _term(terms, "16-bit embeddings and LM head", "weights", emb * 2,
                   f"{emb / 1e9:.2f}B params x 2 B (not quantised)")
             if a.transformer:
@@ -282,13 +292,28 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
                 _term(terms, "dequantised weight buffer", "weights", big * 2, "largest linear layer in 16-bit")
         else:
             b = 2.0 if half else 4.0
+            frozen_bytes = P * b
             _term(terms, "frozen base weights", "weights", P * b / p_sh,
                   f"{P / 1e9:.2f}B x {b:g} B" + (f" / {p_sh} GPUs" if p_sh > 1 else ""))
+        if w.fsdp_mixed_frozen:
+            _frozen_gradients(w, frozen_bytes, terms, notes)
         _term(terms, "adapter weights (fp32)", "weights", T * 4, f"{T / 1e6:.1f}M params (rank {w.lora_rank}, "
               f"{w.lora_targets}) x 4 B")
         _term(terms, "adapter gradients", "gradients", T * 4, f"{T / 1e6:.1f}M x 4 B")
         _term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes, f"{T / 1e6:.1f}M x {opt_bytes:g} B")
     _activations(w, a, terms, notes)
+
+
+def _frozen_gradients(w: Workload, stored: float, terms: list[MemoryTerm], notes: list[str]) -> None:
+    """FSDP flattens each unit into one parameter; when frozen base weights share a unit with the adapters, the
+    unit's gradient covers the frozen weights too (PyTorch FSDP docs), sharded unless accumulated under no_sync()."""
+    n = 1 if w.no_sync_accumulation else w.gpus
+    how = "unsharded under no_sync()" if n == 1 else f"/ {n} GPUs"
+    _term(terms, "gradients of frozen weights (shared FSDP units)", "gradients", stored / n,
+          f"a gradient as large as the {stored / GIB:.2f} GiB of frozen weights, {how}")
+    notes.append(Note("est.fsdp_mixed_frozen", "frozen and trainable parameters share FSDP units, so gradients "
+                      "are kept for the frozen weights too; wrap the adapters in their own units (PEFT's FSDP "
+                      "auto-wrap policy) to avoid it"))
 
 
 def _optimizer_bytes(w: Workload, a: Arch) -> float:

@@ -65,6 +65,12 @@ class Workload(BaseModel):
     grad_checkpointing: bool = False
     flash_attention: bool = True
     chunked_loss: bool = False        # cross-entropy over chunks of the sequence (torchtune, Liger, unsloth)
+    # LoRA under FSDP with frozen and trainable parameters in the same FSDP units (use_orig_params=True): PyTorch
+    # allocates gradients for the frozen parameters too, "equivalent to not freezing those parameters"
+    fsdp_mixed_frozen: bool = False
+    # gradient accumulation inside FSDP's no_sync() (Lightning Fabric's no_backward_sync): every GPU accumulates the
+    # unsharded gradients until the step that syncs
+    no_sync_accumulation: bool = False
     lora_rank: int = Field(default=16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention", "qv"] = "all-linear"
     concurrency: int = Field(default=1, ge=1, le=100_000)

@@ -102,6 +102,22 @@ def test_byte_for_byte_determinism(core):
         assert json.dumps(a, sort_keys=True, ensure_ascii=False) == json.dumps(b, sort_keys=True, ensure_ascii=False)
 
 
+@pytest.mark.parametrize("question, warned", [
+    ("LoRA fine-tune llama 3 70b on AWS", True),        # the base is sharded over several GPUs: wrap adapters apart
+    ("用 LoRA 微调 Llama 3 70B", True),                    # the same in Chinese
+    ("LoRA fine-tune llama 3 8b on 2 GPUs", False),     # data parallel: every GPU holds the whole base, no FSDP units
+    ("lora finetune qwen2.5 7b, batch size 1", False),  # one GPU
+    ("用 LoRA 微调 Qwen2.5-7B，预算有限，选什么实例？", True),   # batch 4 x 1024 on 24 GiB cards: the base is sharded
+])
+def test_sharded_lora_warns_about_fsdp_units(core, question, warned):
+    r, _ = ask(core, question)
+    fired = any(t["rule"] == "sharded-lora-own-fsdp-units" and t["fired"] for t in r["rule_trace"])
+    assert fired == warned
+    assert ("no_sync" in r["text"]) == warned
+    if warned:
+        assert "pytorch-fsdp-docs" in [c["id"] for c in r["citations"]]
+
+
 def test_named_gpu_is_judged_before_recommending(core):
     r, _ = ask(core, "用 T4 跑 13B 推理会爆显存吗")
     first = r["text"].splitlines()[0]

@@ -62,6 +62,14 @@ def test_estimate_json_and_table():
     assert "per GPU" in table and "fit:" in table
 
 
+def test_estimate_lora_under_fsdp_with_shared_units():
+    args = ("estimate", "--model", "llama-2-7b", "--gpus", "2", "--sharding", "fsdp", "--json")
+    plain = json.loads(run(*args).output)
+    trap = json.loads(run(*args, "--fsdp-mixed-frozen", "--no-sync-accumulation").output)
+    assert trap["breakdown"]["gradients"] - plain["breakdown"]["gradients"] == pytest.approx(6.738e9 * 2 / 2**30, rel=0.03)
+    assert any("FSDP units" in a for a in trap["assumptions"])
+
+
 def test_estimate_with_tokens_gives_compute():
     out = json.loads(run("estimate", "--model", "qwen2.5-7b", "--method", "full", "--tokens", "1e10", "--gpu", "h100",
                          "--json").output)
@@ -73,6 +81,7 @@ def test_estimate_with_tokens_gives_compute():
     (["estimate", "--params", "7", "--method", "qlora", "--precision", "fp32"], "QLoRA"),
     (["estimate", "--params", "7", "--method", "full", "--sharding", "zero3"], "ZERO3"),
     (["estimate", "--params", "-3"], "out of range"),
+    (["estimate", "--params", "7", "--gpus", "2", "--fsdp-mixed-frozen"], "FSDP"),   # LoRA over DDP: no FSDP units
     (["kb", "show", "p3s.large"], "no record"),
     (["kb", "list", "flavors", "--provider", "huawei-cloud"], "unknown provider"),
 ])

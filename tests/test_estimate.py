@@ -62,6 +62,10 @@ def test_mla_cache_is_far_smaller_than_per_head(kb):
     (dict(task="finetune", method="full", offload="full"), "ZeRO-3"),             # param offload needs ZeRO-3
     (dict(task="finetune", method="full", precision="int4"), "int4"),             # no int4 full training
     (dict(task="finetune", method="lora", gpus=2, nodes=4), "nodes"),             # more nodes than GPUs
+    (dict(task="finetune", method="full", gpus=2, sharding="fsdp",
+          fsdp_mixed_frozen=True), "LoRA"),                                       # full training freezes nothing
+    (dict(task="finetune", method="lora", gpus=2, sharding="ddp",
+          fsdp_mixed_frozen=True), "FSDP"),                                       # DDP has no FSDP units
 ])
 def test_impossible_jobs_are_refused_with_a_reason(kw, message):
     with pytest.raises(InvalidRequest) as exc:
@@ -84,6 +88,43 @@ def test_sharding_divides_model_states(kb):
     assert eight.breakdown["gradients"] == pytest.approx(one.breakdown["gradients"] / 8, rel=0.01)
 
 
+LLAMA2_7B_BF16_GIB = 6.738e9 * 2 / GIB      # the frozen base of llama-2-7b in 16-bit
+
+
+@pytest.mark.parametrize("kw, frozen_grads_gib, note", [
+    # adapters in their own FSDP units (PEFT's auto-wrap policy): no gradient for the frozen base at all
+    (dict(), 0.0, None),
+    # frozen weights share units with the adapters: a gradient as large as the base, sharded over the 2 GPUs
+    (dict(fsdp_mixed_frozen=True), LLAMA2_7B_BF16_GIB / 2, "est.fsdp_mixed_frozen"),
+    # ... and accumulated under no_sync(): unsharded, the whole base's size on every GPU (lit-gpt 2023's FSDP LoRA)
+    (dict(fsdp_mixed_frozen=True, no_sync_accumulation=True), LLAMA2_7B_BF16_GIB, "est.fsdp_mixed_frozen"),
+])
+def test_lora_under_fsdp_frozen_gradients(kb, kw, frozen_grads_gib, note):
+    job = w(params_b=6.738, model="llama-2-7b", task="finetune", method="lora", precision="bf16", pure_bf16=True,
+            gpus=2, sharding="fsdp", **kw)
+    est = estimate_memory(job, kb.models["llama-2-7b"])
+    assert term(est, "gradients of frozen weights (shared FSDP units)") == pytest.approx(frozen_grads_gib, rel=0.02)
+    keys = [a["key"] for a in est.assumption_keys]
+    assert (note in keys) if note else ("est.fsdp_mixed_frozen" not in keys)
+
+
+@pytest.mark.parametrize("sharding, unsharded", [
+    ("fsdp", True),     # no_sync() holds full gradients on every GPU until the syncing step
+    ("zero2", True),    # sharded gradients are what no_sync() gives up
+    ("ddp", False),     # DDP's gradients are full anyway: no_sync() changes nothing in memory
+])
+def test_no_sync_accumulation_keeps_gradients_unsharded(kb, sharding, unsharded):
+    m = kb.models["llama-3.1-8b"]
+    base = dict(task="finetune", method="full", gpus=4, sharding=sharding)
+    plain = estimate_memory(w(**base), m)
+    nosync = estimate_memory(w(**base, no_sync_accumulation=True), m)
+    if unsharded:
+        assert nosync.breakdown["gradients"] == pytest.approx(plain.breakdown["gradients"] * 4, rel=0.01)
+        assert term(nosync, "unsharded gradients (no_sync)") > 0
+    else:
+        assert nosync.per_gpu_gib == plain.per_gpu_gib
+
+
 def test_make_it_fit_ladder_ends_fitting_on_a_24gib_card(kb):
     m = kb.models["llama-3.1-8b"]
     job = w(task="finetune", method="full", batch_size=4, seq_len=2048)
@@ -101,8 +142,8 @@ def test_accuracy_floors_against_published_measurements():
     """bench/memory_accuracy.py over tests/data/measured_memory.yaml (each row cites its source and quote)."""
     s = memory_accuracy.summary(RESULTS)
     assert s["rows"] >= 45
-    assert s["estimator"]["median_abs_error"] <= 0.10
-    assert s["estimator"]["within_15_share"] >= 0.87
+    assert s["estimator"]["median_abs_error"] <= 0.10          # the issue's targets: median error <= 10 %,
+    assert s["estimator"]["within_15_share"] >= 0.90           # and within +-15 % on at least 90 % of rows
     # far ahead of both rules of thumb
     assert s["estimator"]["median_abs_error"] * 3 < s["weights_only"]["median_abs_error"]
     assert s["estimator"]["median_abs_error"] * 3 < s["bytes_per_param"]["median_abs_error"]
@@ -110,9 +151,8 @@ def test_accuracy_floors_against_published_measurements():
 
 @pytest.mark.parametrize("row", [r for r in RESULTS if r.get("oom")], ids=lambda r: r["id"])
 def test_reported_out_of_memory_runs(row):
-    """A run the source reports as OOM; rows whose capacity or framework behaviour we can't model are xfail."""
-    if row["id"] in ("litgpt-hub-llama3.1-8b-full-a10g-oom", "litgpt-llama2-13b-lora-2gpu-mb1-oom"):
-        pytest.xfail("A10G capacity not in the row / LitGPT's FSDP LoRA kept the whole base per GPU")
+    """A run the source reports as OOM must be estimated above the card's capacity."""
+    assert row["gpu_gib"], f"the row's GPU {row['id']} is not in the knowledge base"
     assert row["correct"], f"estimated {row['estimate']} GiB but the source ran out of memory on {row['gpu_gib']} GiB"
 
 
