@@ -60,6 +60,8 @@ class Arch:
     kv_dim: int = 0             # cached elements per token and layer (K+V, or the MLA latent)
     sliding_window: int | None = None
     sliding_share: float = 0.0
+    decoder_layers: int = 0     # encoder-decoder: the decoder's share of `layers` (0 = decoder-only)
+    encoder_tokens: int | None = None
     dropout: bool = False
     transformer: bool = True
     activation_gib_per_sample: float | None = None
@@ -125,6 +127,7 @@ def arch_of(model: Model | None, params_b: float) -> Arch:
                     expert_ffn=(moe.expert_ffn or model.ffn or 4 * model.hidden) if moe else 0,
                     dense_layers=moe.dense_layers if moe else 0, kv_dim=model.kv_dim_per_token_layer,
                     sliding_window=model.sliding_window, sliding_share=model.sliding_window_layers or 0.0,
+                    decoder_layers=model.decoder_layers or 0, encoder_tokens=model.encoder_tokens,
                     dropout=not gated, transformer=True)
     if model is not None:   # CNN / detector / diffusion / speech without transformer dims
         basis = model.activation_basis
@@ -344,16 +347,25 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
         _term(terms, "activations", "activations", per * b, f"{per / GIB:.3f} GiB per sample x batch {b}")
         return
     h, L = a.hidden, a.layers
-    layer = _layer_activation_bytes(w, a, p)
     tp = w.tensor_parallel
+    # (layers, tokens) per stack: an encoder-decoder model with a fixed encoder length (Whisper's 1500 audio frames)
+    # runs its encoder layers at that length and its decoder layers at the text length
+    stacks = [(L, s)]
+    if a.decoder_layers and a.encoder_tokens:
+        stacks = [(L - a.decoder_layers, a.encoder_tokens), (a.decoder_layers, s)]
+        notes.append(Note("est.encoder_tokens", f"encoder layers see {a.encoder_tokens} positions, decoder layers "
+                          f"the {s}-token text", tokens=a.encoder_tokens, seq=s))
+    layer = {tokens: _layer_activation_bytes(w, a, p, tokens) for _, tokens in stacks}
     if w.grad_checkpointing:
-        _term(terms, "checkpointed layer inputs", "activations", L * s * b * h * p / tp,
-              f"{L} layers x seq {s} x batch {b} x hidden {h} x {p} B")
-        _term(terms, "one layer recomputed", "activations", layer / tp, "the working set of one block in backward")
+        _term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * p for n, t in stacks) / tp,
+              " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {p} B")
+        _term(terms, "one layer recomputed", "activations", max(layer.values()) / tp,
+              "the working set of one block in backward")
     else:
         attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
-        _term(terms, "layer activations", "activations", L * layer / tp,
-              f"{L} layers x {layer / GIB:.3f} GiB (seq {s}, batch {b}, {attn})")
+        _term(terms, "layer activations", "activations", sum(n * layer[t] for n, t in stacks) / tp,
+              " + ".join(f"{n} layers x {layer[t] / GIB:.3f} GiB (seq {t})" for n, t in stacks)
+              + f", batch {b}, {attn}")
     # logits: the LM head output, its fp32 upcast and the log-softmax kept for the loss
     if a.vocab:
         if w.chunked_loss:
@@ -364,9 +376,9 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
                   f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + 4 + 4) B (logits, fp32 upcast, log-softmax)")
 
 
-def _layer_activation_bytes(w: Workload, a: Arch, p: int) -> float:
+def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
     """Saved tensors of one block for backward (bytes), Korthikanti et al. re-derived per MLP and attention kind."""
-    b, s, h = w.batch_size, w.seq_len, a.hidden
+    b, h = w.batch_size, a.hidden
     kvr = a.kv_heads / a.heads
     q = a.heads * a.head_dim
     if a.gated_mlp:
@@ -425,20 +437,27 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
         return
     kv_bytes = 4 if w.precision == "fp32" else 2
     ctx = w.context
-    full_layers = a.layers * (1 - a.sliding_share)
-    win_layers = a.layers * a.sliding_share
+    kv_layers = a.decoder_layers or a.layers
+    full_layers = kv_layers * (1 - a.sliding_share)
+    win_layers = kv_layers * a.sliding_share
     win_ctx = min(ctx, a.sliding_window) if a.sliding_window else ctx
     per_seq = a.kv_dim * kv_bytes * (full_layers * ctx + win_layers * win_ctx)
     kind = "MLA latent" if a.kv_dim and a.kv_heads == a.heads and a.kv_dim < 2 * a.heads * a.head_dim else \
         f"{a.kv_heads} KV heads x head_dim {a.head_dim} x K,V"
     _term(terms, "KV cache", "kv_cache", per_seq * w.concurrency / tp,
-          f"{a.layers} layers x {kind} ({a.kv_dim} values) x {ctx} tokens x {w.concurrency} sequences x "
-          f"{kv_bytes} B" + (f" / TP {tp}" if tp > 1 else ""))
+          f"{kv_layers} {'decoder ' if a.decoder_layers else ''}layers x {kind} ({a.kv_dim} values) x {ctx} tokens x "
+          f"{w.concurrency} sequences x {kv_bytes} B" + (f" / TP {tp}" if tp > 1 else ""))
+    if a.decoder_layers:
+        # cross-attention keys and values over the encoder output, computed once per sequence and kept
+        enc = a.encoder_tokens or ctx
+        _term(terms, "cross-attention KV cache", "kv_cache", a.kv_dim * kv_bytes * kv_layers * enc * w.concurrency / tp,
+              f"{kv_layers} decoder layers x {a.kv_dim} values x {enc} encoder positions x {w.concurrency} sequences "
+              f"x {kv_bytes} B")
     if a.sliding_window and a.sliding_share:
         notes.append(Note("est.sliding", f"{a.sliding_share:.0%} of layers use a {a.sliding_window}-token sliding "
                           "window", share=f"{a.sliding_share:.0%}", window=a.sliding_window))
     # prefill working set of one block for the longest prompt chunk, and last-token logits
-    chunk = min(ctx, 8192) * min(w.concurrency, 4) if ctx > 1 else w.concurrency
+    chunk = min(a.encoder_tokens or ctx, 8192) * min(w.concurrency, 4) if ctx > 1 else w.concurrency
     f = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
     work = chunk * (4 * a.hidden + 3 * f) * 2 / tp + w.concurrency * a.vocab * 4
     _term(terms, "activations and workspace", "activations", work,

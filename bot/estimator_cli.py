@@ -93,7 +93,9 @@ def run_estimate(o: dict[str, Any]) -> None:
         click.echo(json.dumps(out, ensure_ascii=False))
         return
     title = model.name if model else f"{w.params_b:g}B model"
-    click.echo(f"{title}: {w.method}, {w.precision}, batch {w.batch_size} x {w.seq_len}, {w.gpus} GPU(s)"
+    shape = (f"{w.concurrency} sequences x {w.context} tokens" if w.method == "inference"
+             else f"batch {w.batch_size} x {w.seq_len}")
+    click.echo(f"{title}: {w.method}, {w.precision}, {shape}, {w.gpus} GPU(s)"
                + (f", {w.sharding}" if w.sharding not in ("none",) else ""))
     click.echo(f"{'term':<34}{'GiB':>9}  how")
     for t in est.terms:

@@ -109,6 +109,9 @@ class Model(Record):
     attention: Literal["mha", "gqa", "mqa", "mla"] | None = None
     sliding_window: int | None = None
     sliding_window_layers: float | None = None   # share of layers with a sliding window (1.0 = all)
+    # encoder-decoder models (T5, Whisper): `layers` counts both stacks; only the decoder's layers keep a KV cache
+    decoder_layers: int | None = Field(default=None, ge=1)
+    encoder_tokens: int | None = Field(default=None, ge=1)   # a fixed encoder length (Whisper: 1500 audio frames)
     tied_embeddings: bool = False
     moe: MoE | None = None
     mla: MLA | None = None

@@ -56,6 +56,31 @@ def test_mla_cache_is_far_smaller_than_per_head(kb):
     assert per_token_layer == pytest.approx(576, rel=0.01)
 
 
+@pytest.mark.parametrize("model_id, decoder_layers", [
+    ("whisper-large-v3", 32),          # 32 encoder + 32 decoder layers: only the decoder caches keys and values
+    ("whisper-large-v3-turbo", 4),     # turbo keeps the 32-layer encoder and cuts the decoder to 4 layers
+    ("t5-large", 24),                  # 24 + 24
+])
+def test_encoder_decoder_caches_only_decoder_layers(kb, model_id, decoder_layers):
+    m = kb.models[model_id]
+    est = estimate_memory(w(params_b=m.params_b, model=m.id, context=448, concurrency=8), m)
+    per_layer = m.kv_dim_per_token_layer * 2 * 448 * 8 / GIB          # fp16 K+V of one layer for 8 sequences
+    assert term(est, "KV cache") == pytest.approx(per_layer * decoder_layers, rel=0.01)
+    # cross-attention K/V over the encoder output: Whisper's fixed 1500 audio frames, T5's input (the context here)
+    encoder = m.encoder_tokens or 448
+    assert term(est, "cross-attention KV cache") == pytest.approx(per_layer * decoder_layers * encoder / 448, rel=0.01)
+
+
+def test_whisper_encoder_activations_use_the_audio_frames(kb):
+    m = kb.models["whisper-small"]
+    est = estimate_memory(w(params_b=m.params_b, model=m.id, task="finetune", method="full", batch_size=16,
+                            seq_len=448, grad_checkpointing=True), m)
+    # 12 encoder layers at 1500 frames + 12 decoder layers at 448 tokens, batch 16, hidden 768, 2 B
+    expect = (12 * 1500 + 12 * 448) * 16 * 768 * 2 / GIB
+    assert term(est, "checkpointed layer inputs") == pytest.approx(expect, rel=0.01)
+    assert "est.encoder_tokens" in [a["key"] for a in est.assumption_keys]
+
+
 @pytest.mark.parametrize("kw, message", [
     (dict(task="finetune", method="qlora", precision="fp32"), "QLoRA"),           # NF4 base, 16-bit compute
     (dict(task="finetune", method="full", sharding="zero3", gpus=1), "ZERO3"),    # nothing to shard with
