@@ -7,9 +7,11 @@ compute.
 """
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 from .estimate import WEIGHT_BYTES, arch_of, trainable_params
 from .models import Compute, Workload
-from .records import GPU, Model
+from .records import GPU, Flavor, Model
 
 TRAIN_MFU = 0.40          # model FLOPs utilisation assumed for a well-tuned training job
 DECODE_BW_EFFICIENCY = 0.70
@@ -66,7 +68,7 @@ def decode_tokens_per_second(w: Workload, model: Model | None, gpu: GPU, gpus: i
     a = arch_of(model, w.params_b)
     weights = a.params * WEIGHT_BYTES[w.precision]
     active_weights = a.active_params * WEIGHT_BYTES[w.precision]
-    kv_per_seq = a.kv_dim * 2 * a.layers * (w.context / 2) if a.transformer else 0
+    kv_per_seq = a.kv_dim * 2 * (a.decoder_layers or a.layers) * (w.context / 2) if a.transformer else 0
     bytes_per_step = min(weights, active_weights * max(1, w.concurrency)) + kv_per_seq * w.concurrency
     bandwidth = gpu.memory_bandwidth_gbs * 1e9 * gpus * DECODE_BW_EFFICIENCY
     return w.concurrency * bandwidth / bytes_per_step
@@ -79,3 +81,21 @@ def prefill_tokens_per_second(w: Workload, model: Model | None, gpu: GPU, gpus: 
     if not peak:
         return None
     return peak * 1e12 * mfu * gpus / (2 * a.active_params)
+
+
+def job_costs(gpu_hours: float, flavors: Iterable[Flavor]) -> list[dict[str, Any]]:
+    """The job's GPU-hours priced per billing mode at the lowest per-GPU-hour price on file for that GPU.
+
+    Pay-per-use and spot come from the catalog's hourly prices; yearly/monthly prices are not published per hour in
+    a comparable way, so they are not invented here (the billing checklist says when they pay off)."""
+    out = []
+    for mode, field in (("on-demand", "on_demand"), ("spot", "spot")):
+        priced = [(getattr(f.price, field) / f.gpu_count, f) for f in flavors
+                  if f.price is not None and getattr(f.price, field)]
+        if not priced:
+            continue
+        per_gpu, f = min(priced, key=lambda pf: (pf[0], pf[1].id))
+        out.append({"mode": mode, "per_gpu_hour": round(per_gpu, 4), "currency": f.price.currency,
+                    "cost": round(per_gpu * gpu_hours, 2), "flavor": f.id, "price_kind": f.price.kind,
+                    "price_date": f.price.date.isoformat()})
+    return out

@@ -34,7 +34,7 @@ def resolve_model(name: str):
 
 
 def run_estimate(o: dict[str, Any]) -> None:
-    from .cost import training_time
+    from .cost import decode_tokens_per_second, job_costs, prefill_tokens_per_second, training_time
     from .knowledge import default_knowledge
     model = resolve_model(o["model"]) if o["model"] else None
     if model is None and not o["params"]:
@@ -70,13 +70,28 @@ def run_estimate(o: dict[str, Any]) -> None:
         parse = shared_core().parser.parse(o["gpu_name"])
         gid = parse.slots.gpu_model or (o["gpu_name"] if o["gpu_name"] in kb.gpus else None)
         from .nlu import GPU_FAMILIES
-        gid = GPU_FAMILIES.get(gid, [gid])[-1] if gid else None
+        family = GPU_FAMILIES.get(gid) if gid else None
+        gid = family[-1] if family else gid
         gpu = kb.gpu(gid or o["gpu_name"])
-    compute = None
+        if family and not o["as_json"]:
+            click.echo(f"note: '{o['gpu_name']}' names a family; taken as {gpu.name} (the most memory). Name one of "
+                       f"{', '.join(family)} for another.")
+    compute = throughput = None
     if w.tokens:
         tgpu = gpu or kb.gpus["a100-80gb"]
         ct = training_time(w, model, tgpu, w.gpus)
+        if ct:
+            # price the instance shape the job runs on (8 GPUs per node at most), not a cheaper single-GPU slice
+            shape = min(w.gpus, 8)
+            offers = kb.flavors_with_gpu(tgpu.id)
+            ct.costs = job_costs(ct.gpu_hours, [f for f in offers if f.gpu_count == shape] or offers)
         compute = ct.model_dump() if ct else None
+    if inference and gpu:
+        decode = decode_tokens_per_second(w, model, gpu, w.gpus)
+        prefill = prefill_tokens_per_second(w, model, gpu, w.gpus)
+        throughput = {"gpu": gpu.id, "gpus": w.gpus,
+                      "decode_tokens_per_s_max": round(decode) if decode else None,
+                      "prefill_tokens_per_s_max": round(prefill) if prefill else None}
     fit = {}
     for gid in ([gpu.id] if gpu else COMMON_GPUS):
         g = kb.gpus.get(gid)
@@ -88,7 +103,7 @@ def run_estimate(o: dict[str, Any]) -> None:
     out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
            "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
            "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
-           "assumptions": est.assumptions, "compute": compute, "fit": fit}
+           "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit}
     if o["as_json"]:
         click.echo(json.dumps(out, ensure_ascii=False))
         return
@@ -106,6 +121,16 @@ def run_estimate(o: dict[str, Any]) -> None:
     if compute:
         click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['days']} days on {compute['gpus']} GPU(s) "
                    f"({compute['basis']})")
+        for c in compute["costs"]:
+            click.echo(f"  {c['mode']:<10} {c['cost']:>12,.2f} {c['currency']}  at {c['per_gpu_hour']:g} per GPU-hour "
+                       f"({c['flavor']}, {c['price_kind']} price of {c['price_date']})"
+                       + ("; spot capacity can be reclaimed: checkpoint often" if c["mode"] == "spot" else ""))
+        if compute["costs"]:
+            click.echo("  yearly/monthly: no comparable hourly price on file; it pays off for jobs running for months")
+    if throughput:
+        click.echo(f"throughput on {throughput['gpus']} x {gpu.name}: decode <= {throughput['decode_tokens_per_s_max']:,} "
+                   f"tokens/s in all (memory-bandwidth bound), prefill <= {throughput['prefill_tokens_per_s_max']:,} "
+                   "tokens/s (compute bound)")
     click.echo("fit:")
     for gid, f in fit.items():
         if f["fits"]:

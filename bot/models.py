@@ -105,6 +105,7 @@ class Compute(BaseModel):
     gpu_hours: float
     days: float
     basis: str
+    costs: list[dict[str, Any]] = []     # the GPU-hours priced per billing mode (cost.job_costs)
 
 
 class FitStep(BaseModel):

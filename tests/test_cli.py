@@ -74,6 +74,22 @@ def test_estimate_with_tokens_gives_compute():
     out = json.loads(run("estimate", "--model", "qwen2.5-7b", "--method", "full", "--tokens", "1e10", "--gpu", "h100",
                          "--json").output)
     assert out["compute"]["gpu_hours"] > 0
+    costs = {c["mode"]: c for c in out["compute"]["costs"]}
+    # every billing mode with a price on file: the GPU-hours at the lowest per-GPU-hour price, with its kind and date
+    assert costs["on-demand"]["cost"] == pytest.approx(out["compute"]["gpu_hours"] * costs["on-demand"]["per_gpu_hour"],
+                                                       rel=0.01)
+    assert all(c["price_kind"] and c["price_date"] and c["flavor"] for c in costs.values())
+    if "spot" in costs:
+        assert costs["spot"]["per_gpu_hour"] <= costs["on-demand"]["per_gpu_hour"]
+
+
+def test_estimate_serving_gives_throughput_bounds():
+    out = json.loads(run("estimate", "--model", "llama-3.1-8b", "--method", "inference", "--concurrency", "32",
+                         "--gpu", "l40s", "--json").output)
+    t = out["throughput"]
+    # decode reads every weight once per step (16 GB at 864 GB/s): a batch of 32 cannot exceed ~32 x 54 tokens/s
+    assert 0 < t["decode_tokens_per_s_max"] < 32 * 864 / 16
+    assert t["prefill_tokens_per_s_max"] > t["decode_tokens_per_s_max"]
 
 
 @pytest.mark.parametrize("args, words", [
