@@ -87,6 +87,8 @@ class Advisor:
             method, precision = "qlora", "bf16"
         elif precision in ("int4", "nf4", "int8", "fp8") and method in ("full", "freeze"):
             precision = "bf16"
+        if model is not None and model.encoder_tokens and not model.decoder_layers:
+            transformer = False     # a fixed input (ViT: one image's patches): batches are counted in samples
         default_batch = 4 if method in ("lora", "qlora") else (16 if not transformer else 1)
         batch = slots.get("batch_size") or default_batch
         seq = slots.get("seq_len") or (1024 if intent == "finetune" else 2048)

@@ -62,6 +62,7 @@ class Arch:
     sliding_share: float = 0.0
     decoder_layers: int = 0     # encoder-decoder: the decoder's share of `layers` (0 = decoder-only)
     encoder_tokens: int | None = None
+    generates: bool = True      # keeps a KV cache when serving (not BERT / ViT encoders)
     dropout: bool = False
     transformer: bool = True
     activation_gib_per_sample: float | None = None
@@ -121,13 +122,15 @@ def arch_of(model: Model | None, params_b: float) -> Arch:
                                                                 for n in NON_GATED)
         return Arch(params=params, layers=model.layers, hidden=model.hidden, heads=heads,
                     kv_heads=model.kv_heads or heads, head_dim=head_dim, ffn=model.ffn or 4 * model.hidden,
-                    vocab=model.vocab or 32000, gated_mlp=gated, tied=model.tied_embeddings,
+                    vocab=model.vocab or (32000 if model.kind in ("llm", "multimodal") else 0),
+                    gated_mlp=gated, tied=model.tied_embeddings,
                     experts=moe.experts if moe else 1, active_experts=moe.active_experts if moe else 1,
                     shared_experts=moe.shared_experts if moe else 0,
                     expert_ffn=(moe.expert_ffn or model.ffn or 4 * model.hidden) if moe else 0,
                     dense_layers=moe.dense_layers if moe else 0, kv_dim=model.kv_dim_per_token_layer,
                     sliding_window=model.sliding_window, sliding_share=model.sliding_window_layers or 0.0,
                     decoder_layers=model.decoder_layers or 0, encoder_tokens=model.encoder_tokens,
+                    generates=model.kind not in ("encoder", "vision-transformer"),
                     dropout=not gated, transformer=True)
     if model is not None:   # CNN / detector / diffusion / speech without transformer dims
         basis = model.activation_basis
@@ -351,7 +354,11 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
     # (layers, tokens) per stack: an encoder-decoder model with a fixed encoder length (Whisper's 1500 audio frames)
     # runs its encoder layers at that length and its decoder layers at the text length
     stacks = [(L, s)]
-    if a.decoder_layers and a.encoder_tokens:
+    if a.encoder_tokens and not a.decoder_layers:    # a fixed input length: ViT's patches of one image
+        s = a.encoder_tokens
+        stacks = [(L, s)]
+        notes.append(Note("est.fixed_tokens", f"each sample is {s} tokens, the model's fixed input length", tokens=s))
+    elif a.decoder_layers and a.encoder_tokens:
         stacks = [(L - a.decoder_layers, a.encoder_tokens), (a.decoder_layers, s)]
         notes.append(Note("est.encoder_tokens", f"encoder layers see {a.encoder_tokens} positions, decoder layers "
                           f"the {s}-token text", tokens=a.encoder_tokens, seq=s))
@@ -437,6 +444,13 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
         return
     kv_bytes = 4 if w.precision == "fp32" else 2
     ctx = w.context
+    if not a.generates:     # an encoder (BERT, ViT) runs one forward pass per request: no KV cache to keep
+        tokens = a.encoder_tokens or ctx
+        work = w.concurrency * tokens * (4 * a.hidden + 2 * a.ffn) * 2 / tp + \
+            (a.heads * tokens * tokens * w.concurrency * 4 if not w.flash_attention else 0)
+        _term(terms, "activations and workspace", "activations", work,
+              f"one block's intermediates over {w.concurrency} x {tokens} tokens")
+        return
     kv_layers = a.decoder_layers or a.layers
     full_layers = kv_layers * (1 - a.sliding_share)
     win_layers = kv_layers * a.sliding_share

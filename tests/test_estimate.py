@@ -81,6 +81,22 @@ def test_whisper_encoder_activations_use_the_audio_frames(kb):
     assert "est.encoder_tokens" in [a["key"] for a in est.assumption_keys]
 
 
+def test_vit_runs_at_its_patch_count_without_token_logits(kb):
+    m = kb.models["vit-b-16"]
+    est = estimate_memory(w(params_b=m.params_b, model=m.id, task="train", method="full", batch_size=64,
+                            seq_len=4096), m)       # a text length given by mistake must not matter
+    assert "seq 197" in " ".join(t.formula for t in est.terms)          # 224 px in 16 px patches + the class token
+    assert term(est, "logits and loss") == 0                           # a 1000-class head, no per-token vocabulary
+    assert "est.fixed_tokens" in [a["key"] for a in est.assumption_keys]
+
+
+@pytest.mark.parametrize("model_id", ["bert-base", "vit-b-16"])
+def test_encoders_keep_no_kv_cache_when_serving(kb, model_id):
+    m = kb.models[model_id]
+    est = estimate_memory(w(params_b=m.params_b, model=m.id, concurrency=64, context=128), m)
+    assert est.breakdown["kv_cache"] == 0 and est.breakdown["activations"] > 0
+
+
 @pytest.mark.parametrize("kw, message", [
     (dict(task="finetune", method="qlora", precision="fp32"), "QLoRA"),           # NF4 base, 16-bit compute
     (dict(task="finetune", method="full", sharding="zero3", gpus=1), "ZERO3"),    # nothing to shard with
