@@ -132,14 +132,17 @@ def rules_of_thumb(row: dict[str, Any], w: Workload) -> tuple[float, float]:
 
 UNMODELLED = {"compile": "torch.compile fuses kernels and frees intermediates early",
               "optimizer_in_backward": "optimizer step fused into backward (gradients freed per parameter)",
-              "activation_offload": "activations offloaded to CPU"}
+              "activation_offload": "activations offloaded to CPU",
+              "vae_slicing": "the VAE decodes one image at a time (diffusers enable_vae_slicing)"}
 
 
 def exclusion(row: dict[str, Any]) -> str | None:
     """Why a measured row cannot test the estimator (kept in the table, left out of the summary)."""
+    if row.get("basis_for"):
+        return f"used to derive {row['basis_for']}'s activation basis, so it cannot test it"
     if row.get("what") in (None, "unknown"):
         return "the source does not say what it measured (allocated, reserved or device total)"
-    if row["task"] != "inference" and not row.get("seq_len"):
+    if row["task"] != "inference" and not row.get("seq_len") and not row.get("image_size"):
         return "sequence length not stated"
     if not row.get("batch_size"):
         return "batch size not stated"

@@ -68,6 +68,7 @@ class Arch:
     activation_gib_per_sample: float | None = None
     inference_gib_per_sample: float | None = None
     basis_bytes: int = 4
+    basis_at: str = ""          # the measured condition of the activation basis, said with the estimate
     derived: bool = False       # dimensions scaled from the parameter count, not read from a config
 
     @property
@@ -138,7 +139,8 @@ def arch_of(model: Model | None, params_b: float) -> Arch:
                     gated_mlp=False, tied=True, transformer=False,
                     activation_gib_per_sample=basis.gib_per_sample if basis else None,
                     inference_gib_per_sample=basis.inference_gib_per_sample if basis else None,
-                    basis_bytes=basis.precision_bytes if basis else 4)
+                    basis_bytes=basis.precision_bytes if basis else 4,
+                    basis_at=f"{basis.at} [{basis.source}]" if basis else "")
     size, layers, hidden, heads, kv = min(_SCALE, key=lambda r: abs(math.log(r[0] / params_b)))
     # keep the layer count and width shape of the nearest known model, scale width to the parameter count
     scale = math.sqrt(params_b / size)
@@ -332,6 +334,8 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
     b, s = w.batch_size, w.seq_len
     p = 4 if w.precision == "fp32" else 2
     if not a.transformer:
+        if a.basis_at:
+            notes.append(Note("est.basis", f"activations per sample from a measurement: {a.basis_at}", at=a.basis_at))
         if a.activation_gib_per_sample is None and a.inference_gib_per_sample:
             per = a.inference_gib_per_sample * 3 * GIB * p / a.basis_bytes
             notes.append(Note("est.basis_from_inference", "training activations taken as 3x the measured "
@@ -428,6 +432,8 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
         _term(terms, f"{w.precision} weights", "weights", P * wb / tp,
               f"{P / 1e9:.2f}B params x {wb:g} B" + (f" / TP {tp}" if tp > 1 else ""))
     if not a.transformer:
+        if a.basis_at:
+            notes.append(Note("est.basis", f"activations per sample from a measurement: {a.basis_at}", at=a.basis_at))
         scale = (4 if w.precision == "fp32" else 2) / a.basis_bytes
         if a.inference_gib_per_sample:
             # not scaled by precision: SDXL's measured working set per image was the same in fp32 and fp16

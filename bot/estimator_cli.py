@@ -109,8 +109,10 @@ def run_estimate(o: dict[str, Any]) -> None:
         return
     title = model.name if model else f"{w.params_b:g}B model"
     fixed = model.encoder_tokens if model is not None and not model.decoder_layers else None
-    shape = (f"{w.concurrency} sequences x {w.context} tokens" if w.method == "inference"
-             else f"batch {w.batch_size} x {fixed or w.seq_len}")
+    sequence = model is None or model.is_transformer
+    shape = (f"{w.concurrency} sequences x {w.context} tokens" if w.method == "inference" and sequence
+             else f"{w.concurrency} samples at once" if w.method == "inference"
+             else f"batch {w.batch_size} x {fixed or w.seq_len}" if sequence else f"batch {w.batch_size}")
     click.echo(f"{title}: {w.method}, {w.precision}, {shape}, {w.gpus} GPU(s)"
                + (f", {w.sharding}" if w.sharding not in ("none",) else ""))
     click.echo(f"{'term':<34}{'GiB':>9}  how")
