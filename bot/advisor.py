@@ -270,7 +270,7 @@ class Advisor:
         if pick:
             check_facts.update(self._pick_facts(pick, w))
         else:
-            check_facts.update({"pick_fits": False, "pick_headroom_pct": 0, "pick_gpu_count": 0,
+            check_facts.update({"pick_fits": False, "pick_headroom_pct": 0, "pick_in_spread": False, "pick_gpu_count": 0,
                                 "pick_instances": 0, "pick_price_kind": "none"})
         checks = evaluate(self.rules, check_facts, "check", lang)
         checklist = self._checklist(checks, pick, w, model, lang, provider, base)
@@ -488,9 +488,16 @@ class Advisor:
             "note": f.note,
         }
 
+    def _spread(self, w: Workload):
+        """How published runs of this kind of job compared with the estimate (knowledge/estimate_spread.yaml)."""
+        return self.kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
+
     def _pick_facts(self, pick: dict[str, Any], w: Workload) -> dict[str, Any]:
         f: Flavor = pick["flavor"]
-        return {"pick_fits": True, "pick_headroom_pct": pick["headroom"], "pick_gpu_count": f.gpu_count,
+        spread = self._spread(w)
+        in_spread = bool(spread and pick["estimate"].per_gpu_gib * spread.p90_ratio > f.gpu_memory_gib)
+        return {"pick_fits": True, "pick_headroom_pct": pick["headroom"], "pick_in_spread": in_spread,
+                "pick_gpu_count": f.gpu_count,
                 "pick_instances": pick["instances"], "pick_nvlink": f.nvlink, "pick_rdma": f.rdma,
                 "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
                 "pick_evidence": f.evidence, "pick_bf16": self.kb.gpus[f.gpu].bf16,
@@ -525,6 +532,12 @@ class Advisor:
                 if chk.item == "oom" and chk.status != "ok":
                     steps = make_it_fit(w, model, f.gpu_memory_gib * 0.9, 0.0)
                     ctx["fit_hint"] = self._fit_hint(steps, f.gpu_memory_gib, lang)
+                spread = self._spread(w)
+                if chk.item == "oom" and spread:
+                    ctx.update(spread_pct=f"{(spread.p90_ratio - 1) * 100:.0f}", spread_rows=spread.rows,
+                               spread_need=f"{est.per_gpu_gib * spread.p90_ratio:.1f}",
+                               method=self.t.say(f"spread.{spread.id}", lang))
+                    cites += [c for c in spread.sources if c not in cites]
                 if chk.item == "billing":
                     prov = self.kb.providers.get(f.provider)
                     for mode in (prov.billing if prov else []):

@@ -100,10 +100,12 @@ def run_estimate(o: dict[str, Any]) -> None:
         steps = make_it_fit(w, model, g.memory_gib)
         fit[gid] = {"gpu": g.name, "memory_gib": g.memory_gib, "fits": est.per_gpu_gib <= g.memory_gib * 0.95,
                     "steps": [s.model_dump() for s in steps]}
+    spread = kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
     out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
            "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
            "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
-           "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit}
+           "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit,
+           "spread": spread.model_dump() if spread else None}
     if o["as_json"]:
         click.echo(json.dumps(out, ensure_ascii=False))
         return
@@ -121,6 +123,10 @@ def run_estimate(o: dict[str, Any]) -> None:
     click.echo(f"{'per GPU':<34}{est.per_gpu_gib:>9.2f}  (tensors {est.allocated_gib:.2f}; all GPUs {est.total_gib:.2f})")
     for a in est.assumptions:
         click.echo(f"note: {a}")
+    if spread:
+        click.echo(f"measured: {spread.rows} published {w.method if w.method != 'freeze' else 'full'} runs came out at "
+                   f"{spread.p10_ratio:.0%}-{spread.p90_ratio:.0%} of the estimate (10th-90th percentile, median "
+                   f"{spread.median_ratio:.0%}): plan for about {est.per_gpu_gib * spread.p90_ratio:.1f} GiB to be safe")
     if compute:
         click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['days']} days on {compute['gpus']} GPU(s) "
                    f"({compute['basis']})")

@@ -25,12 +25,12 @@ from pydantic import BaseModel, ValidationError
 from rapidfuzz import process
 
 from .errors import KnowledgeError, NotFound, Problem
-from .records import GPU, Claim, Flavor, Model, Price, Provider, Source, Topic
+from .records import GPU, Claim, EstimateSpread, Flavor, Model, Price, Provider, Source, Topic
 from .text import norm_key
 
 KINDS: dict[str, type[BaseModel]] = {
     "sources": Source, "gpus": GPU, "models": Model, "flavors": Flavor, "providers": Provider, "claims": Claim,
-    "topics": Topic,
+    "topics": Topic, "estimate_spread": EstimateSpread,
 }
 
 
@@ -162,6 +162,7 @@ class KnowledgeBase:
     model_aliases: Mapping[str, str] = field(default_factory=dict)
     gpu_aliases: Mapping[str, str] = field(default_factory=dict)
     provider_aliases: Mapping[str, str] = field(default_factory=dict)
+    estimate_spread: Mapping[str, EstimateSpread] = field(default_factory=dict)
 
     # ----- lookups -------------------------------------------------------------------------------------------
     def source(self, sid: str) -> Source:
@@ -310,7 +311,7 @@ def _code_version() -> bytes:
 
 
 _TABLES = ("sources", "gpus", "models", "flavors", "providers", "claims", "topics", "model_aliases", "gpu_aliases",
-           "provider_aliases")
+           "provider_aliases", "estimate_spread")
 
 
 def _to_tables(kb: "KnowledgeBase") -> dict[str, Any]:
@@ -389,7 +390,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
 
     src = tables["sources"]
     # every fact cites a source that exists
-    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics"):
+    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread"):
         for rid, rec in tables[kind].items():
             cited = list(rec.sources)
             if kind == "flavors" and rec.price is not None:
@@ -435,7 +436,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
         flavors=freeze(dict(sorted(flavors.items()))), providers=freeze(tables["providers"]),
         claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
         model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
-        provider_aliases=freeze(aliases["providers"]),
+        provider_aliases=freeze(aliases["providers"]), estimate_spread=freeze(tables["estimate_spread"]),
     ), []
 
 

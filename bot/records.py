@@ -225,6 +225,18 @@ class Topic(Record):
     sources: list[str] = Field(min_length=1)
 
 
+class EstimateSpread(Record):
+    """How published measurements of one kind of job compared with the estimator (bench/memory_accuracy.py writes
+    these; the advisor reads them to say how much room to leave)."""
+    id: str                           # the method group: full (with freeze), lora, qlora, inference
+    rows: int = Field(ge=1)           # comparable measured rows behind the figures
+    median_ratio: float = Field(gt=0)  # measured / estimated
+    p10_ratio: float = Field(gt=0)
+    p90_ratio: float = Field(gt=0)
+    max_ratio: float = Field(gt=0)
+    sources: list[str] = Field(min_length=1)
+
+
 class Claim(Record):
     """A statement of the seed article checked against vendor documentation."""
     id: str

@@ -58,6 +58,7 @@ def test_estimate_json_and_table():
     assert out["model"] == "llama-3.1-8b"
     assert set(out["breakdown"]) == {"weights", "gradients", "optimizer", "activations", "kv_cache", "overhead"}
     assert out["per_gpu_gib"] > 0 and out["assumptions"] is not None
+    assert out["spread"]["id"] == "qlora" and out["spread"]["p90_ratio"] >= out["spread"]["median_ratio"]
     table = run("estimate", "--params", "70", "--method", "full", "--gpus", "8", "--sharding", "zero3").output
     assert "per GPU" in table and "fit:" in table
 

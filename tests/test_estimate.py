@@ -192,6 +192,12 @@ def test_accuracy_floors_against_published_measurements():
     assert s["estimator"]["median_abs_error"] * 3 < s["bytes_per_param"]["median_abs_error"]
 
 
+def test_spread_file_is_what_the_benchmark_computes():
+    """knowledge/estimate_spread.yaml is generated: it must match the measured rows (regenerate with
+    `python bench/memory_accuracy.py --write-spread`)."""
+    assert memory_accuracy.SPREAD_FILE.read_text(encoding="utf-8") == memory_accuracy.spread_yaml(RESULTS)
+
+
 @pytest.mark.parametrize("row", [r for r in RESULTS if r.get("oom")], ids=lambda r: r["id"])
 def test_reported_out_of_memory_runs(row):
     """A run the source reports as OOM must be estimated above the card's capacity."""
