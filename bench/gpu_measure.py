@@ -93,6 +93,8 @@ class Case:
     lora_targets: str | None = None   # "q,v" | "q,k,v,o,mlp" (peft target_modules="all-linear")
     attention: str = "sdpa"           # sdpa | eager
     image_size: int | None = None     # CNN cases
+    varlen: bool = False              # each step a different length up to seq_len (unpacked data, as ms-swift runs)
+    kbit_prep: bool = False           # QLoRA through peft.prepare_model_for_kbit_training (the HF QLoRA recipe)
 
     @property
     def cnn(self) -> bool:
@@ -125,6 +127,10 @@ class Case:
             parts.append(f"{self.image_size}px" if self.cnn else f"s{self.seq_len}")
             if self.grad_checkpointing:
                 parts.append("gc")
+            if self.varlen:
+                parts.append("varlen")
+            if self.kbit_prep:
+                parts.append("kbitprep")
         if self.attention != "sdpa":
             parts.append(self.attention)
         return "-".join(parts)
@@ -151,9 +157,9 @@ def _full(model, prec, b, s, gc=False, attention="sdpa"):
     return Case(model, "full", prec, b, seq_len=s, grad_checkpointing=gc, attention=attention)
 
 
-def _lora(model, r, targets, b, s, gc=False, method="lora", attention="sdpa"):
+def _lora(model, r, targets, b, s, gc=False, method="lora", attention="sdpa", varlen=False, kbit_prep=False):
     return Case(model, method, "nf4" if method == "qlora" else "bf16-true", b, seq_len=s, grad_checkpointing=gc,
-                lora_rank=r, lora_targets=targets, attention=attention)
+                lora_rank=r, lora_targets=targets, attention=attention, varlen=varlen, kbit_prep=kbit_prep)
 
 
 ALL = "q,k,v,o,mlp"
@@ -199,7 +205,28 @@ FULL = QUICK + [
     Case("resnet-50", "full", "bf16", 256, image_size=224),
     Case("resnet-50", "full", "fp32", 128, image_size=224),
 ]
-PRESETS = {"quick": QUICK, "full": FULL}
+# Cases that settle what the published rows left open (README, "Target ... is not met"): does a run over samples of
+# varying length reserve much more than one at a fixed length (ms-swift's Qwen-7B LoRA rows), and does the HF QLoRA
+# recipe (prepare_model_for_kbit_training upcasts every non-4-bit weight to fp32) explain the QLoRA rows' gap?
+QUESTIONS = [
+    _lora("qwen2.5-7b", 8, ALL, 1, 2048, gc=True),
+    _lora("qwen2.5-7b", 8, ALL, 1, 2048, gc=True, varlen=True),
+    _lora("qwen2.5-7b", 8, ALL, 1, 8192, gc=True, varlen=True),
+    _lora("llama-3.1-8b", 32, "q,v", 4, 512, method="qlora"),
+    _lora("llama-3.1-8b", 32, "q,v", 4, 512, method="qlora", kbit_prep=True),
+    _lora("llama-3.1-8b", 32, "q,v", 4, 512),
+]
+PRESETS = {"quick": QUICK, "full": FULL, "questions": QUESTIONS}
+VARLEN_STEPS = 12       # measured steps of a varying-length case (fixed-length cases take two)
+
+
+def varlen_lengths(seq_len: int, steps: int = VARLEN_STEPS, seed: int = 0) -> list[int]:
+    """Lengths from seq_len/8 to seq_len in a fixed pseudo-random order, the longest last (as a long tail arrives)."""
+    import random
+    rng = random.Random(seed)
+    lo = max(8, seq_len // 8)
+    out = [rng.randint(lo, seq_len) for _ in range(steps - 1)]
+    return out + [seq_len]
 
 
 def plan(preset: str = "quick", tiny: bool = False, only: str | None = None) -> list[Case]:
@@ -285,9 +312,10 @@ def method_text(case: Case, spec: dict[str, Any]) -> str:
         how = (f"peft LoRA r={case.lora_rank} alpha={2 * case.lora_rank} dropout 0 on {targets}; adapters upcast to "
                "fp32 by peft (autocast_adapter_dtype), frozen base, no torch.autocast")
         if case.method == "qlora":
+            prep = ("peft.prepare_model_for_kbit_training called (non-4-bit weights upcast to fp32)" if case.kbit_prep
+                    else "embeddings and LM head stay bf16; prepare_model_for_kbit_training NOT called")
             how = ("base saved to a temp dir and reloaded with BitsAndBytesConfig(load_in_4bit, nf4, double quant, "
-                   "bf16 compute); embeddings and LM head stay bf16; prepare_model_for_kbit_training NOT called; "
-                   + how)
+                   f"bf16 compute); {prep}; " + how)
         else:
             how = "bf16 base; " + how
     if case.method != "inference":
@@ -295,6 +323,9 @@ def method_text(case: Case, spec: dict[str, Any]) -> str:
         if case.grad_checkpointing:
             how += ("; gradient checkpointing of every decoder layer (HF activation_checkpointing_enable, formerly "
                     "gradient_checkpointing_enable, use_reentrant=False)")
+        if case.varlen:
+            how += (f"; {VARLEN_STEPS} measured steps of varying length ({', '.join(map(str, varlen_lengths(case.seq_len)))} "
+                    "tokens, batch padded to none: every sample that length), seq_len is the longest")
     return f"{build}; {how}"
 
 
@@ -633,6 +664,9 @@ def build_llm(env: TorchEnv, case: Case, state: dict[str, Any]) -> None:
             model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if case.kbit_prep:
+        from peft import prepare_model_for_kbit_training
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=case.grad_checkpointing)
     if case.method in ("lora", "qlora"):
         from peft import LoraConfig, get_peft_model
         targets = ["q_proj", "v_proj"] if case.lora_targets == "q,v" else "all-linear"
@@ -647,10 +681,12 @@ def build_llm(env: TorchEnv, case: Case, state: dict[str, Any]) -> None:
     del params
     state["ids"] = torch.randint(3, spec["vocab"], (case.batch_size, case.seq_len), device=env.device)
     amp = case.precision == "bf16"
+    lengths = iter(varlen_lengths(case.seq_len) * 2) if case.varlen else None
 
     def train_step() -> None:
+        ids = state["ids"][:, :next(lengths)] if lengths is not None else state["ids"]
         with torch.autocast(device_type=env.device.type, dtype=torch.bfloat16, enabled=amp):
-            loss = state["model"](input_ids=state["ids"], labels=state["ids"]).loss
+            loss = state["model"](input_ids=ids, labels=ids).loss
         loss.backward()
         state["opt"].step()
         state["opt"].zero_grad(set_to_none=True)
@@ -709,8 +745,8 @@ def measure_case(env: TorchEnv, case: Case, timeout_s: float | None) -> Result:
             env.sync()
             warm_alloc, warm_res = env.peaks()
             env.reset_peak()
-            state["step"]()
-            state["step"]()
+            for _ in range(VARLEN_STEPS if case.varlen else 2):
+                state["step"]()
             env.sync()
             res.steady_alloc, res.steady_reserved = env.peaks()
             if env.cuda:
@@ -773,8 +809,9 @@ def rows_for(case: Case, res: Result, env, command: str, date: str) -> list[dict
                    f"measured_memory.yaml. {details}{extras}")
         quote = f"no GPU memory reading on {env.device_name}; {versions}; command: {command}"
         return [make_row(case, what="unknown", measured=None, quote=quote, caveats=caveats, **common)]
-    caveats = (f"{details} Peak over the model build, one warm-up step and two measured steps "
-               f"(torch.cuda.reset_peak_memory_stats before the build); the two measured steps alone peaked at "
+    steps = f"{VARLEN_STEPS} measured steps of varying length" if case.varlen else "two measured steps"
+    caveats = (f"{details} Peak over the model build, one warm-up step and {steps} "
+               f"(torch.cuda.reset_peak_memory_stats before the build); the measured steps alone peaked at "
                f"{_fmt(res.steady_alloc)} GiB allocated / {_fmt(res.steady_reserved)} GiB reserved; "
                f"{_fmt(res.after_build)} GiB allocated after the build; {_fmt(res.baseline)} GiB allocated before the "
                f"case; {_fmt(res.device_used)} GiB in use on the device after the steps (mem_get_info: includes the "

@@ -286,7 +286,7 @@ def test_measure_case_catches_failures_and_frees_everything(monkeypatch, step, s
         assert (res.peak_alloc, res.peak_reserved) == (12.5, pytest.approx(12.5 * 1.05))
         rows = gm.rows_for(case, res, env, "python bench/gpu_measure.py", "2026-01-01")
         assert [r["what"] for r in rows] == ["peak-allocated", "peak-reserved"]
-        assert rows[0]["measured"] == 12.5 and "two measured steps alone" in rows[0]["caveats"]
+        assert rows[0]["measured"] == 12.5 and "two measured steps (torch.cuda.reset_peak_memory_stats" in rows[0]["caveats"]
     elif status == "oom":
         [row] = gm.rows_for(case, res, env, "cmd", "2026-01-01")
         assert row["oom"] is True and row["measured"] is None and row["gpu"] == "h200"
@@ -362,3 +362,19 @@ def test_tiny_cases_shrink_every_size():
 def test_cpu_without_tiny_is_refused():
     out = run_script("--device", "cpu", "--preset", "quick")
     assert out.returncode == 2 and "--tiny" in out.stderr
+
+
+def test_varlen_cases_step_through_lengths_ending_at_the_longest():
+    lengths = gm.varlen_lengths(2048)
+    assert len(lengths) == gm.VARLEN_STEPS and lengths[-1] == 2048
+    assert all(256 <= n <= 2048 for n in lengths) and len(set(lengths)) > 3     # varied, within seq_len/8 .. seq_len
+    assert lengths == gm.varlen_lengths(2048)                                   # the same order on every run
+
+
+def test_questions_preset_pairs_each_case_with_its_control():
+    ids = [c.id for c in gm.PRESETS["questions"]]
+    for cid in ids:
+        if cid.endswith("-varlen"):
+            assert cid.replace("-s8192", "-s2048").removesuffix("-varlen") in ids
+        if cid.endswith("-kbitprep"):
+            assert cid.removesuffix("-kbitprep") in ids
