@@ -79,6 +79,7 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
     return Workload(
         flash_attention=row.get("attention") != "eager", chunked_loss=bool(row.get("chunked_loss")),
         fsdp_mixed_frozen=bool(row.get("fsdp_mixed_frozen")), no_sync_accumulation=bool(row.get("no_sync_accumulation")),
+        kbit_upcast=row.get("kbit_upcast") or "none",
         model=model.id if model else None, params_b=params,
         task="inference" if inference else ("train" if row["task"] == "train" else "finetune"),
         method=method, precision=prec, pure_bf16=pure, optimizer=opt if opt in ("adamw", "adamw8bit", "sgd",

@@ -135,6 +135,10 @@ def chat(session: str | None) -> None:
               help="LoRA under FSDP with frozen and adapter weights in the same FSDP units (gradients for both).")
 @click.option("--no-sync-accumulation", is_flag=True,
               help="Gradient accumulation inside FSDP's no_sync(): unsharded gradients on every GPU.")
+@click.option("--kbit-upcast", type=click.Choice(["none", "norms", "all"]), default="none", show_default=True,
+              help="QLoRA prepared by PEFT's prepare_model_for_kbit_training: 'all' keeps embeddings, LM head and norms "
+                   "in fp32 (TRL SFTTrainer under fp16, PEFT called directly), 'norms' only the norms (TRL under bf16); "
+                   "either makes the hidden states fp32.")
 @click.option("--lora-rank", type=click.IntRange(1, 4096), default=16, show_default=True)
 @click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qv"]), default="all-linear",
               show_default=True)

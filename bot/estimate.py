@@ -178,6 +178,11 @@ def validate(w: Workload) -> None:
                              fix="add --sharding fsdp --gpus 2 or more with --method lora, or drop --fsdp-mixed-frozen")
 
 
+    if w.kbit_upcast != "none" and w.method != "qlora":
+        raise InvalidRequest("the fp32 upcast of prepare_model_for_kbit_training only happens to a quantised "
+                             "base model", fix="use --method qlora, or drop --kbit-upcast")
+
+
 def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
     validate(w)
     a = arch_of(model, w.params_b)
@@ -292,9 +297,14 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
             lin = P - emb
             _term(terms, "NF4 base weights", "weights", lin * WEIGHT_BYTES["nf4"],
                   f"{lin / 1e9:.2f}B linear params x 4.127 bits (NF4 + double-quantised constants)")
-            frozen_bytes = lin * WEIGHT_BYTES["nf4"] + emb * 2
-            _term(terms, "16-bit embeddings and LM head", "weights", emb * 2,
-                  f"{emb / 1e9:.2f}B params x 2 B (not quantised)")
+            eb = 4 if w.kbit_upcast == "all" else 2
+            frozen_bytes = lin * WEIGHT_BYTES["nf4"] + emb * eb
+            if eb == 4:
+                _term(terms, "fp32 embeddings and LM head (upcast)", "weights", emb * 4,
+                      f"{emb / 1e9:.2f}B params x 4 B (not quantised; cast to fp32 by prepare_model_for_kbit_training)")
+            else:
+                _term(terms, "16-bit embeddings and LM head", "weights", emb * 2,
+                      f"{emb / 1e9:.2f}B params x 2 B (not quantised)")
             if a.transformer:
                 big = max(i * o for _, i, o, _n in a.linear_modules())
                 _term(terms, "dequantised weight buffer", "weights", big * 2, "largest linear layer in 16-bit")
@@ -367,9 +377,15 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
         notes.append(Note("est.encoder_tokens", f"encoder layers see {a.encoder_tokens} positions, decoder layers "
                           f"the {s}-token text", tokens=a.encoder_tokens, seq=s))
     layer = {tokens: _layer_activation_bytes(w, a, p, tokens) for _, tokens in stacks}
+    hs = p       # bytes per element of the hidden states between layers
+    if w.kbit_upcast != "none":
+        hs = 4
+        notes.append(Note("est.kbit_upcast", "prepare_model_for_kbit_training leaves fp32 norm weights, so the hidden "
+                          "states between layers are fp32; skip its upcast (fms-acceleration does) to halve them"))
     if w.grad_checkpointing:
-        _term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * p for n, t in stacks) / tp,
-              " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {p} B")
+        _term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * hs for n, t in stacks) / tp,
+              " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {hs} B"
+              + (" (fp32 after the k-bit upcast)" if hs != p else ""))
         _term(terms, "one layer recomputed", "activations", max(layer.values()) / tp,
               "the working set of one block in backward")
     else:
@@ -406,6 +422,12 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
         mlp = s * b * (3 * h + 4 * f) * p / 2
         norms = s * b * h * 4 * p / 2
         total = attn + mlp + norms
+    if w.kbit_upcast != "none" and p < 4:
+        # fp32 norm weights make both norm outputs fp32, and bitsandbytes casts its output back to that dtype: the
+        # MLP's gate, up and act(gate) (fc and GELU for a plain MLP) are kept in fp32; the copies bitsandbytes casts
+        # down for its matmuls are counted with the QLoRA term below
+        mlp_kept = 3 * f if a.gated_mlp else 2 * f
+        total += s * b * (mlp_kept + 2 * h) * (4 - p)
     if not w.flash_attention:
         total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
     if w.method in ("lora", "qlora"):
@@ -530,6 +552,8 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
     ladder = [("gradient checkpointing", {"grad_checkpointing": True}),
               ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
               ("8-bit AdamW", {"optimizer": "adamw8bit"})]
+    if w.kbit_upcast != "none":     # free, and faster: fms-acceleration's prepare without the fp32 cast
+        ladder.insert(0, ("skip the fp32 upcast of prepare_model_for_kbit_training", {"kbit_upcast": "none"}))
     if w.method in ("full", "freeze"):
         ladder.append(("LoRA instead of full fine-tuning", {"method": "lora"}))
     if w.method in ("full", "freeze", "lora"):

@@ -71,6 +71,11 @@ class Workload(BaseModel):
     # gradient accumulation inside FSDP's no_sync() (Lightning Fabric's no_backward_sync): every GPU accumulates the
     # unsharded gradients until the step that syncs
     no_sync_accumulation: bool = False
+    # PEFT's prepare_model_for_kbit_training casts every 16-bit parameter left unquantised to fp32 ("all": TRL's
+    # SFTTrainer under fp16, PEFT called directly); TRL under bf16 casts embeddings and LM head back ("norms"). An fp32
+    # norm weight makes the norm's output fp32 and bitsandbytes returns its input dtype, so the hidden states of every
+    # layer become fp32 either way
+    kbit_upcast: Literal["none", "norms", "all"] = "none"
     lora_rank: int = Field(default=16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention", "qv"] = "all-linear"
     concurrency: int = Field(default=1, ge=1, le=100_000)

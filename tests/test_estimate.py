@@ -107,6 +107,7 @@ def test_encoders_keep_no_kv_cache_when_serving(kb, model_id):
           fsdp_mixed_frozen=True), "LoRA"),                                       # full training freezes nothing
     (dict(task="finetune", method="lora", gpus=2, sharding="ddp",
           fsdp_mixed_frozen=True), "FSDP"),                                       # DDP has no FSDP units
+    (dict(task="finetune", method="lora", kbit_upcast="all"), "quantised"),      # nothing k-bit to prepare
 ])
 def test_impossible_jobs_are_refused_with_a_reason(kw, message):
     with pytest.raises(InvalidRequest) as exc:
@@ -164,6 +165,46 @@ def test_no_sync_accumulation_keeps_gradients_unsharded(kb, sharding, unsharded)
         assert term(nosync, "unsharded gradients (no_sync)") > 0
     else:
         assert nosync.per_gpu_gib == plain.per_gpu_gib
+
+
+MISTRAL_7B_TOKENS = 4 * 4096    # fms-acceleration's QLoRA rows: batch 4 of packed 4096-token samples
+
+
+@pytest.mark.parametrize("upcast, emb_bytes, ckpt_bytes", [
+    ("none", 2, 2),   # fms-acceleration's own prepare: everything unquantised stays 16-bit
+    ("norms", 2, 4),  # TRL under bf16 casts embeddings and LM head back; fp32 norm weights still make hidden states fp32
+    ("all", 4, 4),    # TRL under fp16 / PEFT called directly: embeddings and LM head fp32 too
+])
+def test_kbit_upcast_makes_hidden_states_fp32(kb, upcast, emb_bytes, ckpt_bytes):
+    m = kb.models["mistral-7b"]
+    job = w(params_b=m.params_b, model=m.id, task="finetune", method="qlora", batch_size=4, seq_len=4096,
+            grad_checkpointing=True, lora_targets="attention", kbit_upcast=upcast)
+    est = estimate_memory(job, m)
+    emb = term(est, "16-bit embeddings and LM head") + term(est, "fp32 embeddings and LM head (upcast)")
+    assert emb == pytest.approx(2 * m.vocab * m.hidden * emb_bytes / GIB, rel=0.01)
+    assert term(est, "checkpointed layer inputs") == pytest.approx(
+        m.layers * MISTRAL_7B_TOKENS * m.hidden * ckpt_bytes / GIB, rel=0.01)
+    keys = [a["key"] for a in est.assumption_keys]
+    assert ("est.kbit_upcast" in keys) == (upcast != "none")
+
+
+def test_kbit_upcast_costs_what_fms_acceleration_measured(kb):
+    # fms-acceleration a100_80gb.csv: the same Mistral-7B QLoRA run with TRL's prepare (baseline-peft-bnb, 22.83 GB
+    # peak allocated) and with the plugin's prepare that skips the fp32 cast (accelerated-peft-bnb, 15.86 GB)
+    m = kb.models["mistral-7b"]
+    job = dict(params_b=m.params_b, model=m.id, task="finetune", method="qlora", batch_size=4, seq_len=4096,
+               grad_checkpointing=True, lora_targets="attention")
+    extra = estimate_memory(w(**job, kbit_upcast="all"), m).allocated_gib - estimate_memory(w(**job), m).allocated_gib
+    assert extra == pytest.approx((22.83 - 15.86) * 1e9 / GIB, rel=0.25)
+
+
+def test_make_it_fit_skips_the_upcast_first(kb):
+    m = kb.models["mistral-7b"]
+    job = w(params_b=m.params_b, model=m.id, task="finetune", method="qlora", batch_size=4, seq_len=4096,
+            grad_checkpointing=True, lora_targets="attention", kbit_upcast="all")
+    steps = make_it_fit(job, m, 24)
+    assert steps[0].change == "skip the fp32 upcast of prepare_model_for_kbit_training"
+    assert "kbit_upcast" not in steps[0].workload      # back to the default: no upcast
 
 
 def test_make_it_fit_ladder_ends_fitting_on_a_24gib_card(kb):
