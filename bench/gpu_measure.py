@@ -90,7 +90,7 @@ class Case:
     new_tokens: int = 0
     grad_checkpointing: bool = False
     lora_rank: int | None = None
-    lora_targets: str | None = None   # "q,v" | "q,k,v,o,mlp" (peft target_modules="all-linear")
+    lora_targets: str | None = None   # "q,v" | "q,k,v,o" | "q,k,v,o,mlp" (peft target_modules="all-linear")
     attention: str = "sdpa"           # sdpa | eager
     image_size: int | None = None     # CNN cases
     varlen: bool = False              # each step a different length up to seq_len (unpacked data, as ms-swift runs)
@@ -122,7 +122,7 @@ class Case:
         else:
             parts += [self.method, self.precision.replace("-", "")]
             if self.method in ("lora", "qlora"):
-                parts.append(f"r{self.lora_rank}{'qv' if self.lora_targets == 'q,v' else 'all'}")
+                parts.append(f"r{self.lora_rank}{TARGET_TAGS.get(self.lora_targets, 'all')}")
             parts.append(f"b{self.batch_size}")
             parts.append(f"{self.image_size}px" if self.cnn else f"s{self.seq_len}")
             if self.grad_checkpointing:
@@ -163,6 +163,15 @@ def _lora(model, r, targets, b, s, gc=False, method="lora", attention="sdpa", va
 
 
 ALL = "q,k,v,o,mlp"
+TARGET_TAGS = {"q,v": "qv", "q,k,v,o": "qkvo"}      # anything else: peft's "all-linear"
+
+
+def peft_targets(case: Case) -> list[str] | str:
+    if case.lora_targets in TARGET_TAGS:
+        return [f"{m}_proj" for m in case.lora_targets.split(",")]
+    return "all-linear"
+
+
 QUICK = [
     # inference: load + generate, several batch x context sizes
     _inf("qwen2.5-0.5b", 1, 1024),
@@ -216,7 +225,13 @@ QUESTIONS = [
     _lora("llama-3.1-8b", 32, "q,v", 4, 512, method="qlora", kbit_prep=True),
     _lora("llama-3.1-8b", 32, "q,v", 4, 512),
 ]
-PRESETS = {"quick": QUICK, "full": FULL, "questions": QUESTIONS}
+# Published runs re-created (fms-acceleration's Mistral-7B QLoRA rows: batch 4 of packed 4,096-token samples, LoRA r16
+# on q,k,v,o, checkpointing; TRL's prepare_model_for_kbit_training vs fms-acceleration's prepare without the upcast)
+PUBLISHED = [
+    _lora("mistral-7b", 16, "q,k,v,o", 4, 4096, gc=True, method="qlora", kbit_prep=True),
+    _lora("mistral-7b", 16, "q,k,v,o", 4, 4096, gc=True, method="qlora"),
+]
+PRESETS = {"quick": QUICK, "full": FULL, "questions": QUESTIONS, "published": PUBLISHED}
 VARLEN_STEPS = 12       # measured steps of a varying-length case (fixed-length cases take two)
 
 
@@ -308,7 +323,8 @@ def method_text(case: Case, spec: dict[str, Any]) -> str:
                "fp32": "fp32 weights, no autocast"}[case.precision]
         how += "; loss = HF causal-LM loss over all b x s tokens (logits upcast to fp32 inside the loss)"
     else:
-        targets = "q_proj,v_proj" if case.lora_targets == "q,v" else 'target_modules="all-linear" (q,k,v,o,gate,up,down)'
+        targets = ",".join(peft_targets(case)) if case.lora_targets in TARGET_TAGS else \
+            'target_modules="all-linear" (q,k,v,o,gate,up,down)'
         how = (f"peft LoRA r={case.lora_rank} alpha={2 * case.lora_rank} dropout 0 on {targets}; adapters upcast to "
                "fp32 by peft (autocast_adapter_dtype), frozen base, no torch.autocast")
         if case.method == "qlora":
@@ -350,6 +366,8 @@ def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bo
         "context": case.context if inference else None, "concurrency": case.batch_size if inference else None,
         "attention": None if case.cnn else case.attention, "component": "total",
         "measured": None if measured is None else round(measured, 3), "unit": "GiB", "what": what, "gpu": gpu})
+    if case.kbit_prep:      # peft's prepare called directly: nothing is cast back to 16-bit
+        row["kbit_upcast"] = "all"
     if oom:
         row["oom"] = True
     row["source"] = {"title": f"gpu-advisor {SCRIPT} on {device_name or gpu}", "url": None, "quote": quote}
@@ -669,7 +687,7 @@ def build_llm(env: TorchEnv, case: Case, state: dict[str, Any]) -> None:
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=case.grad_checkpointing)
     if case.method in ("lora", "qlora"):
         from peft import LoraConfig, get_peft_model
-        targets = ["q_proj", "v_proj"] if case.lora_targets == "q,v" else "all-linear"
+        targets = peft_targets(case)
         lcfg = LoraConfig(r=case.lora_rank, lora_alpha=2 * case.lora_rank, lora_dropout=0.0, target_modules=targets,
                           bias="none", task_type="CAUSAL_LM")
         model = get_peft_model(model, lcfg)

@@ -107,7 +107,7 @@ def gpu_of(name: str | None):
 def as_measured(est, what: str) -> float:
     """The estimate in the terms the source measured."""
     tensors = est.allocated_gib
-    if what == "peak-allocated":
+    if what in ("peak-allocated", "traced-peak-allocated"):
         return tensors
     if what == "peak-reserved":
         return tensors * (1 + ALLOCATOR_SLACK)
@@ -139,6 +139,8 @@ UNMODELLED = {"compile": "torch.compile fuses kernels and frees intermediates ea
 
 def exclusion(row: dict[str, Any]) -> str | None:
     """Why a measured row cannot test the estimator (kept in the table, left out of the summary)."""
+    if row.get("what") == "traced-peak-allocated":
+        return "traced on a CPU by bench/trace_memory.py, not measured on a GPU"
     if row.get("basis_for"):
         return f"used to derive {row['basis_for']}'s activation basis, so it cannot test it"
     if row.get("what") in (None, "unknown"):
