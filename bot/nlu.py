@@ -757,7 +757,9 @@ class Parser:
             t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)
         self._gpus_and_nodes(t, slots)
         t = self._budget_amount(t, slots)
-        # training tokens before sizes: "2T tokens", "1000亿 token"
+        # training tokens before sizes: "2T tokens", "1000亿 token"; a count under a million is a sample's length
+        # ("batch 4, 4096 tokens", "8k tokens"), taken when nothing else names the sequence length
+        per_sample = None
         for m in [*self.rx_tokens.finditer(t), *self.rx_tokens_after.finditer(t)]:
             n = self._num(m.group(1))
             if n is None:
@@ -769,6 +771,8 @@ class Parser:
                 slots["tokens"] = n * mult
                 t = self._blank(t, m.span())
                 break
+            if per_sample is None and unit in ("", "k") and 16 <= n * (1024 if unit == "k" else 1) <= 1_000_000:
+                per_sample = (int(n * (1024 if unit == "k" else 1)), m.span())
         # parameter count when no model is named: "30b", "1.5B", "124m", "70亿参数", "千亿参数"
         if not have_model:
             hits = []
@@ -794,6 +798,9 @@ class Parser:
                     slots["seq_len"] = int(val)
                     t = self._blank(t, m.span())
                     break
+        if "seq_len" not in slots and per_sample is not None:
+            slots["seq_len"] = per_sample[0]
+            t = self._blank(t, per_sample[1])
         m = self.rx_batch.search(t)
         if m and 1 <= int(m.group(1)) <= 4096:
             slots["batch_size"] = int(m.group(1))

@@ -110,6 +110,9 @@ def check(parser: Parser, text: str, intent=..., slots=None, absent=(), ambiguou
     ("lora finetune qwen2.5-7b with 4k context", {"seq_len": 4096}),       # 4k = 4096 tokens
     ("serve qwen2.5-7b with 128k context", {"seq_len": 131072}),           # 128k
     ("Qwen2.5-7B lora，序列长度8k，batch 2", {"seq_len": 8192, "batch_size": 2}),   # 序列长度 and batch
+    ("QLoRA fine-tune mistral 7b, batch 4, 4096 tokens", {"seq_len": 4096, "batch_size": 4}),  # too few to be a dataset
+    ("lora qwen2.5-7b on 8k tokens per sample", {"seq_len": 8192}),        # 8k tokens: one sample's length
+    ("pretrain a 1B model on 50M tokens, 2048 tokens context", {"tokens": 5e7, "seq_len": 2048}),  # both kinds
     ("微调 qwen2.5-7b，两张4090", {"gpus": 2, "gpu_model": "rtx-4090"}),      # 两张 + a GPU name
     ("十六卡训练 30B 模型", {"gpus": 16, "params_b": 30.0}),                  # 十六卡
     ("8卡训练 qwen2.5-7b", {"gpus": 8}),                                     # 8卡
