@@ -323,8 +323,8 @@ def method_text(case: Case, spec: dict[str, Any]) -> str:
                "fp32": "fp32 weights, no autocast"}[case.precision]
         how += "; loss = HF causal-LM loss over all b x s tokens (logits upcast to fp32 inside the loss)"
     else:
-        targets = ",".join(peft_targets(case)) if case.lora_targets in TARGET_TAGS else \
-            'target_modules="all-linear" (q,k,v,o,gate,up,down)'
+        targets = peft_targets(case)
+        targets = ",".join(targets) if isinstance(targets, list) else 'target_modules="all-linear" (q,k,v,o,gate,up,down)'
         how = (f"peft LoRA r={case.lora_rank} alpha={2 * case.lora_rank} dropout 0 on {targets}; adapters upcast to "
                "fp32 by peft (autocast_adapter_dtype), frozen base, no torch.autocast")
         if case.method == "qlora":

@@ -176,8 +176,6 @@ def validate(w: Workload) -> None:
     if w.fsdp_mixed_frozen and (w.method not in ("lora", "qlora") or w.sharding not in ("fsdp", "zero3")):
         raise InvalidRequest("frozen parameters sharing FSDP units only happens in LoRA/QLoRA under FSDP",
                              fix="add --sharding fsdp --gpus 2 or more with --method lora, or drop --fsdp-mixed-frozen")
-
-
     if w.kbit_upcast != "none" and w.method != "qlora":
         raise InvalidRequest("the fp32 upcast of prepare_model_for_kbit_training only happens to a quantised "
                              "base model", fix="use --method qlora, or drop --kbit-upcast")
@@ -297,14 +295,12 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
             lin = P - emb
             _term(terms, "NF4 base weights", "weights", lin * WEIGHT_BYTES["nf4"],
                   f"{lin / 1e9:.2f}B linear params x 4.127 bits (NF4 + double-quantised constants)")
-            eb = 4 if w.kbit_upcast == "all" else 2
+            upcast = w.kbit_upcast == "all"
+            eb = 4 if upcast else 2
             frozen_bytes = lin * WEIGHT_BYTES["nf4"] + emb * eb
-            if eb == 4:
-                _term(terms, "fp32 embeddings and LM head (upcast)", "weights", emb * 4,
-                      f"{emb / 1e9:.2f}B params x 4 B (not quantised; cast to fp32 by prepare_model_for_kbit_training)")
-            else:
-                _term(terms, "16-bit embeddings and LM head", "weights", emb * 2,
-                      f"{emb / 1e9:.2f}B params x 2 B (not quantised)")
+            _term(terms, "fp32 embeddings and LM head (upcast)" if upcast else "16-bit embeddings and LM head",
+                  "weights", emb * eb, f"{emb / 1e9:.2f}B params x {eb} B (not quantised"
+                  + ("; cast to fp32 by prepare_model_for_kbit_training)" if upcast else ")"))
             if a.transformer:
                 big = max(i * o for _, i, o, _n in a.linear_modules())
                 _term(terms, "dequantised weight buffer", "weights", big * 2, "largest linear layer in 16-bit")

@@ -771,8 +771,9 @@ class Parser:
                 slots["tokens"] = n * mult
                 t = self._blank(t, m.span())
                 break
-            if per_sample is None and unit in ("", "k") and 16 <= n * (1024 if unit == "k" else 1) <= 1_000_000:
-                per_sample = (int(n * (1024 if unit == "k" else 1)), m.span())
+            length = n * (1024 if unit == "k" else 1)
+            if per_sample is None and unit in ("", "k") and 16 <= length <= 1_000_000:
+                per_sample = (int(length), m.span())
         # parameter count when no model is named: "30b", "1.5B", "124m", "70亿参数", "千亿参数"
         if not have_model:
             hits = []
