@@ -44,7 +44,7 @@ def model_for(row: dict[str, Any]):
         model = Model(id=row["model"], name=row["model"], family=row["model"].split("-")[0], kind="llm",
                       params_b=row["params_b"], layers=arch["layers"], hidden=arch["hidden"], heads=heads,
                       kv_heads=arch.get("kv_heads") or heads, ffn=arch.get("ffn"), vocab=arch.get("vocab"),
-                      head_dim=arch.get("head_dim"), sources=["measurement"])
+                      head_dim=arch.get("head_dim"), tied_embeddings=bool(arch.get("tied")), sources=["measurement"])
         if arch.get("ffn") and arch.get("vocab"):
             # a row's params_b is the model's marketing size ("phi-1.5" = 1.3B); the architecture it gives counts
             # the real parameters (1.42B), as the model cards do
@@ -79,7 +79,8 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
     return Workload(
         flash_attention=row.get("attention") != "eager", chunked_loss=bool(row.get("chunked_loss")),
         fsdp_mixed_frozen=bool(row.get("fsdp_mixed_frozen")), no_sync_accumulation=bool(row.get("no_sync_accumulation")),
-        kbit_upcast=row.get("kbit_upcast") or "none",
+        kbit_upcast=row.get("kbit_upcast") or "none", double_quant=row.get("double_quant", True),
+        quantized_lm_head=bool(row.get("quantized_lm_head")),
         model=model.id if model else None, params_b=params,
         task="inference" if inference else ("train" if row["task"] == "train" else "finetune"),
         method=method, precision=prec, pure_bf16=pure, optimizer=opt if opt in ("adamw", "adamw8bit", "sgd",
@@ -147,6 +148,8 @@ def exclusion(row: dict[str, Any]) -> str | None:
         return "the source does not say what it measured (allocated, reserved or device total)"
     if row["task"] != "inference" and not row.get("seq_len") and not row.get("image_size"):
         return "sequence length not stated"
+    if row.get("prompt_tokens") == "not stated":
+        return "prompt length not stated (the estimate grows with it)"
     if not row.get("batch_size"):
         return "batch size not stated"
     for flag, why in UNMODELLED.items():
@@ -248,6 +251,41 @@ def spread_yaml(results: list[dict[str, Any]]) -> str:
     return SPREAD_HEADER + yaml.safe_dump(spread(results), sort_keys=False, allow_unicode=True)
 
 
+def table_cells(results: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row of cells per result: nine for a measured total, five for an out-of-memory report."""
+    rows = []
+    for r in results:
+        if "err" not in r:
+            if r.get("oom"):
+                rows.append((r["id"], "OOM", f"> {r['gpu_gib']}", f"{r['estimate']:.1f}", "ok" if r["correct"] else "MISS"))
+            continue
+        rows.append((r["id"] + (" *" if r.get("excluded") else ""), r["what"], f"{r['measured']:.2f}",
+                     f"{r['estimate']:.2f}", f"{r['err']:+.0%}", f"{r['thumb_weights']:.2f}", f"{r['err_weights']:+.0%}",
+                     f"{r['thumb_bytes']:.2f}", f"{r['err_bytes']:+.0%}"))
+    return rows
+
+
+def markdown_table(results: list[dict[str, Any]]) -> str:
+    """The README's full table (a test keeps the README equal to it)."""
+    head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for cells in table_cells(results):
+        lines.append("| " + " | ".join(cells) + " |" + (" | | | |" if len(cells) == 5 else ""))
+    return "\n".join(lines)
+
+
+def summary_markdown(s: dict[str, Any]) -> str:
+    """The README's summary table."""
+    names = {"estimator": "gpu-advisor", "weights_only": "rule of thumb: weights only",
+             "bytes_per_param": "rule of thumb: fixed bytes per parameter"}
+    lines = ["| | median abs. error | within ±15 % | mean abs. error |", "| --- | --- | --- | --- |"]
+    for key, label in names.items():
+        st = s[key]
+        lines.append(f"| {label} | {st['median_abs_error']:.1%} | {st['within_15_share']:.0%} | "
+                     f"{st['mean_abs_error']:.1%} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--markdown", action="store_true")
@@ -258,24 +296,16 @@ def main() -> None:
         SPREAD_FILE.write_text(spread_yaml(results), encoding="utf-8")
         print(f"wrote {SPREAD_FILE.relative_to(ROOT)}")
         return
-    head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err")
     if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-    else:
-        print(f"{head[0]:<44} {head[1]:<15} {'GiB':>8} {'est':>8} {'err':>7} {'w-only':>8} {'err':>7} {'B/p':>8} {'err':>7}")
-    for r in results:
-        if "err" not in r:
-            if r.get("oom"):
-                line = (r["id"], "OOM", f"> {r['gpu_gib']}", f"{r['estimate']:.1f}", "ok" if r["correct"] else "MISS")
-                print(("| " + " | ".join(line) + " | | | | |") if args.markdown else f"{line[0]:<44} {line[1]:<15} "
-                      f"{line[2]:>8} {line[3]:>8} {line[4]:>7}")
-            continue
-        cells = (r["id"] + (" *" if r.get("excluded") else ""), r["what"], f"{r['measured']:.2f}", f"{r['estimate']:.2f}", f"{r['err']:+.0%}",
-                 f"{r['thumb_weights']:.2f}", f"{r['err_weights']:+.0%}", f"{r['thumb_bytes']:.2f}",
-                 f"{r['err_bytes']:+.0%}")
-        if args.markdown:
-            print("| " + " | ".join(cells) + " |")
+        print(markdown_table(results))
+        print()
+        print(summary_markdown(summary(results)))
+        return
+    head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err")
+    print(f"{head[0]:<44} {head[1]:<15} {'GiB':>8} {'est':>8} {'err':>7} {'w-only':>8} {'err':>7} {'B/p':>8} {'err':>7}")
+    for cells in table_cells(results):
+        if len(cells) == 5:
+            print(f"{cells[0]:<44} {cells[1]:<15} {cells[2]:>8} {cells[3]:>8} {cells[4]:>7}")
         else:
             print(f"{cells[0]:<44} {cells[1]:<15} {cells[2]:>8} {cells[3]:>8} {cells[4]:>7} {cells[5]:>8} "
                   f"{cells[6]:>7} {cells[7]:>8} {cells[8]:>7}")

@@ -139,6 +139,12 @@ def chat(session: str | None) -> None:
               help="QLoRA prepared by PEFT's prepare_model_for_kbit_training: 'all' keeps embeddings, LM head and norms "
                    "in fp32 (TRL SFTTrainer under fp16, PEFT called directly), 'norms' only the norms (TRL under bf16); "
                    "either makes the hidden states fp32.")
+@click.option("--double-quant/--no-double-quant", default=True, show_default=True,
+              help="NF4 constants double-quantised (4.127 bits a weight; the QLoRA recipe, LitGPT's bnb.nf4-dq) or one "
+                   "fp32 absmax per 64 weights (4.5 bits; BitsAndBytesConfig's default, LitGPT's bnb.nf4).")
+@click.option("--quantize-lm-head", is_flag=True,
+              help="The LM head quantised too (LitGPT / Lightning's BitsandbytesPrecision convert every Linear); "
+                   "transformers keeps it 16-bit.")
 @click.option("--lora-rank", type=click.IntRange(1, 4096), default=16, show_default=True)
 @click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qv"]), default="all-linear",
               show_default=True)

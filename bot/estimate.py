@@ -21,6 +21,7 @@ WEIGHT_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
                 "int4": (4 + 32 / 128) / 8,
                 # nf4 with double quantization: fp8 absmax per 64 weights + fp32 per 256 blocks
                 "nf4": (4 + 8 / 64 + 32 / (64 * 256)) / 8}
+NF4_SINGLE_QUANT_BYTES = (4 + 32 / 64) / 8     # without double quantization: one fp32 absmax per 64 weights
 OPTIMIZER_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0}
 CUDA_CONTEXT_GIB = 1.0      # CUDA context + kernels: 0.3-2 GiB observed (1343 MiB on a V100, HF docs; vLLM 1.8 GiB)
 # Families whose MLP is a plain (GELU/ReLU) two-matrix MLP rather than a gated SwiGLU/GeGLU one.
@@ -179,6 +180,53 @@ def validate(w: Workload) -> None:
     if w.kbit_upcast != "none" and w.method != "qlora":
         raise InvalidRequest("the fp32 upcast of prepare_model_for_kbit_training only happens to a quantised "
                              "base model", fix="use --method qlora, or drop --kbit-upcast")
+    nf4 = w.method == "qlora" or w.precision == "nf4"
+    if not w.double_quant and not nf4:
+        raise InvalidRequest("double quantisation is a setting of NF4 weights (QLoRA, or serving in nf4)",
+                             fix="use --method qlora or --precision nf4, or drop --no-double-quant")
+    if w.quantized_lm_head and not (nf4 or w.precision in ("int8", "int4", "fp8")):
+        raise InvalidRequest("only a quantised model can have a quantised LM head",
+                             fix="use --method qlora or a quantised --precision (nf4, int8, int4, fp8), or drop "
+                                 "--quantize-lm-head")
+
+
+def _quantised_split(w: Workload, a: Arch) -> tuple[float, float, float, float]:
+    """(quantised params, bytes per quantised param, 16-bit params, largest quantised matrix) of a quantised model.
+
+    Embeddings stay 16-bit in every framework; an untied LM head is quantised only where the framework converts every
+    nn.Linear (Lightning's BitsandbytesPrecision). bitsandbytes dequantises each 4-bit matrix to 16 bits for every
+    multi-token matmul, so the largest one is a transient buffer, and a quantised LM head is usually the largest."""
+    emb = a.embedding_params
+    head = a.vocab * a.hidden if _head_quantised(w, a) else 0
+    big = max([i * o for _, i, o, _n in a.linear_modules()] + [head])
+    if w.method == "qlora" or w.precision == "nf4":
+        wb = WEIGHT_BYTES["nf4"] if w.double_quant else NF4_SINGLE_QUANT_BYTES
+    else:
+        wb = WEIGHT_BYTES[w.precision]
+    return a.params - emb + head, wb, emb - head, big
+
+
+def _head_quantised(w: Workload, a: Arch) -> bool:
+    """A tied LM head is the input embedding, which no framework quantises."""
+    return w.quantized_lm_head and not a.tied
+
+
+def _quant_notes(w: Workload, a: Arch, notes: list[str]) -> None:
+    if w.method == "qlora" or w.precision == "nf4":
+        notes.append(Note("est.nf4_dq", "NF4 weights with double-quantised constants (4.127 bits a weight, the QLoRA "
+                          "recipe); without double quantisation they take 4.5 bits") if w.double_quant else
+                     Note("est.nf4_single", "NF4 weights with one fp32 absmax per 64 weights (4.5 bits a weight, no "
+                          "double quantisation)"))
+    if _head_quantised(w, a):
+        notes.append(Note("est.lm_head_quantized", "the LM head is quantised with the other linear layers (LitGPT "
+                          "does this); transformers keeps it in 16-bit"))
+
+
+def _quant_formula(w: Workload, a: Arch, lin: float, wb: float) -> str:
+    what = ("NF4 + double-quantised constants" if w.double_quant else "NF4 + an fp32 absmax per 64") \
+        if w.method == "qlora" or w.precision == "nf4" else w.precision
+    return f"{lin / 1e9:.2f}B linear params" + (" (LM head included)" if _head_quantised(w, a) else "") + \
+        f" x {wb * 8:.4g} bits ({what})"
 
 
 def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
@@ -291,19 +339,18 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
                               f"about {host} GiB of host memory across the job", host=host))
     else:   # LoRA / QLoRA: frozen base + small fp32 adapters
         if w.method == "qlora":
-            emb = a.embedding_params if a.transformer else 0
-            lin = P - emb
-            _term(terms, "NF4 base weights", "weights", lin * WEIGHT_BYTES["nf4"],
-                  f"{lin / 1e9:.2f}B linear params x 4.127 bits (NF4 + double-quantised constants)")
+            lin, wb, emb, big = _quantised_split(w, a) if a.transformer else (P, WEIGHT_BYTES["nf4"], 0, 0)
+            _term(terms, "NF4 base weights", "weights", lin * wb, _quant_formula(w, a, lin, wb))
+            _quant_notes(w, a, notes)
             upcast = w.kbit_upcast == "all"
             eb = 4 if upcast else 2
-            frozen_bytes = lin * WEIGHT_BYTES["nf4"] + emb * eb
-            _term(terms, "fp32 embeddings and LM head (upcast)" if upcast else "16-bit embeddings and LM head",
+            frozen_bytes = lin * wb + emb * eb
+            named = "embeddings" if _head_quantised(w, a) else "embeddings and LM head"
+            _term(terms, f"fp32 {named} (upcast)" if upcast else f"16-bit {named}",
                   "weights", emb * eb, f"{emb / 1e9:.2f}B params x {eb} B (not quantised"
                   + ("; cast to fp32 by prepare_model_for_kbit_training)" if upcast else ")"))
             if a.transformer:
-                big = max(i * o for _, i, o, _n in a.linear_modules())
-                _term(terms, "dequantised weight buffer", "weights", big * 2, "largest linear layer in 16-bit")
+                _term(terms, "dequantised weight buffer", "weights", big * 2, "largest quantised matrix in 16-bit")
         else:
             b = 2.0 if half else 4.0
             frozen_bytes = P * b
@@ -442,10 +489,16 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
     P = a.params
     wb = WEIGHT_BYTES[w.precision]
     if w.precision in ("int8", "int4", "nf4", "fp8") and a.transformer:
-        emb = a.embedding_params
-        _term(terms, f"{w.precision} weights", "weights", (P - emb) * wb / tp,
-              f"{(P - emb) / 1e9:.2f}B linear params x {wb * 8:.2f} bits" + (f" / TP {tp}" if tp > 1 else ""))
-        _term(terms, "16-bit embeddings and LM head", "weights", emb * 2 / tp, f"{emb / 1e9:.2f}B x 2 B")
+        lin, wb, emb, big = _quantised_split(w, a)
+        _quant_notes(w, a, notes)
+        _term(terms, f"{w.precision} weights", "weights", lin * wb / tp,
+              _quant_formula(w, a, lin, wb) + (f" / TP {tp}" if tp > 1 else ""))
+        _term(terms, "16-bit embeddings" + ("" if _head_quantised(w, a) else " and LM head"), "weights", emb * 2 / tp,
+              f"{emb / 1e9:.2f}B x 2 B")
+        if w.precision == "nf4" and w.context > 1:
+            # bitsandbytes' 4-bit matmul dequantises the whole matrix for a multi-token (prefill) input
+            _term(terms, "dequantised weight buffer", "weights", big * 2 / tp, "largest quantised matrix in 16-bit, "
+                  "during prefill")
     else:
         _term(terms, f"{w.precision} weights", "weights", P * wb / tp,
               f"{P / 1e9:.2f}B params x {wb:g} B" + (f" / TP {tp}" if tp > 1 else ""))

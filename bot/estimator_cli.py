@@ -55,7 +55,7 @@ def run_estimate(o: dict[str, Any]) -> None:
             gpus=o["gpus"], nodes=o["nodes"], sharding=sharding, offload=o["offload"],
             grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
             fsdp_mixed_frozen=o["fsdp_mixed_frozen"], no_sync_accumulation=o["no_sync_accumulation"],
-            kbit_upcast=o["kbit_upcast"],
+            kbit_upcast=o["kbit_upcast"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
             lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], concurrency=o["concurrency"],
             context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
             tensor_parallel=o["gpus"] if inference else 1)

@@ -76,6 +76,12 @@ class Workload(BaseModel):
     # norm weight makes the norm's output fp32 and bitsandbytes returns its input dtype, so the hidden states of every
     # layer become fp32 either way
     kbit_upcast: Literal["none", "norms", "all"] = "none"
+    # NF4 quantisation constants: one fp32 absmax per 64 weights (4.5 bits a weight), or themselves quantised to 8 bits
+    # per block of 256 (4.127 bits; the QLoRA recipe, bnb_4bit_use_double_quant=True, LitGPT's bnb.nf4-dq)
+    double_quant: bool = True
+    # the LM head quantised with the other linear layers: Lightning's BitsandbytesPrecision (LitGPT) converts every
+    # nn.Linear; transformers keeps the output embeddings in 16-bit
+    quantized_lm_head: bool = False
     lora_rank: int = Field(default=16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention", "qv"] = "all-linear"
     concurrency: int = Field(default=1, ge=1, le=100_000)
