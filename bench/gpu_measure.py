@@ -368,6 +368,8 @@ def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bo
         "measured": None if measured is None else round(measured, 3), "unit": "GiB", "what": what, "gpu": gpu})
     if case.kbit_prep:      # peft's prepare called directly: nothing is cast back to 16-bit
         row["kbit_upcast"] = "all"
+    if case.method in ("lora", "qlora"):
+        row.update({"lora_library": "peft", "lora_dropout": 0.0})     # the LoraConfig built below
     if oom:
         row["oom"] = True
     row["source"] = {"title": f"gpu-advisor {SCRIPT} on {device_name or gpu}", "url": None, "quote": quote}

@@ -44,7 +44,8 @@ def model_for(row: dict[str, Any]):
         model = Model(id=row["model"], name=row["model"], family=row["model"].split("-")[0], kind="llm",
                       params_b=row["params_b"], layers=arch["layers"], hidden=arch["hidden"], heads=heads,
                       kv_heads=arch.get("kv_heads") or heads, ffn=arch.get("ffn"), vocab=arch.get("vocab"),
-                      head_dim=arch.get("head_dim"), tied_embeddings=bool(arch.get("tied")), sources=["measurement"])
+                      head_dim=arch.get("head_dim"), tied_embeddings=bool(arch.get("tied")),
+                      fused_qkv=bool(arch.get("fused_qkv")), sources=["measurement"])
         if arch.get("ffn") and arch.get("vocab"):
             # a row's params_b is the model's marketing size ("phi-1.5" = 1.3B); the architecture it gives counts
             # the real parameters (1.42B), as the model cards do
@@ -64,7 +65,8 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
     prec = prec.replace("-true", "")
     opt = (row.get("optimizer") or "adamw").replace("paged-", "")
     targets = row.get("lora_targets") or "all"
-    lt = "qv" if targets in ("q,v", "qv") else ("attention" if targets in ("q,k,v,o",) else "all-linear")
+    lt = {"q,v": "qv", "qv": "qv", "q,k,v,o": "attention", "q,k,v": "qkv", "c_attn (fused qkv)": "qkv",
+          "qkv (fused query_key_value)": "qkv"}.get(targets, "all-linear")
     inference = row["method"] == "inference"
     sharding = row.get("sharding") or "none"
     gpus = row.get("gpus") or 1
@@ -80,7 +82,8 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
         flash_attention=row.get("attention") != "eager", chunked_loss=bool(row.get("chunked_loss")),
         fsdp_mixed_frozen=bool(row.get("fsdp_mixed_frozen")), no_sync_accumulation=bool(row.get("no_sync_accumulation")),
         kbit_upcast=row.get("kbit_upcast") or "none", double_quant=row.get("double_quant", True),
-        quantized_lm_head=bool(row.get("quantized_lm_head")),
+        quantized_lm_head=bool(row.get("quantized_lm_head")), lora_library=row.get("lora_library") or "peft",
+        **({"lora_dropout": row["lora_dropout"]} if row.get("lora_dropout") is not None else {}),
         model=model.id if model else None, params_b=params,
         task="inference" if inference else ("train" if row["task"] == "train" else "finetune"),
         method=method, precision=prec, pure_bf16=pure, optimizer=opt if opt in ("adamw", "adamw8bit", "sgd",

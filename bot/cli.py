@@ -146,7 +146,12 @@ def chat(session: str | None) -> None:
               help="The LM head quantised too (LitGPT / Lightning's BitsandbytesPrecision convert every Linear); "
                    "transformers keeps it 16-bit.")
 @click.option("--lora-rank", type=click.IntRange(1, 4096), default=16, show_default=True)
-@click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qv"]), default="all-linear",
+@click.option("--lora-library", type=click.Choice(["peft", "litgpt", "torchtune"]), default="peft", show_default=True,
+              help="Whose LoRA layers: PEFT keeps fp32 adapters and each adapted layer saves its own copy of its input; "
+                   "LitGPT and torchtune only copy through dropout.")
+@click.option("--lora-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True,
+              help="LoRA dropout; above 0 each adapted input also keeps a dropout mask.")
+@click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qkv", "qv"]), default="all-linear",
               show_default=True)
 @click.option("--concurrency", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Inference: concurrent sequences.")

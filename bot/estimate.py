@@ -53,6 +53,7 @@ class Arch:
     vocab: int
     gated_mlp: bool
     tied: bool
+    fused_qkv: bool = False     # one Linear for q, k and v: a LoRA on it copies its input once
     experts: int = 1
     active_experts: int = 1
     shared_experts: int = 0
@@ -125,7 +126,7 @@ def arch_of(model: Model | None, params_b: float) -> Arch:
         return Arch(params=params, layers=model.layers, hidden=model.hidden, heads=heads,
                     kv_heads=model.kv_heads or heads, head_dim=head_dim, ffn=model.ffn or 4 * model.hidden,
                     vocab=model.vocab or (32000 if model.kind in ("llm", "multimodal") else 0),
-                    gated_mlp=gated, tied=model.tied_embeddings,
+                    gated_mlp=gated, tied=model.tied_embeddings, fused_qkv=model.fused_qkv,
                     experts=moe.experts if moe else 1, active_experts=moe.active_experts if moe else 1,
                     shared_experts=moe.shared_experts if moe else 0,
                     expert_ffn=(moe.expert_ffn or model.ffn or 4 * model.hidden) if moe else 0,
@@ -276,12 +277,41 @@ def trainable_params(w: Workload, a: Arch) -> float:
         return a.params
     if w.method == "freeze":   # LLaMA-Factory default: the last 2 blocks trainable
         return min(2, a.layers) * a.layer_params if a.transformer else a.params * 0.1
-    wanted = {"all-linear": None, "attention": {"q", "k", "v", "o"}, "qv": {"q", "v"}}[w.lora_targets]
     if not a.transformer:
         return a.params * 0.01
-    per_layer = sum(w.lora_rank * (i + o) * n for name, i, o, n in a.linear_modules()
-                    if wanted is None or name in wanted)
-    return per_layer * a.layers
+    return sum(w.lora_rank * (i + o) * n for _, i, o, n in _adapted_modules(w, a)) * a.layers
+
+
+def _adapted_modules(w: Workload, a: Arch) -> list[tuple[str, int, int, int]]:
+    wanted = {"all-linear": None, "attention": {"q", "k", "v", "o"}, "qkv": {"q", "k", "v"}, "qv": {"q", "v"}}[
+        w.lora_targets]
+    return [m for m in a.linear_modules() if wanted is None or m[0] in wanted]
+
+
+def _adapter_copy_bytes(w: Workload, p: int) -> int:
+    """Bytes per input element that a LoRA layer keeps beside the base layer's own saved input.
+
+    PEFT casts the input to its fp32 adapters: without autocast the fp32 copy is what lora_A saves; under autocast
+    lora_A casts it back to a new 16-bit copy. Dropout adds its bool mask (and, without a PEFT cast, its output)."""
+    drop = 1 if w.lora_dropout > 0 else 0
+    if w.lora_library == "peft":
+        if w.precision == "fp32" or (w.pure_bf16 and w.kbit_upcast != "none"):
+            return 5 * drop                    # fp32 input, no autocast: no cast; dropout's fp32 output and mask
+        return (4 if w.pure_bf16 else 2) + drop
+    return (p + 1) * drop
+
+
+def _adapter_input_elements(w: Workload, a: Arch) -> float:
+    """Input elements per token and layer that the LoRA layers copy (MoE experts see only their routed tokens)."""
+    total, fused_qkv = 0.0, False
+    for name, i, _o, n in _adapted_modules(w, a):
+        if (w.lora_library == "litgpt" or a.fused_qkv) and name in ("q", "k", "v"):
+            if fused_qkv:
+                continue        # one fused qkv layer: one copy of its input
+            fused_qkv = True
+        copies = a.active_experts + a.shared_experts if a.experts > 1 and name in ("gate", "up", "down") else n
+        total += i * copies
+    return total
 
 
 def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
@@ -425,25 +455,50 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
         hs = 4
         notes.append(Note("est.kbit_upcast", "prepare_model_for_kbit_training leaves fp32 norm weights, so the hidden "
                           "states between layers are fp32; skip its upcast (fms-acceleration does) to halve them"))
+    # the loss's tensors, per logit: in forward the logits, their fp32 upcast and the log-softmax (p + 8 B); in
+    # backward the saved log-softmax and the fp32 gradients of it and of the logits (12 B; the trainer has dropped
+    # the model's output by then). A chunked loss keeps only the 16-bit logits whole.
+    if not a.vocab:
+        loss, loss_how = 0.0, ""
+    elif w.chunked_loss:
+        loss = s * b * a.vocab * p
+        loss_how = f"seq {s} x batch {b} x vocab {a.vocab} x {p} B (chunked loss: no full fp32 copy)"
+    else:
+        per = max(p + 8, 12)
+        loss = s * b * a.vocab * per
+        loss_how = (f"seq {s} x batch {b} x vocab {a.vocab} x {per} B (" + (
+            f"logits, fp32 upcast, log-softmax" if p + 8 >= 12 else
+            "log-softmax and the fp32 gradients of it and of the logits, in backward") + ")")
     if w.grad_checkpointing:
         _term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * hs for n, t in stacks) / tp,
               " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {hs} B"
               + (" (fp32 after the k-bit upcast)" if hs != p else ""))
-        _term(terms, "one layer recomputed", "activations", max(layer.values()) / tp,
-              "the working set of one block in backward")
+        # the loss's backward finishes before the first layer is recomputed: the peak is the larger of the two
+        # in the recomputed layer's backward the MLP's gradients (of its product and of one factor, in the dtype
+        # of its activations) are alive beside the saved tensors
+        f_mlp = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
+        pg = 4 if w.kbit_upcast != "none" else p
+        recompute = (max(layer.values()) + 2 * max(t for _, t in stacks) * b * f_mlp * pg) / tp
+        if loss > recompute:
+            _term(terms, "logits and loss", "activations", loss, loss_how + f"; more than one recomputed layer "
+                  f"({recompute / GIB:.2f} GiB), which is never alive at the same time")
+        else:
+            _term(terms, "one layer recomputed", "activations", recompute, "the working set of one block in backward"
+                  + (f"; more than the loss's {loss / GIB:.2f} GiB, freed before it" if loss else ""))
     else:
         attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
+        if w.method in ("lora", "qlora") and w.lora_library == "peft":
+            copies = sum(n * t for n, t in stacks) * b * _adapter_input_elements(w, a) * _adapter_copy_bytes(w, p)
+            if copies:
+                gib = f"{copies / tp / GIB:.1f}"
+                notes.append(Note("est.lora_input_copies", "PEFT keeps its adapters in fp32, so each adapted layer "
+                                  f"saves its own copy of its input: {gib} GiB of the activations without gradient "
+                                  "checkpointing (LitGPT and torchtune layers do not copy)", gib=gib))
         _term(terms, "layer activations", "activations", sum(n * layer[t] for n, t in stacks) / tp,
               " + ".join(f"{n} layers x {layer[t] / GIB:.3f} GiB (seq {t})" for n, t in stacks)
               + f", batch {b}, {attn}")
-    # logits: the LM head output, its fp32 upcast and the log-softmax kept for the loss
-    if a.vocab:
-        if w.chunked_loss:
-            _term(terms, "logits and loss", "activations", s * b * a.vocab * p,
-                  f"seq {s} x batch {b} x vocab {a.vocab} x {p} B (chunked loss: no full fp32 copy)")
-        else:
-            _term(terms, "logits and loss", "activations", s * b * a.vocab * (p + 8),
-                  f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + 4 + 4) B (logits, fp32 upcast, log-softmax)")
+        if loss:
+            _term(terms, "logits and loss", "activations", loss, loss_how)
 
 
 def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
@@ -474,8 +529,10 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
     if not w.flash_attention:
         total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
     if w.method in ("lora", "qlora"):
-        mods = {"all-linear": 7, "attention": 4, "qv": 2}[w.lora_targets]
-        total += mods * s * b * (w.lora_rank * p)                  # A x outputs kept for B's gradient
+        mods = len(_adapted_modules(w, a))
+        a_out = 4 if w.lora_library == "peft" and (w.pure_bf16 or w.precision == "fp32") else p   # fp32 adapters
+        total += mods * s * b * w.lora_rank * a_out                # A x outputs kept for B's gradient
+        total += s * b * _adapter_input_elements(w, a) * _adapter_copy_bytes(w, p)
         if w.method == "qlora":
             # bitsandbytes' 4-bit matmul saves its input for backward even though the weight is frozen; a frozen
             # 16-bit linear does not (autograd saves only what a needed gradient uses)
@@ -599,6 +656,7 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
                 return steps
         return steps
     ladder = [("gradient checkpointing", {"grad_checkpointing": True}),
+              ("chunked cross-entropy loss", {"chunked_loss": True}),
               ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
               ("8-bit AdamW", {"optimizer": "adamw8bit"})]
     if w.kbit_upcast != "none":     # free, and faster: fms-acceleration's prepare without the fp32 cast

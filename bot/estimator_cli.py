@@ -56,7 +56,8 @@ def run_estimate(o: dict[str, Any]) -> None:
             grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
             fsdp_mixed_frozen=o["fsdp_mixed_frozen"], no_sync_accumulation=o["no_sync_accumulation"],
             kbit_upcast=o["kbit_upcast"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
-            lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], concurrency=o["concurrency"],
+            lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], lora_library=o["lora_library"],
+            lora_dropout=o["lora_dropout"], concurrency=o["concurrency"],
             context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
             tensor_parallel=o["gpus"] if inference else 1)
     except ValidationError as exc:

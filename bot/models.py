@@ -83,7 +83,12 @@ class Workload(BaseModel):
     # nn.Linear; transformers keeps the output embeddings in 16-bit
     quantized_lm_head: bool = False
     lora_rank: int = Field(default=16, ge=1, le=4096)
-    lora_targets: Literal["all-linear", "attention", "qv"] = "all-linear"
+    lora_targets: Literal["all-linear", "attention", "qkv", "qv"] = "all-linear"
+    # whose LoRA layers: PEFT keeps adapters in fp32 and every adapted layer casts its own copy of its input (kept for
+    # the adapter's gradient); LitGPT and torchtune keep adapters in the model dtype and only copy through dropout
+    # (LitGPT's q, k, v share one fused layer and one dropout)
+    lora_library: Literal["peft", "litgpt", "torchtune"] = "peft"
+    lora_dropout: float = Field(default=0.05, ge=0, lt=1)
     concurrency: int = Field(default=1, ge=1, le=100_000)
     context: int = Field(default=4096, ge=1, le=10_000_000)
     tokens: float | None = Field(default=None, gt=0)

@@ -113,6 +113,7 @@ class Model(Record):
     decoder_layers: int | None = Field(default=None, ge=1)
     encoder_tokens: int | None = Field(default=None, ge=1)   # a fixed encoder length (Whisper: 1500 audio frames)
     tied_embeddings: bool = False
+    fused_qkv: bool = False          # q, k and v are one Linear (Falcon's query_key_value, Qwen-1's c_attn)
     moe: MoE | None = None
     mla: MLA | None = None
     activation_basis: ActivationBasis | None = None
