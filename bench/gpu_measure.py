@@ -369,7 +369,7 @@ def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bo
     if case.kbit_prep:      # peft's prepare called directly: nothing is cast back to 16-bit
         row["kbit_upcast"] = "all"
     if case.method in ("lora", "qlora"):
-        row.update({"lora_library": "peft", "lora_dropout": 0.0})     # the LoraConfig built below
+        row.update({"framework": "hf", "lora_dropout": 0.0})     # transformers + PEFT, the LoraConfig built below
     if oom:
         row["oom"] = True
     row["source"] = {"title": f"gpu-advisor {SCRIPT} on {device_name or gpu}", "url": None, "quote": quote}

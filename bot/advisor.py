@@ -100,7 +100,9 @@ class Advisor:
                      task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
                      batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
                      sharding="zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none"),
-                     grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"))
+                     grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
+                     # full fine-tuning at a small micro-batch accumulates: its gradients stay through every forward
+                     grad_accumulation=8 if method in ("full", "freeze") else 1)
         if transformer:
             notes.append(("assume.batch", {"batch": batch, "seq": seq}))
         else:
@@ -109,6 +111,8 @@ class Advisor:
             notes.append(("assume.lora", {"rank": 16}))
         if transformer:
             notes.append(("assume.ckpt_on", {}))
+        if method in ("full", "freeze"):
+            notes.append(("assume.grad_accum", {}))
         notes.append(("assume.optimizer", {"optimizer": "AdamW"}))
         return w, model, notes
 

@@ -145,10 +145,17 @@ def chat(session: str | None) -> None:
 @click.option("--quantize-lm-head", is_flag=True,
               help="The LM head quantised too (LitGPT / Lightning's BitsandbytesPrecision convert every Linear); "
                    "transformers keeps it 16-bit.")
+@click.option("--grad-accumulation", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Micro-batches per optimizer step; above 1 the gradients stay allocated through every forward.")
+@click.option("--adamw-impl", type=click.Choice(["foreach", "fused", "for-loop"]), default="foreach", show_default=True,
+              help="torch.optim.AdamW's implementation: foreach (the CUDA default) allocates one moment-sized "
+                   "temporary in its step.")
+@click.option("--bnb-saves-input", is_flag=True,
+              help="bitsandbytes 0.42 or older: every 4-bit matmul keeps its input for backward (QLoRA).")
 @click.option("--lora-rank", type=click.IntRange(1, 4096), default=16, show_default=True)
-@click.option("--lora-library", type=click.Choice(["peft", "litgpt", "torchtune"]), default="peft", show_default=True,
-              help="Whose LoRA layers: PEFT keeps fp32 adapters and each adapted layer saves its own copy of its input; "
-                   "LitGPT and torchtune only copy through dropout.")
+@click.option("--framework", type=click.Choice(["hf", "litgpt", "torchtune"]), default="hf", show_default=True,
+              help="Whose training code: hf (transformers + PEFT: fp32 LoRA adapters, each adapted layer saves its own "
+                   "copy of its input), litgpt or torchtune (LoRA copies only through dropout).")
 @click.option("--lora-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True,
               help="LoRA dropout; above 0 each adapted input also keeps a dropout mask.")
 @click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qkv", "qv"]), default="all-linear",

@@ -178,6 +178,9 @@ def validate(w: Workload) -> None:
     if w.fsdp_mixed_frozen and (w.method not in ("lora", "qlora") or w.sharding not in ("fsdp", "zero3")):
         raise InvalidRequest("frozen parameters sharing FSDP units only happens in LoRA/QLoRA under FSDP",
                              fix="add --sharding fsdp --gpus 2 or more with --method lora, or drop --fsdp-mixed-frozen")
+    if w.bnb_saves_input and w.method != "qlora":
+        raise InvalidRequest("only QLoRA runs its matmuls through bitsandbytes' 4-bit kernels",
+                             fix="use --method qlora, or drop --bnb-saves-input")
     if w.kbit_upcast != "none" and w.method != "qlora":
         raise InvalidRequest("the fp32 upcast of prepare_model_for_kbit_training only happens to a quantised "
                              "base model", fix="use --method qlora, or drop --kbit-upcast")
@@ -244,6 +247,7 @@ def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
         n = w.tensor_parallel if w.tensor_parallel > 1 else w.gpus
     else:
         _training(w, a, terms, notes)
+        _peak_phase(w, terms, notes)
         n = w.gpus
     _overhead(terms)
     per_gpu = sum(t.gib for t in terms)
@@ -288,14 +292,19 @@ def _adapted_modules(w: Workload, a: Arch) -> list[tuple[str, int, int, int]]:
     return [m for m in a.linear_modules() if wanted is None or m[0] in wanted]
 
 
+def _fp32_input(w: Workload) -> bool:
+    """The adapted layers' inputs are already fp32 and nothing autocasts them: PEFT's fp32 adapters need no cast."""
+    return w.precision == "fp32" or (w.pure_bf16 and w.kbit_upcast != "none")
+
+
 def _adapter_copy_bytes(w: Workload, p: int) -> int:
     """Bytes per input element that a LoRA layer keeps beside the base layer's own saved input.
 
     PEFT casts the input to its fp32 adapters: without autocast the fp32 copy is what lora_A saves; under autocast
     lora_A casts it back to a new 16-bit copy. Dropout adds its bool mask (and, without a PEFT cast, its output)."""
     drop = 1 if w.lora_dropout > 0 else 0
-    if w.lora_library == "peft":
-        if w.precision == "fp32" or (w.pure_bf16 and w.kbit_upcast != "none"):
+    if w.framework == "hf":
+        if _fp32_input(w):
             return 5 * drop                    # fp32 input, no autocast: no cast; dropout's fp32 output and mask
         return (4 if w.pure_bf16 else 2) + drop
     return (p + 1) * drop
@@ -305,7 +314,7 @@ def _adapter_input_elements(w: Workload, a: Arch) -> float:
     """Input elements per token and layer that the LoRA layers copy (MoE experts see only their routed tokens)."""
     total, fused_qkv = 0.0, False
     for name, i, _o, n in _adapted_modules(w, a):
-        if (w.lora_library == "litgpt" or a.fused_qkv) and name in ("q", "k", "v"):
+        if (w.framework == "litgpt" or a.fused_qkv) and name in ("q", "k", "v"):
             if fused_qkv:
                 continue        # one fused qkv layer: one copy of its input
             fused_qkv = True
@@ -461,8 +470,11 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
     if not a.vocab:
         loss, loss_how = 0.0, ""
     elif w.chunked_loss:
-        loss = s * b * a.vocab * p
-        loss_how = f"seq {s} x batch {b} x vocab {a.vocab} x {p} B (chunked loss: no full fp32 copy)"
+        # every chunk's log-softmax stays saved: LitGPT computes it in the logits' dtype, torchtune in fp32
+        ls = p if w.framework == "litgpt" else 4
+        loss = s * b * a.vocab * (p + ls)
+        loss_how = (f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + {ls}) B (chunked loss: the logits and each "
+                    "chunk's log-softmax, no fp32 gradient of the whole)")
     else:
         per = max(p + 8, 12)
         loss = s * b * a.vocab * per
@@ -474,11 +486,11 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
               " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {hs} B"
               + (" (fp32 after the k-bit upcast)" if hs != p else ""))
         # the loss's backward finishes before the first layer is recomputed: the peak is the larger of the two
-        # in the recomputed layer's backward the MLP's gradients (of its product and of one factor, in the dtype
+        # in the recomputed layer's backward the gradients of the MLP's product and of both its factors (in the dtype
         # of its activations) are alive beside the saved tensors
         f_mlp = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
         pg = 4 if w.kbit_upcast != "none" else p
-        recompute = (max(layer.values()) + 2 * max(t for _, t in stacks) * b * f_mlp * pg) / tp
+        recompute = (max(layer.values()) + 3 * max(t for _, t in stacks) * b * f_mlp * pg) / tp
         if loss > recompute:
             _term(terms, "logits and loss", "activations", loss, loss_how + f"; more than one recomputed layer "
                   f"({recompute / GIB:.2f} GiB), which is never alive at the same time")
@@ -487,7 +499,7 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
                   + (f"; more than the loss's {loss / GIB:.2f} GiB, freed before it" if loss else ""))
     else:
         attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
-        if w.method in ("lora", "qlora") and w.lora_library == "peft":
+        if w.method in ("lora", "qlora") and w.framework == "hf":
             copies = sum(n * t for n, t in stacks) * b * _adapter_input_elements(w, a) * _adapter_copy_bytes(w, p)
             if copies:
                 gib = f"{copies / tp / GIB:.1f}"
@@ -501,17 +513,68 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
             _term(terms, "logits and loss", "activations", loss, loss_how)
 
 
+def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
+    """Training peaks either in forward/backward (activations) or in the optimizer step (gradients, state and the
+    step's temporaries), not both: activations are freed before the step, and without gradient accumulation
+    zero_grad(set_to_none=True) frees the gradients before the next forward."""
+    G = sum(t.gib for t in terms if t.category == "gradients")
+    if G < 0.5:         # LoRA's adapter gradients: below the estimate's resolution, counted as always alive
+        return
+    O = sum(t.gib for t in terms if t.category == "optimizer")
+    temp = O / 2 if w.optimizer == "adamw" and w.adamw_impl == "foreach" else 0.0    # one moment-sized list
+    copy = sum(t.gib for t in terms if t.name == "16-bit weight copy (autocast)")    # autocast's cache: forward only
+    acts = sum(t.gib for t in terms if t.category == "activations")
+    keep = w.grad_accumulation > 1 or w.no_sync_accumulation or not w.zero_grad_frees
+    total = sum(t.gib for t in terms)
+    backward = total if keep else total - G
+    step = total - copy - acts + temp
+    if step > backward:
+        terms[:] = [t for t in terms if t.category != "activations" and t.name != "16-bit weight copy (autocast)"]
+        _term(terms, "AdamW step temporary (foreach)", "optimizer", temp * GIB,
+              "one moment-sized list torch.optim.AdamW(foreach=True) allocates in its step")
+        notes.append(Note("est.step_peak", f"the peak is the optimizer step ({step:.1f} GiB: weights, gradients, "
+                          f"optimizer state{' and its foreach temporary' if temp else ''}); the activations "
+                          f"({acts:.1f} GiB) are freed by then", gib=f"{step:.1f}", acts=f"{acts:.1f}"))
+    elif not keep:
+        terms[:] = [t for t in terms if t.category != "gradients"]
+        notes.append(Note("est.grads_freed", f"gradients ({G:.1f} GiB) are freed by zero_grad before each forward, "
+                          "so they are never alive with the activations; gradient accumulation would keep them",
+                          gib=f"{G:.1f}"))
+
+
 def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
     """Saved tensors of one block for backward (bytes), Korthikanti et al. re-derived per MLP and attention kind."""
     b, h = w.batch_size, a.hidden
     kvr = a.kv_heads / a.heads
     q = a.heads * a.head_dim
+    # a LoRA layer keeps its input itself (read in place, once per distinct input) when it neither casts it (PEFT
+    # does unless the input is already fp32) nor passes it through dropout
+    shared = w.method in ("lora", "qlora") and w.lora_dropout == 0 and (w.framework != "hf" or _fp32_input(w))
     if a.gated_mlp:
         f = a.expert_ffn * a.active_experts + a.expert_ffn * a.shared_experts if a.experts > 1 else a.ffn
-        attn = s * b * (h + q + 2 * kvr * q + q) * p          # norm out, Q, K, V, attention out
-        mlp = s * b * (h + 4 * f) * p                          # norm out, gate, up, act(gate), gate*up
+        if w.method in ("lora", "qlora"):
+            # a frozen linear keeps nothing of its input (its weight needs no gradient); only a LoRA that reads the
+            # input in place keeps it (LitGPT / torchtune without dropout; PEFT's own copies are counted below)
+            names = {m[0] for m in _adapted_modules(w, a)}
+            n1, n2 = (h if shared and names & {"q", "k", "v"} else 0), (h if shared and names & {"gate", "up"} else 0)
+            prod, out_copy = (f if shared and "down" in names else 0), (q if shared and "o" in names else 0)
+            if w.framework == "litgpt":
+                # LitGPT's attention: with MHA, V is a view of the fused qkv output, which stays whole; with GQA,
+                # K and V are expanded to every head before attention. A LoRA on some of q, k, v keeps the
+                # adapters' output of the fused layer (its zero-padding path)
+                kv_extra = (q + kvr * q) if a.kv_heads == a.heads else 2 * (q - kvr * q)
+                qkv = names & {"q", "k", "v"}
+                lora_out = sum({"q": q, "k": kvr * q, "v": kvr * q}[n] for n in qkv) if 0 < len(qkv) < 3 else 0
+                out_copy += kv_extra + lora_out
+        else:
+            n1 = n2 = h
+            prod, out_copy = f, q       # o_proj keeps its own contiguous copy of the attention output
+        attn = s * b * (n1 + q + 2 * kvr * q + q + out_copy) * p    # norm out, Q, K, V, attention out (+ copy)
+        mlp = s * b * (n2 + 3 * f + prod) * p                   # norm out, gate, up, act(gate), gate*up
         rb = p if (w.pure_bf16 or p == 4) else 4                # mixed precision keeps the residual stream in fp32
-        norms = s * b * h * rb * 2                             # two RMSNorm inputs
+        # two RMSNorms, each saving its input in fp32 (a 16-bit input is copied up) and, when its weight trains, the
+        # normalised input the weight's gradient needs
+        norms = s * b * h * (4 + (rb if w.method in ("full", "freeze") else 0)) * 2
         router = s * b * a.experts * 4 if a.experts > 1 else 0
         total = attn + mlp + norms + router
     else:   # GPT-2 / BERT: GELU MLP and dropout (Korthikanti's 34 sbh with f = 4h)
@@ -525,17 +588,17 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
         # MLP's gate, up and act(gate) (fc and GELU for a plain MLP) are kept in fp32; the copies bitsandbytes casts
         # down for its matmuls are counted with the QLoRA term below
         mlp_kept = 3 * f if a.gated_mlp else 2 * f
-        total += s * b * (mlp_kept + 2 * h) * (4 - p)
+        total += s * b * (mlp_kept + (2 * h if shared or w.method not in ("lora", "qlora") else 0)) * (4 - p)
     if not w.flash_attention:
         total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
     if w.method in ("lora", "qlora"):
         mods = len(_adapted_modules(w, a))
-        a_out = 4 if w.lora_library == "peft" and (w.pure_bf16 or w.precision == "fp32") else p   # fp32 adapters
+        a_out = 4 if w.framework == "hf" and (w.pure_bf16 or w.precision == "fp32") else p   # fp32 adapters
         total += mods * s * b * w.lora_rank * a_out                # A x outputs kept for B's gradient
         total += s * b * _adapter_input_elements(w, a) * _adapter_copy_bytes(w, p)
-        if w.method == "qlora":
-            # bitsandbytes' 4-bit matmul saves its input for backward even though the weight is frozen; a frozen
-            # 16-bit linear does not (autograd saves only what a needed gradient uses)
+        if w.method == "qlora" and w.bnb_saves_input:
+            # bitsandbytes up to 0.42 saves a 4-bit matmul's input for backward even though the weight is frozen
+            # (ctx.tensors = (A, B); 0.43 keeps only B); a frozen 16-bit linear does not
             f_in = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
             total += s * b * (2 * h + q + f_in) * p
     return total
@@ -659,6 +722,8 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
               ("chunked cross-entropy loss", {"chunked_loss": True}),
               ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
               ("8-bit AdamW", {"optimizer": "adamw8bit"})]
+    if w.method in ("full", "freeze") and w.optimizer == "adamw" and w.adamw_impl == "foreach":
+        ladder.insert(0, ("fused AdamW", {"adamw_impl": "fused"}))     # the same update, no step temporary
     if w.kbit_upcast != "none":     # free, and faster: fms-acceleration's prepare without the fp32 cast
         ladder.insert(0, ("skip the fp32 upcast of prepare_model_for_kbit_training", {"kbit_upcast": "none"}))
     if w.method in ("full", "freeze"):

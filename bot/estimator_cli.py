@@ -55,8 +55,9 @@ def run_estimate(o: dict[str, Any]) -> None:
             gpus=o["gpus"], nodes=o["nodes"], sharding=sharding, offload=o["offload"],
             grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
             fsdp_mixed_frozen=o["fsdp_mixed_frozen"], no_sync_accumulation=o["no_sync_accumulation"],
-            kbit_upcast=o["kbit_upcast"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
-            lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], lora_library=o["lora_library"],
+            kbit_upcast=o["kbit_upcast"], grad_accumulation=o["grad_accumulation"], adamw_impl=o["adamw_impl"],
+            bnb_saves_input=o["bnb_saves_input"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
+            lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], framework=o["framework"],
             lora_dropout=o["lora_dropout"], concurrency=o["concurrency"],
             context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
             tensor_parallel=o["gpus"] if inference else 1)

@@ -82,13 +82,23 @@ class Workload(BaseModel):
     # the LM head quantised with the other linear layers: Lightning's BitsandbytesPrecision (LitGPT) converts every
     # nn.Linear; transformers keeps the output embeddings in 16-bit
     quantized_lm_head: bool = False
+    # micro-batches per optimizer step: above 1 the gradients stay allocated through every forward and backward;
+    # at 1 zero_grad(set_to_none=True) (PyTorch's default since 2.0) frees them before the next forward
+    grad_accumulation: int = Field(default=1, ge=1, le=100_000)
+    zero_grad_frees: bool = True       # False: zero_grad() zeroes in place and keeps them (PyTorch < 2.0)
+    # torch.optim.AdamW's implementation: foreach (the default on CUDA) allocates one parameter-sized temporary in
+    # its step; fused and the per-parameter loop do not
+    adamw_impl: Literal["foreach", "fused", "for-loop"] = "foreach"
     lora_rank: int = Field(default=16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention", "qkv", "qv"] = "all-linear"
-    # whose LoRA layers: PEFT keeps adapters in fp32 and every adapted layer casts its own copy of its input (kept for
-    # the adapter's gradient); LitGPT and torchtune keep adapters in the model dtype and only copy through dropout
-    # (LitGPT's q, k, v share one fused layer and one dropout)
-    lora_library: Literal["peft", "litgpt", "torchtune"] = "peft"
+    # whose training code: "hf" (transformers + PEFT + the HF Trainer), LitGPT or torchtune. PEFT keeps LoRA adapters
+    # in fp32 and every adapted layer casts its own copy of its input (kept for the adapter's gradient); LitGPT and
+    # torchtune keep adapters in the model dtype and only copy through dropout (LitGPT's q, k, v are one fused layer
+    # with one dropout); their attention and chunked losses keep different tensors too
+    framework: Literal["hf", "litgpt", "torchtune"] = "hf"
     lora_dropout: float = Field(default=0.05, ge=0, lt=1)
+    # bitsandbytes up to 0.42 saves the input of every 4-bit matmul for backward; 0.43 and later save only the weight
+    bnb_saves_input: bool = False
     concurrency: int = Field(default=1, ge=1, le=100_000)
     context: int = Field(default=4096, ge=1, le=10_000_000)
     tokens: float | None = Field(default=None, gt=0)
