@@ -346,7 +346,8 @@ def method_text(case: Case, spec: dict[str, Any]) -> str:
 
 
 def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bool = False,
-             device_name: str = "", quote: str = "", caveats: str = "", tiny: bool = False) -> dict[str, Any]:
+             device_name: str = "", quote: str = "", caveats: str = "", tiny: bool = False,
+             adamw_impl: str | None = None) -> dict[str, Any]:
     """One row in the measured_memory.yaml schema (what: peak-allocated | peak-reserved)."""
     spec = spec_of(case, tiny)
     suffix = "oom" if oom else {"peak-allocated": "alloc", "peak-reserved": "reserved"}.get(what, "unknown")
@@ -370,6 +371,10 @@ def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bo
         row["kbit_upcast"] = "all"
     if case.method in ("lora", "qlora"):
         row.update({"framework": "hf", "lora_dropout": 0.0})     # transformers + PEFT, the LoraConfig built below
+    if not inference and not case.cnn:
+        row["autocast"] = case.precision == "bf16"     # only the AMP cases run under torch.autocast
+        if adamw_impl:
+            row["adamw_impl"] = adamw_impl
     if oom:
         row["oom"] = True
     row["source"] = {"title": f"gpu-advisor {SCRIPT} on {device_name or gpu}", "url": None, "quote": quote}
@@ -805,7 +810,8 @@ def rows_for(case: Case, res: Result, env, command: str, date: str) -> list[dict
     versions = (f"torch {v['torch']} (CUDA {v['cuda']}), transformers {v['transformers']}, peft {v['peft']}, "
                 f"bitsandbytes {v['bitsandbytes']}")
     cap = f"{env.total_gib:.1f} GiB" if env.total_gib else "n/a"
-    common = dict(gpu=env.gpu, device_name=env.device_name, tiny=env.tiny)
+    common = dict(gpu=env.gpu, device_name=env.device_name, tiny=env.tiny,
+                  adamw_impl=(env.adamw if env.cuda else "for-loop"))     # _adamw(): fused or foreach on CUDA
     where = f"{env.device_name} ({cap} per torch.cuda.mem_get_info)" if env.cuda else env.device_name
     details = f"First-hand measurement by {SCRIPT} on {where}, {date}, {versions}. {method_text(case, spec)}."
     if res.status == "oom":

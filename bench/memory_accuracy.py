@@ -61,7 +61,8 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
     if not params:
         return None
     prec = row.get("precision") or "bf16"
-    pure = prec.endswith("-true")
+    # "-true": 16-bit weights without torch.autocast (LitGPT's bf16-true); gpu_measure's rows say autocast: false
+    pure = prec.endswith("-true") or (row.get("autocast") is False and prec != "fp32")
     prec = prec.replace("-true", "")
     opt = (row.get("optimizer") or "adamw").replace("paged-", "")
     targets = row.get("lora_targets") or "all"

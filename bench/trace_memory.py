@@ -196,7 +196,7 @@ def trace_case(case: gm.Case, steps: int = 3) -> dict[str, Any]:
 def row_for(case: gm.Case, peak: dict[str, float], seconds: float, versions: dict[str, str]) -> dict[str, Any]:
     kinds = ", ".join(f"{k.lower()} {v:.2f}" for k, v in peak.items() if k != "Total" and v >= 0.005)
     row = gm.make_row(case, gpu="none (traced on the CPU)", what=WHAT, measured=peak["Total"],
-                      device_name="FakeTensorMode + MemTracker",
+                      device_name="FakeTensorMode + MemTracker", adamw_impl="for-loop",   # AdamW(foreach=False)
                       quote=f"traced peak {peak['Total']:.3f} GiB ({kinds}) in {seconds:.0f} s",
                       caveats="traced, not measured: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     row["id"] = "trace-" + case.id

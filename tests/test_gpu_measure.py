@@ -80,7 +80,8 @@ def test_planned_case_maps_to_a_valid_workload(case, tiny):
     assert w.method == case.method and w.task == case.task
     assert w.gpus == 1 and w.sharding == "none" and w.offload == "none" and w.tensor_parallel == 1
     assert w.flash_attention == (case.attention != "eager")
-    assert w.pure_bf16 == (case.precision == "bf16-true")
+    # no torch.autocast outside the AMP cases: QLoRA's NF4 base computes in bf16 as bf16-true does
+    assert w.pure_bf16 == (case.precision in ("bf16-true", "nf4"))
     assert w.precision == ("fp32" if case.precision == "fp32" else "bf16")     # nf4 (QLoRA) -> bf16 compute
     assert w.batch_size == case.batch_size
     if case.method == "inference":
@@ -150,7 +151,8 @@ def test_rows_carry_the_measured_memory_schema():
         for row in synthetic_rows(case):
             assert CORE_KEYS <= set(row)
             assert set(row) - CORE_KEYS <= {"lora_rank", "lora_targets", "attention", "oom", "params_b", "arch",
-                                            "kbit_upcast", "framework", "lora_dropout"}
+                                            "kbit_upcast", "framework", "lora_dropout",
+                                            "autocast", "adamw_impl"}
             assert row["unit"] == "GiB" and row["component"] == "total" and row["gpus"] == 1
             assert row["source"]["title"] == "gpu-advisor bench/gpu_measure.py on NVIDIA H200"
             assert row["source"]["url"] is None
@@ -216,6 +218,7 @@ class FakeEnv:
     gpu = "h200"
     device_name = "NVIDIA H200"
     total_gib = 139.8
+    adamw = "fused"
     versions = {"torch": "2.x", "cuda": "12", "transformers": "5.x", "peft": "0.x", "bitsandbytes": "not installed"}
 
     def __init__(self):
@@ -288,6 +291,8 @@ def test_measure_case_catches_failures_and_frees_everything(monkeypatch, step, s
         rows = gm.rows_for(case, res, env, "python bench/gpu_measure.py", "2026-01-01")
         assert [r["what"] for r in rows] == ["peak-allocated", "peak-reserved"]
         assert rows[0]["measured"] == 12.5 and "two measured steps (torch.cuda.reset_peak_memory_stats" in rows[0]["caveats"]
+        # what the estimator needs to know about the run: the optimizer the script built, and whether it autocast
+        assert rows[0]["adamw_impl"] == "fused" and rows[0]["autocast"] == (case.precision == "bf16")
     elif status == "oom":
         [row] = gm.rows_for(case, res, env, "cmd", "2026-01-01")
         assert row["oom"] is True and row["measured"] is None and row["gpu"] == "h200"
