@@ -401,6 +401,12 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
               f"{w.lora_targets}) x 4 B")
         _term(terms, "adapter gradients", "gradients", T * 4, f"{T / 1e6:.1f}M x 4 B")
         _term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes, f"{T / 1e6:.1f}M x {opt_bytes:g} B")
+    if p_sh > 1 and w.offload != "full" and a.transformer:
+        # FSDP / ZeRO-3 unshard the unit being computed and prefetch the next; this GPU's own shard is counted above
+        gb = WEIGHT_BYTES["nf4"] if w.method == "qlora" else (2.0 if half else 4.0)
+        _term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * gb * (1 - 1 / p_sh),
+              f"2 blocks x {a.layer_params / 1e6:.0f}M params x {gb:.3g} B unsharded at a time (the one computed and "
+              "the one prefetched)")
     _activations(w, a, terms, notes)
 
 
@@ -522,14 +528,16 @@ def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
         return
     O = sum(t.gib for t in terms if t.category == "optimizer")
     temp = O / 2 if w.optimizer == "adamw" and w.adamw_impl == "foreach" else 0.0    # one moment-sized list
-    copy = sum(t.gib for t in terms if t.name == "16-bit weight copy (autocast)")    # autocast's cache: forward only
+    # autocast's cache and FSDP's unsharded blocks exist in forward and backward only
+    copy = sum(t.gib for t in terms if t.name in ("16-bit weight copy (autocast)", "gathered layer parameters"))
     acts = sum(t.gib for t in terms if t.category == "activations")
     keep = w.grad_accumulation > 1 or w.no_sync_accumulation or not w.zero_grad_frees
     total = sum(t.gib for t in terms)
     backward = total if keep else total - G
     step = total - copy - acts + temp
     if step > backward:
-        terms[:] = [t for t in terms if t.category != "activations" and t.name != "16-bit weight copy (autocast)"]
+        gone = ("16-bit weight copy (autocast)", "gathered layer parameters")     # forward and backward only
+        terms[:] = [t for t in terms if t.category != "activations" and t.name not in gone]
         _term(terms, "AdamW step temporary (foreach)", "optimizer", temp * GIB,
               "one moment-sized list torch.optim.AdamW(foreach=True) allocates in its step")
         notes.append(Note("est.step_peak", f"the peak is the optimizer step ({step:.1f} GiB: weights, gradients, "

@@ -135,6 +135,19 @@ def test_sharding_divides_model_states(kb):
     assert eight.breakdown["gradients"] == pytest.approx(one.breakdown["gradients"] / 8, rel=0.01)
 
 
+def test_sharded_training_unshards_two_blocks_at_a_time(kb):
+    # FSDP / ZeRO-3 gather the block being computed and prefetch the next, in the compute dtype; this GPU's own
+    # eighth of them is already in the sharded weights. Only in forward and backward: the step works on shards.
+    from bot.estimate import arch_of
+    m = kb.models["llama-3.1-8b"]
+    job = w(task="finetune", method="lora", gpus=8, sharding="fsdp", batch_size=1, seq_len=1024)
+    block = arch_of(m, m.params_b).layer_params
+    assert term(estimate_memory(job, m), "gathered layer parameters") == pytest.approx(
+        2 * block * 2 * (1 - 1 / 8) / GIB, rel=0.01)
+    assert term(estimate_memory(job.model_copy(update={"gpus": 1, "sharding": "none"}), m),
+                "gathered layer parameters") == 0
+
+
 LLAMA2_7B_BF16_GIB = 6.738e9 * 2 / GIB      # the frozen base of llama-2-7b in 16-bit
 
 
