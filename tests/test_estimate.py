@@ -464,6 +464,7 @@ def test_reported_out_of_memory_runs(row):
 @pytest.mark.parametrize("job, card", [
     (dict(task="finetune", method="full", batch_size=8, seq_len=4096), 16),     # the whole training ladder
     (dict(params_b=70.6, model="llama-3.1-70b", context=32768, concurrency=16), 24),   # the serving ladder
+    (dict(task="finetune", method="full", pure_bf16=True, grad_checkpointing=True), 48),   # peaks at the step
 ])
 def test_every_fit_step_has_chinese_wording(kb, job, card):
     from bot.templates import default_templates
@@ -471,5 +472,7 @@ def test_every_fit_step_has_chinese_wording(kb, job, card):
     model = kb.models[job.get("model", "llama-3.1-8b")]
     steps = make_it_fit(w(**job), model, card)
     assert steps
+    if job.get("pure_bf16"):
+        assert steps[0].change == "fused AdamW"
     for s in steps:
         assert t.change(s.change, "zh") != s.change, s.change
