@@ -927,7 +927,7 @@ def planned_workloads(cases: list[Case], gpu: str = "h200", tiny: bool = False):
 
 
 def dry_run(cases: list[Case], gpu: str, tiny: bool, budget_s: float) -> int:
-    from bot.estimate import ALLOCATOR_SLACK
+    from bot.arch import ALLOCATOR_SLACK
     from bot.knowledge import default_knowledge
     kb = default_knowledge()
     cap = kb.gpus[gpu].memory_gib if gpu in kb.gpus else None

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.errors import InvalidRequest  # noqa: E402
-from bot.estimate import ALLOCATOR_SLACK, GIB, arch_of, estimate_memory  # noqa: E402
+from bot.arch import ALLOCATOR_SLACK, GIB, arch_of  # noqa: E402
+from bot.estimate import estimate_memory  # noqa: E402
 from bot.knowledge import default_knowledge  # noqa: E402
 from bot.models import Workload  # noqa: E402
 from bot.records import Model  # noqa: E402
@@ -180,7 +181,6 @@ def evaluate(rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
             out.append({"id": row["id"], "skipped": str(exc)})
             continue
         thumb_w, thumb_b = rules_of_thumb(row, w)
-        kb = default_knowledge()
         rec: dict[str, Any] = {"id": row["id"], "model": row["model"], "method": w.method, "what": row.get("what"),
                                "derived_arch": model is None or not model.is_transformer,
                                "excluded": exclusion(row), "source": row["source"]["url"]}

@@ -11,7 +11,8 @@ from typing import Any
 
 from . import cost
 from .engine import RuleSet, evaluate, satisfies
-from .estimate import estimate_memory, make_it_fit
+from .estimate import estimate_memory
+from .fit import make_it_fit
 from .knowledge import KnowledgeBase
 from .models import MemoryEstimate, Workload
 from .records import Flavor, Model

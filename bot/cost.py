@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from .estimate import WEIGHT_BYTES, arch_of, trainable_params
+from .adapters import trainable_params
+from .arch import WEIGHT_BYTES, arch_of
 from .models import Compute, Workload
 from .records import GPU, Flavor, Model
 

@@ -8,149 +8,12 @@ quantization at 4 + 8/64 + 32/(64*256) bits per weight (QLoRA paper and Manning'
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
+from .adapters import (adapted_modules, adapter_copy_bytes, adapter_input_elements, fp32_input, quant_formula,
+                       quant_notes, quantised_split, head_quantised, trainable_params)
+from .arch import ALLOCATOR_SLACK, CUDA_CONTEXT_GIB, GIB, OPTIMIZER_BYTES, WEIGHT_BYTES, Arch, Note, arch_of
 from .errors import InvalidRequest
-from .models import FitStep, MemoryEstimate, MemoryTerm, Workload
+from .models import MemoryEstimate, MemoryTerm, Workload
 from .records import Model
-
-GIB = 1024 ** 3
-WEIGHT_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
-                # int4: group-wise (g=128) fp16 scale + zero point = 4 + 32/128 bits (AWQ / GPTQ layout)
-                "int4": (4 + 32 / 128) / 8,
-                # nf4 with double quantization: fp8 absmax per 64 weights + fp32 per 256 blocks
-                "nf4": (4 + 8 / 64 + 32 / (64 * 256)) / 8}
-NF4_SINGLE_QUANT_BYTES = (4 + 32 / 64) / 8     # without double quantization: one fp32 absmax per 64 weights
-OPTIMIZER_BYTES = {"adamw": 8.0, "adamw8bit": 2.0, "sgd": 4.0}
-CUDA_CONTEXT_GIB = 1.0      # CUDA context + kernels: 0.3-2 GiB observed (1343 MiB on a V100, HF docs; vLLM 1.8 GiB)
-# Families whose MLP is a plain (GELU/ReLU) two-matrix MLP rather than a gated SwiGLU/GeGLU one.
-NON_GATED = ("gpt2", "gpt-2", "bert", "roberta", "t5", "whisper", "vit", "clip", "phi-1", "phi-2", "falcon",
-             "bloom", "bloomz", "mt0", "t0", "starcoder", "octocoder", "gpt-neox", "gptneox", "pythia", "stablelm",
-             "opt", "codegen")
-ALLOCATOR_SLACK = 0.07      # caching-allocator fragmentation: reserved/allocated measured 1.03-1.11
-
-
-class Note(str):
-    """An assumption in English (the JSON contract), carrying a template key and values for other languages."""
-
-    def __new__(cls, key: str, text: str, **ctx):
-        obj = super().__new__(cls, text)
-        obj.key, obj.ctx = key, ctx
-        return obj
-
-
-@dataclass(frozen=True)
-class Arch:
-    """The dimensions the formulas need; from the knowledge base, or scaled from a parameter count."""
-    params: float
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn: int
-    vocab: int
-    gated_mlp: bool
-    tied: bool
-    fused_qkv: bool = False     # one Linear for q, k and v: a LoRA on it copies its input once
-    experts: int = 1
-    active_experts: int = 1
-    shared_experts: int = 0
-    expert_ffn: int = 0
-    dense_layers: int = 0
-    kv_dim: int = 0             # cached elements per token and layer (K+V, or the MLA latent)
-    sliding_window: int | None = None
-    sliding_share: float = 0.0
-    decoder_layers: int = 0     # encoder-decoder: the decoder's share of `layers` (0 = decoder-only)
-    encoder_tokens: int | None = None
-    generates: bool = True      # keeps a KV cache when serving (not BERT / ViT encoders)
-    dropout: bool = False
-    transformer: bool = True
-    activation_gib_per_sample: float | None = None
-    inference_gib_per_sample: float | None = None
-    basis_bytes: int = 4
-    basis_at: str = ""          # the measured condition of the activation basis, said with the estimate
-    derived: bool = False       # dimensions scaled from the parameter count, not read from a config
-
-    @property
-    def embedding_params(self) -> float:
-        return self.vocab * self.hidden * (1 if self.tied else 2)
-
-    def linear_modules(self) -> list[tuple[str, int, int, int]]:
-        """(name, in, out, copies per layer) of each linear layer in a block."""
-        q = self.heads * self.head_dim
-        kv = self.kv_heads * self.head_dim
-        mods = [("q", self.hidden, q, 1), ("k", self.hidden, kv, 1), ("v", self.hidden, kv, 1),
-                ("o", q, self.hidden, 1)]
-        if self.experts > 1:
-            n = self.experts + self.shared_experts
-            mods += [("gate", self.hidden, self.expert_ffn, n), ("up", self.hidden, self.expert_ffn, n),
-                     ("down", self.expert_ffn, self.hidden, n)]
-        elif self.gated_mlp:
-            mods += [("gate", self.hidden, self.ffn, 1), ("up", self.hidden, self.ffn, 1),
-                     ("down", self.ffn, self.hidden, 1)]
-        else:
-            mods += [("up", self.hidden, self.ffn, 1), ("down", self.ffn, self.hidden, 1)]
-        return mods
-
-    @property
-    def layer_params(self) -> float:
-        return sum(i * o * n for _, i, o, n in self.linear_modules())
-
-    @property
-    def active_params(self) -> float:
-        if self.experts <= 1:
-            return self.params
-        per_expert = 3 * self.hidden * self.expert_ffn
-        moe_layers = self.layers - self.dense_layers
-        idle = (self.experts - self.active_experts) * per_expert * moe_layers
-        return max(self.params - idle, self.params * 0.02)
-
-
-# Dimensions of well-known dense decoder configurations, used to scale a bare parameter count ("a 30B model").
-_SCALE = [(0.5, 24, 896, 14, 2), (1.5, 28, 1536, 12, 2), (3, 28, 3072, 24, 8), (7, 32, 4096, 32, 8),
-          (13, 40, 5120, 40, 8), (34, 60, 7168, 56, 8), (70, 80, 8192, 64, 8), (175, 96, 12288, 96, 8),
-          (405, 126, 16384, 128, 8), (1000, 160, 20480, 160, 16)]
-
-
-def arch_of(model: Model | None, params_b: float) -> Arch:
-    params = params_b * 1e9
-    if model is not None and model.is_transformer:
-        heads = model.heads or max(1, model.hidden // 64)
-        head_dim = model.head_dim or model.hidden // heads
-        moe = model.moe
-        fam = f"{model.family} {model.id}".lower()
-        gated = model.kind in ("llm", "multimodal") and not any(fam.startswith(n) or f" {n}" in fam
-                                                                for n in NON_GATED)
-        return Arch(params=params, layers=model.layers, hidden=model.hidden, heads=heads,
-                    kv_heads=model.kv_heads or heads, head_dim=head_dim, ffn=model.ffn or 4 * model.hidden,
-                    vocab=model.vocab or (32000 if model.kind in ("llm", "multimodal") else 0),
-                    gated_mlp=gated, tied=model.tied_embeddings, fused_qkv=model.fused_qkv,
-                    experts=moe.experts if moe else 1, active_experts=moe.active_experts if moe else 1,
-                    shared_experts=moe.shared_experts if moe else 0,
-                    expert_ffn=(moe.expert_ffn or model.ffn or 4 * model.hidden) if moe else 0,
-                    dense_layers=moe.dense_layers if moe else 0, kv_dim=model.kv_dim_per_token_layer,
-                    sliding_window=model.sliding_window, sliding_share=model.sliding_window_layers or 0.0,
-                    decoder_layers=model.decoder_layers or 0, encoder_tokens=model.encoder_tokens,
-                    generates=model.kind not in ("encoder", "vision-transformer"),
-                    dropout=not gated, transformer=True)
-    if model is not None:   # CNN / detector / diffusion / speech without transformer dims
-        basis = model.activation_basis
-        return Arch(params=params, layers=0, hidden=0, heads=0, kv_heads=0, head_dim=0, ffn=0, vocab=0,
-                    gated_mlp=False, tied=True, transformer=False,
-                    activation_gib_per_sample=basis.gib_per_sample if basis else None,
-                    inference_gib_per_sample=basis.inference_gib_per_sample if basis else None,
-                    basis_bytes=basis.precision_bytes if basis else 4,
-                    basis_at=f"{basis.at} [{basis.source}]" if basis else "")
-    size, layers, hidden, heads, kv = min(_SCALE, key=lambda r: abs(math.log(r[0] / params_b)))
-    # keep the layer count and width shape of the nearest known model, scale width to the parameter count
-    scale = math.sqrt(params_b / size)
-    hidden = max(256, int(round(hidden * scale / 128)) * 128)
-    heads = max(1, hidden // 128)
-    return Arch(params=params, layers=layers, hidden=hidden, heads=heads, kv_heads=min(kv, heads), head_dim=128,
-                ffn=int(hidden * 3.5), vocab=128256, gated_mlp=True, tied=False,
-                kv_dim=2 * min(kv, heads) * 128, derived=True)
 
 
 def validate(w: Workload) -> None:
@@ -194,45 +57,6 @@ def validate(w: Workload) -> None:
                                  "--quantize-lm-head")
 
 
-def _quantised_split(w: Workload, a: Arch) -> tuple[float, float, float, float]:
-    """(quantised params, bytes per quantised param, 16-bit params, largest quantised matrix) of a quantised model.
-
-    Embeddings stay 16-bit in every framework; an untied LM head is quantised only where the framework converts every
-    nn.Linear (Lightning's BitsandbytesPrecision). bitsandbytes dequantises each 4-bit matrix to 16 bits for every
-    multi-token matmul, so the largest one is a transient buffer, and a quantised LM head is usually the largest."""
-    emb = a.embedding_params
-    head = a.vocab * a.hidden if _head_quantised(w, a) else 0
-    big = max([i * o for _, i, o, _n in a.linear_modules()] + [head])
-    if w.method == "qlora" or w.precision == "nf4":
-        wb = WEIGHT_BYTES["nf4"] if w.double_quant else NF4_SINGLE_QUANT_BYTES
-    else:
-        wb = WEIGHT_BYTES[w.precision]
-    return a.params - emb + head, wb, emb - head, big
-
-
-def _head_quantised(w: Workload, a: Arch) -> bool:
-    """A tied LM head is the input embedding, which no framework quantises."""
-    return w.quantized_lm_head and not a.tied
-
-
-def _quant_notes(w: Workload, a: Arch, notes: list[str]) -> None:
-    if w.method == "qlora" or w.precision == "nf4":
-        notes.append(Note("est.nf4_dq", "NF4 weights with double-quantised constants (4.127 bits a weight, the QLoRA "
-                          "recipe); without double quantisation they take 4.5 bits") if w.double_quant else
-                     Note("est.nf4_single", "NF4 weights with one fp32 absmax per 64 weights (4.5 bits a weight, no "
-                          "double quantisation)"))
-    if _head_quantised(w, a):
-        notes.append(Note("est.lm_head_quantized", "the LM head is quantised with the other linear layers (LitGPT "
-                          "does this); transformers keeps it in 16-bit"))
-
-
-def _quant_formula(w: Workload, a: Arch, lin: float, wb: float) -> str:
-    what = ("NF4 + double-quantised constants" if w.double_quant else "NF4 + an fp32 absmax per 64") \
-        if w.method == "qlora" or w.precision == "nf4" else w.precision
-    return f"{lin / 1e9:.2f}B linear params" + (" (LM head included)" if _head_quantised(w, a) else "") + \
-        f" x {wb * 8:.4g} bits ({what})"
-
-
 def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
     validate(w)
     a = arch_of(model, w.params_b)
@@ -274,53 +98,6 @@ def _shards(w: Workload) -> tuple[int, int, int]:
     n = w.gpus
     return {"none": (1, 1, 1), "ddp": (1, 1, 1), "zero1": (1, 1, n), "zero2": (1, n, n),
             "zero3": (n, n, n), "fsdp": (n, n, n)}[w.sharding]
-
-
-def trainable_params(w: Workload, a: Arch) -> float:
-    if w.method == "full":
-        return a.params
-    if w.method == "freeze":   # LLaMA-Factory default: the last 2 blocks trainable
-        return min(2, a.layers) * a.layer_params if a.transformer else a.params * 0.1
-    if not a.transformer:
-        return a.params * 0.01
-    return sum(w.lora_rank * (i + o) * n for _, i, o, n in _adapted_modules(w, a)) * a.layers
-
-
-def _adapted_modules(w: Workload, a: Arch) -> list[tuple[str, int, int, int]]:
-    wanted = {"all-linear": None, "attention": {"q", "k", "v", "o"}, "qkv": {"q", "k", "v"}, "qv": {"q", "v"}}[
-        w.lora_targets]
-    return [m for m in a.linear_modules() if wanted is None or m[0] in wanted]
-
-
-def _fp32_input(w: Workload) -> bool:
-    """The adapted layers' inputs are already fp32 and nothing autocasts them: PEFT's fp32 adapters need no cast."""
-    return w.precision == "fp32" or (w.pure_bf16 and w.kbit_upcast != "none")
-
-
-def _adapter_copy_bytes(w: Workload, p: int) -> int:
-    """Bytes per input element that a LoRA layer keeps beside the base layer's own saved input.
-
-    PEFT casts the input to its fp32 adapters: without autocast the fp32 copy is what lora_A saves; under autocast
-    lora_A casts it back to a new 16-bit copy. Dropout adds its bool mask (and, without a PEFT cast, its output)."""
-    drop = 1 if w.lora_dropout > 0 else 0
-    if w.framework == "hf":
-        if _fp32_input(w):
-            return 5 * drop                    # fp32 input, no autocast: no cast; dropout's fp32 output and mask
-        return (4 if w.pure_bf16 else 2) + drop
-    return (p + 1) * drop
-
-
-def _adapter_input_elements(w: Workload, a: Arch) -> float:
-    """Input elements per token and layer that the LoRA layers copy (MoE experts see only their routed tokens)."""
-    total, fused_qkv = 0.0, False
-    for name, i, _o, n in _adapted_modules(w, a):
-        if (w.framework == "litgpt" or a.fused_qkv) and name in ("q", "k", "v"):
-            if fused_qkv:
-                continue        # one fused qkv layer: one copy of its input
-            fused_qkv = True
-        copies = a.active_experts + a.shared_experts if a.experts > 1 and name in ("gate", "up", "down") else n
-        total += i * copies
-    return total
 
 
 def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
@@ -378,13 +155,13 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
                               f"about {host} GiB of host memory across the job", host=host))
     else:   # LoRA / QLoRA: frozen base + small fp32 adapters
         if w.method == "qlora":
-            lin, wb, emb, big = _quantised_split(w, a) if a.transformer else (P, WEIGHT_BYTES["nf4"], 0, 0)
-            _term(terms, "NF4 base weights", "weights", lin * wb, _quant_formula(w, a, lin, wb))
-            _quant_notes(w, a, notes)
+            lin, wb, emb, big = quantised_split(w, a) if a.transformer else (P, WEIGHT_BYTES["nf4"], 0, 0)
+            _term(terms, "NF4 base weights", "weights", lin * wb, quant_formula(w, a, lin, wb))
+            quant_notes(w, a, notes)
             upcast = w.kbit_upcast == "all"
             eb = 4 if upcast else 2
             frozen_bytes = lin * wb + emb * eb
-            named = "embeddings" if _head_quantised(w, a) else "embeddings and LM head"
+            named = "embeddings" if head_quantised(w, a) else "embeddings and LM head"
             _term(terms, f"fp32 {named} (upcast)" if upcast else f"16-bit {named}",
                   "weights", emb * eb, f"{emb / 1e9:.2f}B params x {eb} B (not quantised"
                   + ("; cast to fp32 by prepare_model_for_kbit_training)" if upcast else ")"))
@@ -485,7 +262,7 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
         per = max(p + 8, 12)
         loss = s * b * a.vocab * per
         loss_how = (f"seq {s} x batch {b} x vocab {a.vocab} x {per} B (" + (
-            f"logits, fp32 upcast, log-softmax" if p + 8 >= 12 else
+            "logits, fp32 upcast, log-softmax" if p + 8 >= 12 else
             "log-softmax and the fp32 gradients of it and of the logits, in backward") + ")")
     if w.grad_checkpointing:
         _term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * hs for n, t in stacks) / tp,
@@ -506,7 +283,7 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
     else:
         attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
         if w.method in ("lora", "qlora") and w.framework == "hf":
-            copies = sum(n * t for n, t in stacks) * b * _adapter_input_elements(w, a) * _adapter_copy_bytes(w, p)
+            copies = sum(n * t for n, t in stacks) * b * adapter_input_elements(w, a) * adapter_copy_bytes(w, p)
             if copies:
                 gib = f"{copies / tp / GIB:.1f}"
                 notes.append(Note("est.lora_input_copies", "PEFT keeps its adapters in fp32, so each adapted layer "
@@ -557,13 +334,13 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
     q = a.heads * a.head_dim
     # a LoRA layer keeps its input itself (read in place, once per distinct input) when it neither casts it (PEFT
     # does unless the input is already fp32) nor passes it through dropout
-    shared = w.method in ("lora", "qlora") and w.lora_dropout == 0 and (w.framework != "hf" or _fp32_input(w))
+    shared = w.method in ("lora", "qlora") and w.lora_dropout == 0 and (w.framework != "hf" or fp32_input(w))
     if a.gated_mlp:
         f = a.expert_ffn * a.active_experts + a.expert_ffn * a.shared_experts if a.experts > 1 else a.ffn
         if w.method in ("lora", "qlora"):
             # a frozen linear keeps nothing of its input (its weight needs no gradient); only a LoRA that reads the
             # input in place keeps it (LitGPT / torchtune without dropout; PEFT's own copies are counted below)
-            names = {m[0] for m in _adapted_modules(w, a)}
+            names = {m[0] for m in adapted_modules(w, a)}
             n1, n2 = (h if shared and names & {"q", "k", "v"} else 0), (h if shared and names & {"gate", "up"} else 0)
             prod, out_copy = (f if shared and "down" in names else 0), (q if shared and "o" in names else 0)
             if w.framework == "litgpt":
@@ -600,10 +377,10 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
     if not w.flash_attention:
         total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
     if w.method in ("lora", "qlora"):
-        mods = len(_adapted_modules(w, a))
+        mods = len(adapted_modules(w, a))
         a_out = 4 if w.framework == "hf" and (w.pure_bf16 or w.precision == "fp32") else p   # fp32 adapters
         total += mods * s * b * w.lora_rank * a_out                # A x outputs kept for B's gradient
-        total += s * b * _adapter_input_elements(w, a) * _adapter_copy_bytes(w, p)
+        total += s * b * adapter_input_elements(w, a) * adapter_copy_bytes(w, p)
         if w.method == "qlora" and w.bnb_saves_input:
             # bitsandbytes up to 0.42 saves a 4-bit matmul's input for backward even though the weight is frozen
             # (ctx.tensors = (A, B); 0.43 keeps only B); a frozen 16-bit linear does not
@@ -617,11 +394,11 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
     P = a.params
     wb = WEIGHT_BYTES[w.precision]
     if w.precision in ("int8", "int4", "nf4", "fp8") and a.transformer:
-        lin, wb, emb, big = _quantised_split(w, a)
-        _quant_notes(w, a, notes)
+        lin, wb, emb, big = quantised_split(w, a)
+        quant_notes(w, a, notes)
         _term(terms, f"{w.precision} weights", "weights", lin * wb / tp,
-              _quant_formula(w, a, lin, wb) + (f" / TP {tp}" if tp > 1 else ""))
-        _term(terms, "16-bit embeddings" + ("" if _head_quantised(w, a) else " and LM head"), "weights", emb * 2 / tp,
+              quant_formula(w, a, lin, wb) + (f" / TP {tp}" if tp > 1 else ""))
+        _term(terms, "16-bit embeddings" + ("" if head_quantised(w, a) else " and LM head"), "weights", emb * 2 / tp,
               f"{emb / 1e9:.2f}B x 2 B")
         if w.precision == "nf4" and w.context > 1:
             # bitsandbytes' 4-bit matmul dequantises the whole matrix for a multi-token (prefill) input
@@ -688,65 +465,3 @@ def _overhead(terms: list[MemoryTerm]) -> None:
     _term(terms, "allocator slack", "overhead", tensors * ALLOCATOR_SLACK,
           f"{ALLOCATOR_SLACK:.0%} of tensor memory (PyTorch caching allocator fragmentation)")
     _term(terms, "CUDA context", "overhead", CUDA_CONTEXT_GIB * GIB, "CUDA context, cuBLAS/cuDNN kernels")
-
-
-# ----- what would make it fit -----------------------------------------------------------------------------------
-def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroom: float = 0.05,
-                max_gpus: int = 64) -> list[FitStep]:
-    """Cheapest changes first, applied cumulatively until the job fits in the given GPU memory."""
-    limit = gpu_memory_gib * (1 - headroom)
-    steps: list[FitStep] = []
-    current = w
-    base = estimate_memory(current, model).per_gpu_gib
-    if base <= limit:
-        return steps
-
-    def attempt(change: str, **update) -> bool:
-        nonlocal current, base
-        try:
-            cand = current.model_copy(update=update)
-            Workload.model_validate(cand.model_dump())
-            est = estimate_memory(cand, model).per_gpu_gib
-        except (InvalidRequest, ValueError):
-            return False
-        if est < base * 0.98:
-            current, base = cand, est
-            steps.append(FitStep(change=change, per_gpu_gib=est, fits=est <= limit,
-                                 workload=cand.model_dump(exclude_defaults=True)))
-        return base <= limit
-
-    if w.method == "inference":
-        ladder = [("int8 weights", {"precision": "int8"}), ("int4 weights (AWQ/GPTQ)", {"precision": "int4"}),
-                  ("fewer concurrent sequences", {"concurrency": max(1, w.concurrency // 4)}),
-                  ("shorter context", {"context": max(512, w.context // 4)})]
-        for change, update in ladder:
-            if attempt(change, **update):
-                return steps
-        for n in (2, 4, 8):
-            if n > w.gpus and attempt(f"tensor parallel over {n} GPUs", gpus=n, tensor_parallel=n):
-                return steps
-        return steps
-    ladder = [("gradient checkpointing", {"grad_checkpointing": True}),
-              ("chunked cross-entropy loss", {"chunked_loss": True}),
-              ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
-              ("8-bit AdamW", {"optimizer": "adamw8bit"})]
-    if w.method in ("full", "freeze") and w.optimizer == "adamw" and w.adamw_impl == "foreach":
-        ladder.insert(0, ("fused AdamW", {"adamw_impl": "fused"}))     # the same update, no step temporary
-    if w.kbit_upcast != "none":     # free, and faster: fms-acceleration's prepare without the fp32 cast
-        ladder.insert(0, ("skip the fp32 upcast of prepare_model_for_kbit_training", {"kbit_upcast": "none"}))
-    if w.method in ("full", "freeze"):
-        ladder.append(("LoRA instead of full fine-tuning", {"method": "lora"}))
-    if w.method in ("full", "freeze", "lora"):
-        ladder.append(("QLoRA (4-bit base)", {"method": "qlora", "precision": "bf16"}))
-    for change, update in ladder:
-        if attempt(change, **update):
-            return steps
-    if current.method in ("full", "freeze"):
-        for n in (2, 4, 8, 16, 32, 64):
-            if n <= max_gpus and n > current.gpus and attempt(f"ZeRO-3 / FSDP over {n} GPUs", gpus=n,
-                                                              sharding="zero3", nodes=max(1, n // 8)):
-                return steps
-        attempt("offload optimizer state to CPU", offload="optimizer")
-        if base > limit:
-            attempt("offload parameters too", offload="full")
-    return steps

@@ -8,7 +8,8 @@ import click
 from pydantic import ValidationError
 
 from .errors import InvalidRequest, NotFound
-from .estimate import estimate_memory, make_it_fit
+from .estimate import estimate_memory
+from .fit import make_it_fit
 from .models import Workload
 
 COMMON_GPUS = ["t4", "a10", "l4", "v100-32gb", "a100-40gb", "l40s", "a100-80gb", "h100-sxm", "h200"]

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from bot.errors import InvalidRequest
-from bot.estimate import GIB, estimate_memory, make_it_fit
+from bot.arch import GIB
+from bot.estimate import estimate_memory
+from bot.fit import make_it_fit
 from bot.models import Workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -138,7 +140,7 @@ def test_sharding_divides_model_states(kb):
 def test_sharded_training_unshards_two_blocks_at_a_time(kb):
     # FSDP / ZeRO-3 gather the block being computed and prefetch the next, in the compute dtype; this GPU's own
     # eighth of them is already in the sharded weights. Only in forward and backward: the step works on shards.
-    from bot.estimate import arch_of
+    from bot.arch import arch_of
     m = kb.models["llama-3.1-8b"]
     job = w(task="finetune", method="lora", gpus=8, sharding="fsdp", batch_size=1, seq_len=1024)
     block = arch_of(m, m.params_b).layer_params
@@ -269,10 +271,10 @@ def test_nf4_constants_and_lm_head(kb, kw, bits, head_quantised, method):
     ("torchtune", "bf16", True, 0.0, "none", 0),
 ])
 def test_lora_input_copy_bytes(library, precision, pure, dropout, upcast, nbytes):
-    from bot.estimate import _adapter_copy_bytes
+    from bot.adapters import adapter_copy_bytes
     job = w(task="finetune", method="qlora" if upcast != "none" else "lora", precision=precision, pure_bf16=pure,
             framework=library, lora_dropout=dropout, kbit_upcast=upcast)
-    assert _adapter_copy_bytes(job, 4 if precision == "fp32" else 2) == nbytes
+    assert adapter_copy_bytes(job, 4 if precision == "fp32" else 2) == nbytes
 
 
 def test_peft_lora_copies_every_adapted_input_in_fp32(kb):
@@ -294,12 +296,13 @@ def test_peft_lora_copies_every_adapted_input_in_fp32(kb):
 
 def test_a_fused_qkv_layer_copies_its_input_once(kb):
     # LitGPT's q, k, v are one LoRAQKVLinear with one dropout over its input; torchtune's are three layers
-    from bot.estimate import _adapter_input_elements, arch_of
+    from bot.adapters import adapter_input_elements
+    from bot.arch import arch_of
     m = kb.models["llama-2-7b"]
     a = arch_of(m, m.params_b)
     job = dict(params_b=m.params_b, model=m.id, task="finetune", method="lora", lora_targets="qkv")
-    assert _adapter_input_elements(w(**job, framework="litgpt"), a) == 4096          # one dropout, one copy
-    assert _adapter_input_elements(w(**job, framework="torchtune"), a) == 3 * 4096   # three layers, three copies
+    assert adapter_input_elements(w(**job, framework="litgpt"), a) == 4096          # one dropout, one copy
+    assert adapter_input_elements(w(**job, framework="torchtune"), a) == 3 * 4096   # three layers, three copies
 
 
 @pytest.mark.parametrize("model_id, flash, loss_wins", [
