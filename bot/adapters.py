@@ -29,7 +29,7 @@ def fp32_input(w: Workload) -> bool:
 
 
 def adapter_copy_bytes(w: Workload, p: int) -> int:
-    """Bytes per input element that a LoRA layer keeps beside the base layer's own saved input.
+    """Bytes per input element that a LoRA layer keeps of its own (a frozen base layer keeps nothing of its input).
 
     PEFT casts the input to its fp32 adapters: without autocast the fp32 copy is what lora_A saves; under autocast
     lora_A casts it back to a new 16-bit copy. Dropout adds its bool mask (and, without a PEFT cast, its output)."""
@@ -54,6 +54,11 @@ def adapter_input_elements(w: Workload, a: Arch) -> float:
     return total
 
 
+def nf4_weights(w: Workload) -> bool:
+    """The weights are stored in bitsandbytes' NF4: a QLoRA base, or a model served in nf4."""
+    return w.method == "qlora" or w.precision == "nf4"
+
+
 def quantised_split(w: Workload, a: Arch) -> tuple[float, float, float, float]:
     """(quantised params, bytes per quantised param, 16-bit params, largest quantised matrix) of a quantised model.
 
@@ -63,7 +68,7 @@ def quantised_split(w: Workload, a: Arch) -> tuple[float, float, float, float]:
     emb = a.embedding_params
     head = a.vocab * a.hidden if head_quantised(w, a) else 0
     big = max([i * o for _, i, o, _n in a.linear_modules()] + [head])
-    if w.method == "qlora" or w.precision == "nf4":
+    if nf4_weights(w):
         wb = WEIGHT_BYTES["nf4"] if w.double_quant else NF4_SINGLE_QUANT_BYTES
     else:
         wb = WEIGHT_BYTES[w.precision]
@@ -76,7 +81,7 @@ def head_quantised(w: Workload, a: Arch) -> bool:
 
 
 def quant_notes(w: Workload, a: Arch, notes: list[str]) -> None:
-    if w.method == "qlora" or w.precision == "nf4":
+    if nf4_weights(w):
         notes.append(Note("est.nf4_dq", "NF4 weights with double-quantised constants (4.127 bits a weight, the QLoRA "
                           "recipe); without double quantisation they take 4.5 bits") if w.double_quant else
                      Note("est.nf4_single", "NF4 weights with one fp32 absmax per 64 weights (4.5 bits a weight, no "
@@ -88,6 +93,6 @@ def quant_notes(w: Workload, a: Arch, notes: list[str]) -> None:
 
 def quant_formula(w: Workload, a: Arch, lin: float, wb: float) -> str:
     what = ("NF4 + double-quantised constants" if w.double_quant else "NF4 + an fp32 absmax per 64") \
-        if w.method == "qlora" or w.precision == "nf4" else w.precision
+        if nf4_weights(w) else w.precision
     return f"{lin / 1e9:.2f}B linear params" + (" (LM head included)" if head_quantised(w, a) else "") + \
         f" x {wb * 8:.4g} bits ({what})"

@@ -87,6 +87,11 @@ class Arch:
         return mods
 
     @property
+    def active_ffn(self) -> int:
+        """The MLP width one token runs through: the routed experts' for a mixture of experts."""
+        return self.expert_ffn * self.active_experts if self.experts > 1 else self.ffn
+
+    @property
     def layer_params(self) -> float:
         return sum(i * o * n for _, i, o, n in self.linear_modules())
 

@@ -8,8 +8,8 @@ quantization at 4 + 8/64 + 32/(64*256) bits per weight (QLoRA paper and Manning'
 """
 from __future__ import annotations
 
-from .adapters import (adapted_modules, adapter_copy_bytes, adapter_input_elements, fp32_input, quant_formula,
-                       quant_notes, quantised_split, head_quantised, trainable_params)
+from .adapters import (adapted_modules, adapter_copy_bytes, adapter_input_elements, fp32_input, head_quantised,
+                       nf4_weights, quant_formula, quant_notes, quantised_split, trainable_params)
 from .arch import ALLOCATOR_SLACK, CUDA_CONTEXT_GIB, GIB, OPTIMIZER_BYTES, WEIGHT_BYTES, Arch, Note, arch_of
 from .errors import InvalidRequest
 from .models import MemoryEstimate, MemoryTerm, Workload
@@ -47,7 +47,7 @@ def validate(w: Workload) -> None:
     if w.kbit_upcast != "none" and w.method != "qlora":
         raise InvalidRequest("the fp32 upcast of prepare_model_for_kbit_training only happens to a quantised "
                              "base model", fix="use --method qlora, or drop --kbit-upcast")
-    nf4 = w.method == "qlora" or w.precision == "nf4"
+    nf4 = nf4_weights(w)
     if not w.double_quant and not nf4:
         raise InvalidRequest("double quantisation is a setting of NF4 weights (QLoRA, or serving in nf4)",
                              fix="use --method qlora or --precision nf4, or drop --no-double-quant")
@@ -249,7 +249,7 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
                           "states between layers are fp32; skip its upcast (fms-acceleration does) to halve them"))
     # the loss's tensors, per logit: in forward the logits, their fp32 upcast and the log-softmax (p + 8 B); in
     # backward the saved log-softmax and the fp32 gradients of it and of the logits (12 B; the trainer has dropped
-    # the model's output by then). A chunked loss keeps only the 16-bit logits whole.
+    # the model's output by then).
     if not a.vocab:
         loss, loss_how = 0.0, ""
     elif w.chunked_loss:
@@ -268,12 +268,11 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
         _term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * hs for n, t in stacks) / tp,
               " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {hs} B"
               + (" (fp32 after the k-bit upcast)" if hs != p else ""))
-        # the loss's backward finishes before the first layer is recomputed: the peak is the larger of the two
-        # in the recomputed layer's backward the gradients of the MLP's product and of both its factors (in the dtype
-        # of its activations) are alive beside the saved tensors
-        f_mlp = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
+        # one recomputed layer's working set: its saved tensors, and in its backward the gradients of the MLP's
+        # product and of both its factors (in the dtype of its activations). The loss's backward finishes before
+        # the first layer is recomputed, so the peak is the larger of the two, not their sum
         pg = 4 if w.kbit_upcast != "none" else p
-        recompute = (max(layer.values()) + 3 * max(t for _, t in stacks) * b * f_mlp * pg) / tp
+        recompute = (max(layer.values()) + 3 * max(t for _, t in stacks) * b * a.active_ffn * pg) / tp
         if loss > recompute:
             _term(terms, "logits and loss", "activations", loss, loss_how + f"; more than one recomputed layer "
                   f"({recompute / GIB:.2f} GiB), which is never alive at the same time")
@@ -296,6 +295,10 @@ def _activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]
             _term(terms, "logits and loss", "activations", loss, loss_how)
 
 
+# terms that exist in forward and backward only: autocast's cache of 16-bit weights, FSDP's unsharded blocks
+_FORWARD_ONLY = ("16-bit weight copy (autocast)", "gathered layer parameters")
+
+
 def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
     """Training peaks either in forward/backward (activations) or in the optimizer step (gradients, state and the
     step's temporaries), not both: activations are freed before the step, and without gradient accumulation
@@ -305,16 +308,14 @@ def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
         return
     O = sum(t.gib for t in terms if t.category == "optimizer")
     temp = O / 2 if w.optimizer == "adamw" and w.adamw_impl == "foreach" else 0.0    # one moment-sized list
-    # autocast's cache and FSDP's unsharded blocks exist in forward and backward only
-    copy = sum(t.gib for t in terms if t.name in ("16-bit weight copy (autocast)", "gathered layer parameters"))
+    copy = sum(t.gib for t in terms if t.name in _FORWARD_ONLY)
     acts = sum(t.gib for t in terms if t.category == "activations")
     keep = w.grad_accumulation > 1 or w.no_sync_accumulation or not w.zero_grad_frees
     total = sum(t.gib for t in terms)
     backward = total if keep else total - G
     step = total - copy - acts + temp
     if step > backward:
-        gone = ("16-bit weight copy (autocast)", "gathered layer parameters")     # forward and backward only
-        terms[:] = [t for t in terms if t.category != "activations" and t.name not in gone]
+        terms[:] = [t for t in terms if t.category != "activations" and t.name not in _FORWARD_ONLY]
         _term(terms, "AdamW step temporary (foreach)", "optimizer", temp * GIB,
               "one moment-sized list torch.optim.AdamW(foreach=True) allocates in its step")
         notes.append(Note("est.step_peak", f"the peak is the optimizer step ({step:.1f} GiB: weights, gradients, "
@@ -384,8 +385,7 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
         if w.method == "qlora" and w.bnb_saves_input:
             # bitsandbytes up to 0.42 saves a 4-bit matmul's input for backward even though the weight is frozen
             # (ctx.tensors = (A, B); 0.43 keeps only B); a frozen 16-bit linear does not
-            f_in = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
-            total += s * b * (2 * h + q + f_in) * p
+            total += s * b * (2 * h + q + a.active_ffn) * p
     return total
 
 
@@ -454,8 +454,7 @@ def _inference(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) 
                           "window", share=f"{a.sliding_share:.0%}", window=a.sliding_window))
     # prefill working set of one block for the longest prompt chunk, and last-token logits
     chunk = min(a.encoder_tokens or ctx, 8192) * min(w.concurrency, 4) if ctx > 1 else w.concurrency
-    f = a.expert_ffn * a.active_experts if a.experts > 1 else a.ffn
-    work = chunk * (4 * a.hidden + 3 * f) * 2 / tp + w.concurrency * a.vocab * 4
+    work = chunk * (4 * a.hidden + 3 * a.active_ffn) * 2 / tp + w.concurrency * a.vocab * 4
     _term(terms, "activations and workspace", "activations", work,
           f"one block's prefill intermediates over {chunk} tokens + logits of {w.concurrency} sequences")
 
