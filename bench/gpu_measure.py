@@ -916,7 +916,7 @@ def _accuracy():
 def planned_workloads(cases: list[Case], gpu: str = "h200", tiny: bool = False):
     """(case, row skeleton, Workload, estimate) for each case, mapped exactly as memory_accuracy maps a measured row."""
     ma = _accuracy()
-    from bot.estimate import estimate_memory
+    from bot.estimate.memory import estimate_memory
     out = []
     for case in cases:
         row = make_row(case, gpu=gpu, what="peak-allocated", measured=None, tiny=tiny)
@@ -927,11 +927,11 @@ def planned_workloads(cases: list[Case], gpu: str = "h200", tiny: bool = False):
 
 
 def dry_run(cases: list[Case], gpu: str, tiny: bool, budget_s: float) -> int:
-    from bot.arch import ALLOCATOR_SLACK
-    from bot.knowledge import default_knowledge
+    from bot.estimate.arch import ALLOCATOR_SLACK
+    from bot.knowledge.loader import default_knowledge
     kb = default_knowledge()
     cap = kb.gpus[gpu].memory_gib if gpu in kb.gpus else None
-    print(f"{len(cases)} case(s); estimates from bot.estimate.estimate_memory with the Workload that "
+    print(f"{len(cases)} case(s); estimates from bot.estimate.memory.estimate_memory with the Workload that "
           f"bench/memory_accuracy.py builds from each row; capacity of {gpu}: {cap if cap else '?'} GiB")
     print(f"{'case':<52} {'task':<9} {'est alloc':>9} {'reserved':>9} {'per-GPU':>8} {'fits':>5} {'~s':>5}")
     total = 0.0

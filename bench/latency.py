@@ -2,7 +2,7 @@
 
 Sections (each row of the table says what it measured and against which target):
 
-1. Cold start: the median wall time of `python -m bot.cli ask "..."` in a fresh process (what `gpu-advisor ask`
+1. Cold start: the median wall time of `python -m bot ask "..."` in a fresh process (what `gpu-advisor ask`
    runs), against the bare import of its libraries (`python -c "import slack_bolt, rapidfuzz, pydantic, yaml,
    sqlite_utils, click"`). Target: within 1.5x. Measured with a warm YAML parse cache (the state after the first
    run on a machine) and, for information, with the cache off.
@@ -186,7 +186,7 @@ def bench_cold(tmp: Path, runs: int) -> list[Row]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ADVISOR_DB": str(tmp / "cold.db"),
            "ADVISOR_CACHE_DIR": str(tmp / "cache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)             # measure with .pyc files, as an installed package runs
-    ask = [sys.executable, "-m", "bot.cli", "ask", COLD_QUESTION]
+    ask = [sys.executable, "-m", "bot", "ask", COLD_QUESTION]
     bare = [sys.executable, "-c", BARE_IMPORTS]
     subprocess.run(ask, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, timeout=120, check=True)  # warm caches
     subprocess.run(bare, env=env, cwd=ROOT, timeout=120, check=True)
@@ -219,7 +219,7 @@ def bench_warm(core, items, repeat: int, tmp: Path) -> tuple[list[Row], list[tup
             verdict(p50 <= TARGET_P50_MS and p99 <= TARGET_P99_MS)),
         Row("warm", "  answers only", f"p50 {ms(pct(ans, 50))}, p99 {ms(pct(ans, 99))}" if ans else "-"),
     ]
-    from bot.service import Service
+    from bot.surfaces.service import Service
     svc = Service(core=core, db=tmp / "warm.db")
     for text, conv in items[:20]:
         svc.ask(text, surface="cli", user="bench", session=conv or "warmup")
@@ -332,7 +332,7 @@ def slack_requests(n: int, stub_port: int, texts: list[str]) -> list[tuple[bytes
 
 def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[str]) -> list[Row]:
     if not (ROOT / "bot" / "slack_app.py").exists():
-        return [Row("slack http", "signed requests to serve --http", "skipped: bot/slack_app.py not present")]
+        return [Row("slack http", "signed requests to serve --http", "skipped: bot/surfaces/slack/app.py not present")]
     stub = StubSlack()
     threading.Thread(target=stub.serve_forever, daemon=True).start()
     port = free_port()
@@ -343,7 +343,7 @@ def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[
            "PORT": str(port)}
     env.pop("SLACK_APP_TOKEN", None)
     log = open(tmp / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1",
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1",
                              "--port", str(port)], env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
         up = time.monotonic()
@@ -484,9 +484,9 @@ def synthetic_kb(kb, size: int, seed: int = 8):
 
 
 def core_on(kb, base):
-    from bot.advisor import Advisor
-    from bot.core import Core
-    from bot.nlu import Parser
+    from bot.plan.advisor import Advisor
+    from bot.conversation.turn import Core
+    from bot.conversation.nlu import Parser
     return Core(kb, base.rules, Parser(kb, base.parser.lex), base.forms, base.templates,
                 Advisor(kb, base.rules, base.templates, base.advisor.default_provider))
 
@@ -551,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmpdir)
         if not args.skip_cold:
             rows += bench_cold(tmp, runs=3 if q else 9)
-        from bot.core import Core
+        from bot.conversation.turn import Core
         t0 = time.perf_counter()
         core = Core.load()
         load_ms = (time.perf_counter() - t0) * 1000

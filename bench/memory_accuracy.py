@@ -17,13 +17,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.errors import InvalidRequest  # noqa: E402
-from bot.arch import ALLOCATOR_SLACK, GIB, arch_of  # noqa: E402
-from bot.estimate import estimate_memory  # noqa: E402
-from bot.knowledge import default_knowledge  # noqa: E402
-from bot.models import Workload  # noqa: E402
-from bot.records import Model  # noqa: E402
-from bot.text import norm_key  # noqa: E402
+from bot.records.errors import InvalidRequest  # noqa: E402
+from bot.estimate.arch import ALLOCATOR_SLACK, GIB, arch_of  # noqa: E402
+from bot.estimate.memory import estimate_memory  # noqa: E402
+from bot.knowledge.loader import default_knowledge  # noqa: E402
+from bot.records.models import Workload  # noqa: E402
+from bot.records.kb import Model  # noqa: E402
+from bot.records.text import norm_key  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "measured_memory.yaml"
 UNIT = {"GB": 1e9 / GIB, "GiB": 1.0, "MB": 1e6 / GIB, "MiB": 1 / 1024}

@@ -268,7 +268,7 @@ def evaluate_conversations(core, convs: dict[str, dict[str, Any]], result: EvalR
 def evaluate(core=None, questions: Path = QUESTIONS, conversations: Path | None = CONVERSATIONS) -> EvalResult:
     """Run both labelled sets; the function the tests call."""
     if core is None:
-        from bot.core import Core
+        from bot.conversation.turn import Core
         core = Core.load()
     result = evaluate_questions(core.parser, load_questions(questions))
     if conversations is not None:

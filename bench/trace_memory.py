@@ -206,7 +206,7 @@ def row_for(case: gm.Case, peak: dict[str, float], seconds: float, versions: dic
 
 def compare(path: Path) -> int:
     ma = gm._accuracy()
-    from bot.estimate import estimate_memory
+    from bot.estimate.memory import estimate_memory
     rows = gm.load_rows(path)
     print(f"{'id':<56} {'traced':>8} {'estimate':>9} {'err':>7}")
     errs = []

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bot.records import Flavor, Source  # noqa: E402
+from bot.records.kb import Flavor, Source  # noqa: E402
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "nebius", "verda")
 

@@ -20,7 +20,7 @@ def _isolated_db(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def core():
-    from bot.core import Core
+    from bot.conversation.turn import Core
     return Core.load()
 
 

@@ -378,7 +378,7 @@ class BotProcess:
         raise AssertionError(f"no log line matching {pattern!r}; last lines: {self.log[-10:]}")
 
     def audit(self, **where) -> list[dict]:
-        from bot.audit import AuditLog
+        from bot.store.audit import AuditLog
         with AuditLog(self.db) as log:
             rows = log.list(limit=None)
         return [r for r in rows if all(r.get(k) == v for k, v in where.items())]

@@ -12,11 +12,11 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from bot.audit import (
+from bot.store.audit import (
     ZERO_HASH, AuditError, AuditLog, Change, diff_records, format_id, parse_id, read_export, record_hash,
     verify_rows,
 )
-from bot.cli_audit import audit as audit_cli
+from bot.surfaces.cli.audit import audit as audit_cli
 
 UTC = dt.timezone.utc
 

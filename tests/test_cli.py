@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
+from bot.surfaces.cli.main import main
 
 ASK_FIELDS = {"advice_id", "session", "status", "lang", "intent", "slots", "missing", "follow_up", "text",
               "assumptions", "memory", "compute", "recommendations", "checklist", "citations", "rule_trace"}

@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
+from bot.surfaces.cli.main import main
 
 BOT = "xoxb-1111111111-2222222222-AbCdEfGhIjKlMnOp"
 APP = "xapp-1-A0123456789-1234567890-0123456789abcdef"
@@ -104,7 +104,7 @@ def test_each_bad_setting_fails_with_its_fix(monkeypatch, env, fail_text, fix_te
 def test_a_broken_knowledge_file_is_named(monkeypatch, tmp_path):
     import shutil
 
-    from bot import config
+    from bot.records import config
     kdir = tmp_path / "knowledge"
     shutil.copytree(config.knowledge_dir(), kdir)
     (kdir / "gpus.yaml").write_text("gpus:\n  - id: [unclosed\n", encoding="utf-8")
@@ -131,7 +131,7 @@ def test_a_file_that_is_not_sqlite_fails(monkeypatch, tmp_path):
 
 
 def test_an_existing_database_reports_its_records(monkeypatch, tmp_path):
-    from bot.service import Service
+    from bot.surfaces.service import Service
     db = tmp_path / "advisor.db"
     monkeypatch.setenv("ADVISOR_DB", str(db))
     Service(db=db).ask("lora finetune qwen2.5 7b", surface="cli", user="t", session="s")
@@ -144,8 +144,8 @@ def test_an_existing_database_reports_its_records(monkeypatch, tmp_path):
 
 
 def test_database_on_a_network_filesystem_warns(monkeypatch):
-    import bot.doctor
-    monkeypatch.setattr(bot.doctor, "_mount_fstype", lambda path: "nfs4")
+    import bot.surfaces.doctor
+    monkeypatch.setattr(bot.surfaces.doctor, "_mount_fstype", lambda path: "nfs4")
     res = doctor(monkeypatch)
     assert res.exit_code == 0
     assert any("network filesystem (nfs4)" in line for line in lines(res, "warn"))

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.engine import check_rules, evaluate
+from bot.plan.engine import check_rules, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = {"facts": {"task": {"type": "str", "en": "the job", "zh": "任务", "values": ["train", "inference"]},
@@ -76,7 +76,7 @@ def test_contradicting_requirements_at_one_priority(tmp_path):
 
 
 def test_the_real_rules_validate(kb):
-    from bot.templates import default_templates
+    from bot.render.templates import default_templates
     rs, problems = check_rules(ROOT / "rules", set(kb.sources), default_templates().keys)
     assert problems == [], [str(p) for p in problems]
     assert len(rs.rules) >= 20

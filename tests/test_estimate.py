@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import InvalidRequest
-from bot.arch import GIB
-from bot.estimate import estimate_memory
-from bot.fit import make_it_fit
-from bot.models import Workload
+from bot.records.errors import InvalidRequest
+from bot.estimate.arch import GIB
+from bot.estimate.memory import estimate_memory
+from bot.estimate.fit import make_it_fit
+from bot.records.models import Workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import memory_accuracy  # noqa: E402
@@ -140,7 +140,7 @@ def test_sharding_divides_model_states(kb):
 def test_sharded_training_unshards_two_blocks_at_a_time(kb):
     # FSDP / ZeRO-3 gather the block being computed and prefetch the next, in the compute dtype; this GPU's own
     # eighth of them is already in the sharded weights. Only in forward and backward: the step works on shards.
-    from bot.arch import arch_of
+    from bot.estimate.arch import arch_of
     m = kb.models["llama-3.1-8b"]
     job = w(task="finetune", method="lora", gpus=8, sharding="fsdp", batch_size=1, seq_len=1024)
     block = arch_of(m, m.params_b).layer_params
@@ -271,7 +271,7 @@ def test_nf4_constants_and_lm_head(kb, kw, bits, head_quantised, method):
     ("torchtune", "bf16", True, 0.0, "none", 0),
 ])
 def test_lora_input_copy_bytes(library, precision, pure, dropout, upcast, nbytes):
-    from bot.adapters import adapter_copy_bytes
+    from bot.estimate.adapters import adapter_copy_bytes
     job = w(task="finetune", method="qlora" if upcast != "none" else "lora", precision=precision, pure_bf16=pure,
             framework=library, lora_dropout=dropout, kbit_upcast=upcast)
     assert adapter_copy_bytes(job, 4 if precision == "fp32" else 2) == nbytes
@@ -296,8 +296,8 @@ def test_peft_lora_copies_every_adapted_input_in_fp32(kb):
 
 def test_a_fused_qkv_layer_copies_its_input_once(kb):
     # LitGPT's q, k, v are one LoRAQKVLinear with one dropout over its input; torchtune's are three layers
-    from bot.adapters import adapter_input_elements
-    from bot.arch import arch_of
+    from bot.estimate.adapters import adapter_input_elements
+    from bot.estimate.arch import arch_of
     m = kb.models["llama-2-7b"]
     a = arch_of(m, m.params_b)
     job = dict(params_b=m.params_b, model=m.id, task="finetune", method="lora", lora_targets="qkv")
@@ -416,7 +416,7 @@ def test_double_quantisation_saves_what_litgpt_measured(kb):
 ])
 def test_every_memory_term_has_a_chinese_label(kb, job):
     """The chat names each term in the question's language; a term without a label would show up in English."""
-    from bot.templates import default_templates
+    from bot.render.templates import default_templates
     t = default_templates()
     for model_id in ("llama-3.1-8b", "qwen2.5-7b", "whisper-large-v3", "vit-b-16", "resnet-50", "sdxl"):
         m = kb.models[model_id]
@@ -470,7 +470,7 @@ def test_reported_out_of_memory_runs(row):
     (dict(task="finetune", method="full", pure_bf16=True, grad_checkpointing=True), 48),   # peaks at the step
 ])
 def test_every_fit_step_has_chinese_wording(kb, job, card):
-    from bot.templates import default_templates
+    from bot.render.templates import default_templates
     t = default_templates()
     model = kb.models[job.get("model", "llama-3.1-8b")]
     steps = make_it_fit(w(**job), model, card)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.models import Workload
+from bot.records.models import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.records import Flavor, Provider, Source
+from bot.records.kb import Flavor, Provider, Source
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = REPO / "data" / "catalog"

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.knowledge import check_knowledge, load_knowledge
-from bot.errors import KnowledgeError
+from bot.knowledge.loader import check_knowledge, load_knowledge
+from bot.records.errors import KnowledgeError
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_SOURCE = {"id": "s1", "title": "A source", "publisher": "Someone", "kind": "vendor-doc", "read": "2026-12-02"}

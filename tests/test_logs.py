@@ -1,4 +1,4 @@
-"""bot.logs: text or JSON lines, the level from the environment, and no Slack secret in any log line."""
+"""bot.surfaces.logs: text or JSON lines, the level from the environment, and no Slack secret in any log line."""
 from __future__ import annotations
 
 import io
@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from bot.errors import ConfigError
-from bot.logs import TOKEN_MARK, redact, setup_logging
+from bot.records.errors import ConfigError
+from bot.surfaces.logs import TOKEN_MARK, redact, setup_logging
 
 SECRET = "8f14e45fceea167a5a36dedd4bea2543"          # shaped like a signing secret (32 hex)
 BOT = "xoxb-1111111111-2222222222-AbCdEfGhIjKlMnOpQrStUvWx"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.knowledge import load_knowledge
-from bot.nlu import Parser, load_lexicon
+from bot.knowledge.loader import load_knowledge
+from bot.conversation.nlu import Parser, load_lexicon
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -57,7 +57,7 @@ def test_summary_and_report_print(result):
 
 # ----- the scoring rules ------------------------------------------------------------------------------------------
 def _parse(slots: dict, ambiguous: dict | None = None):
-    from bot.models import Slots
+    from bot.records.models import Slots
     return SimpleNamespace(slots=Slots(**slots), ambiguous=ambiguous or {})
 
 

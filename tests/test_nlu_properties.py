@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.models import Reply
+from bot.records.models import Reply
 
 # derandomized: the same examples on every run and every machine (no flaky CI); the explicit @examples carry the
 # extremes (empty, 40 000 characters, emoji, control characters)

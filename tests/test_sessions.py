@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from bot.audit import AuditLog
-from bot.sessions import SessionStore, session_id, session_key
+from bot.store.audit import AuditLog
+from bot.store.sessions import SessionStore, session_id, session_key
 
 UTC = dt.timezone.utc
 

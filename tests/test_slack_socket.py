@@ -62,7 +62,7 @@ def bot(stub, ws, tmp_path_factory):
     env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_BASE_URL=stub.api_url,
                ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="DEBUG", PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
                ADVISOR_CACHE_DIR=os.environ.get("ADVISOR_CACHE_DIR", "off"))
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--socket"], cwd=REPO, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--socket"], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log: list[str] = []
     threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import ConfigError
-from bot.slack_format import (BLOCKS_MAX, FALLBACK_MAX, MESSAGE_CHARS, block_chars, fallback_text, fit, lang_of,
+from bot.records.errors import ConfigError
+from bot.surfaces.slack.format import (BLOCKS_MAX, FALLBACK_MAX, MESSAGE_CHARS, block_chars, fallback_text, fit, lang_of,
                               split, to_plain)
-from bot.slack_settings import SlackSettings, TokenFieldFilter
+from bot.surfaces.slack.settings import SlackSettings, TokenFieldFilter
 from slack_stub import APP_TOKEN, SlackStub, check_message, validate_blocks
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,10 +72,10 @@ def test_socket_mode_needs_no_signing_secret(env):
 
 
 def test_serve_logging_redacts_tokens_and_token_fields(env):
-    """serve's logging: bot/logs.py (token shapes, secret values) plus TokenFieldFilter (request bodies)."""
+    """serve's logging: bot/surfaces/logs.py (token shapes, secret values) plus TokenFieldFilter (request bodies)."""
     import io
 
-    from bot.slack_settings import setup_logging
+    from bot.surfaces.slack.settings import setup_logging
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)
     try:
@@ -172,7 +172,7 @@ def test_stub_rejects_what_slack_rejects():
 def _serve(args: list[str], extra_env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))}
     env.update(PYTHONPATH=str(REPO), ADVISOR_DB=str(tmp_path / "a.db"), **extra_env)
-    return subprocess.run([sys.executable, "-m", "bot.cli", "serve", *args], cwd=REPO, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "bot", "serve", *args], cwd=REPO, env=env, text=True,
                           capture_output=True, timeout=60)
 
 
@@ -217,8 +217,8 @@ def test_build_app_calls_nothing_and_a_failing_turn_is_reported(tmp_path, caplog
 
     from slack_bolt.request import BoltRequest
 
-    from bot.audit import AuditLog
-    from bot.slack_app import build_app
+    from bot.store.audit import AuditLog
+    from bot.surfaces.slack.app import build_app
     from slack_stub import BOT_TOKEN, event_callback, sign
 
     stub = SlackStub()

@@ -1,0 +1,180 @@
+"""Slot filling: `(state, parse) -> (new state, Decision)`. Forms are data (rules/dialogue.yaml).
+
+The state is a plain JSON-able dict so that sessions.py can store it as it is:
+{"intent", "slots", "follow_ups", "pending", "lang", "answered", "asked", "candidates"}.
+
+Rules:
+- a job intent (train, finetune, inference, rendering) fills its form: the slots the form lists, in order of how much
+  they change the answer. A slot is asked at most once per job, and at most `max_follow_ups` questions are asked per
+  job; after that the bot answers and states what it assumed.
+- a reply to a follow-up (no intent of its own) merges into the job; "not sure" / "你看着办" leaves the slot to the
+  bot. Later values override earlier ones; a new model drops the old model's size.
+- an ambiguous model ("llama 70b") is asked back with its candidates, never guessed (kept in `candidates` so the next
+  turn can name one of them).
+- info intents (compare, explain, billing, help) are asides: answered at once, the job in progress is kept.
+- a model or GPU named with no job at all is asked back: fine-tune, train or serve? (`missing: [intent]`)
+- "reset" / "重新开始" clears the session; "new question: ..." clears it and reads the rest as a fresh question.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bot.conversation.nlu import Parse
+from bot.knowledge.loader import parse_yaml
+
+JOB_INTENTS = ("train", "finetune", "inference", "rendering")
+INFO_INTENTS = ("compare", "explain", "billing", "help")
+TRAINING_ONLY = ("method", "tokens")         # slots that only describe training jobs
+
+
+@dataclass
+class Decision:
+    kind: Literal["ask", "answer", "info", "reset", "out_of_scope"]
+    intent: str | None
+    slots: dict[str, Any]
+    missing: list[str] = field(default_factory=list)
+    question: str | None = None
+    choices: list[str] = field(default_factory=list)
+    choice_labels: dict[str, str] = field(default_factory=dict)
+    assumed: dict[str, Any] = field(default_factory=dict)
+
+
+def load_forms(rules_dir: Path) -> dict[str, Any]:
+    return parse_yaml((rules_dir / "dialogue.yaml").read_text(encoding="utf-8"))
+
+
+def empty_state() -> dict[str, Any]:
+    return {"intent": None, "slots": {}, "follow_ups": 0, "pending": None, "lang": None, "answered": False,
+            "asked": [], "candidates": {}}
+
+
+def _new_job(state: dict[str, Any], keep_slots: bool) -> None:
+    if not keep_slots:
+        state["slots"] = {}
+    state.update(follow_ups=0, asked=[], pending=None, answered=False, candidates={})
+
+
+def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> tuple[dict[str, Any], Decision]:
+    state = {**empty_state(), **(state or {})}
+    state["slots"] = dict(state.get("slots") or {})
+    state["asked"] = list(state.get("asked") or [])
+    cands = state.get("candidates") or {}
+    # (sessions saved before candidates kept their sizes hold a plain list)
+    state["candidates"] = dict(cands) if isinstance(cands, dict) else {str(c): None for c in cands}
+    # the reply is in the language of the question; a reply of names and numbers only keeps the session's
+    lang = parse.lang if parse.text and (parse.lang_sure or not state.get("lang")) else (state.get("lang") or parse.lang)
+    new = parse.slots.filled()
+    new.pop("topic", None)
+    new_model = "model" in new or "params_b" in new
+    ambiguous = list(parse.ambiguous.get("model") or [])
+    intent = parse.intent
+    if parse.reset:
+        if intent is None and not new and not ambiguous:
+            return {**empty_state(), "lang": lang}, Decision("reset", None, {})
+        state = empty_state()             # 'new question: serve llama 3 8b' - start afresh with this question
+    state["lang"] = lang
+    in_job = state["intent"] in JOB_INTENTS
+
+    if intent in INFO_INTENTS:
+        # an aside: answer it, keep the job being discussed
+        topic = {"topic": parse.slots.topic} if parse.slots.topic else {}   # what the aside is about, not kept
+        return state, Decision("info", intent, {**state["slots"], **new, **topic})
+    if intent is None:
+        answering = state["pending"] not in (None, "intent") and bool(new or ambiguous or parse.unsure)
+        refining = in_job and state["answered"] and bool(new or ambiguous)
+        if not (answering or refining):
+            if not parse.out_of_scope and (new_model or ambiguous or new.get("gpu_model")) and "intent" in forms:
+                return _ask_intent(state, new, ambiguous, parse, forms, lang)
+            return state, Decision("out_of_scope", None, state["slots"])
+        intent = state["intent"]
+    elif not in_job:
+        asked_intent = state["pending"] == "intent"
+        kept = {k: state[k] for k in ("follow_ups", "asked", "candidates")}
+        _new_job(state, keep_slots=asked_intent)    # the answer to 'what do you want to do with it?' keeps the model
+        if asked_intent:
+            state.update(kept)
+    elif intent != state["intent"]:
+        # a different job about the same model keeps what is known; a new model starts afresh
+        _new_job(state, keep_slots=not (new_model or ambiguous))
+    elif state["answered"] and (new_model or ambiguous) and new.get("model") != state["slots"].get("model"):
+        # a whole new question (a job and a model) after an answer: don't carry the old numbers over
+        _new_job(state, keep_slots=False)
+
+    merged = dict(state["slots"])
+    if new_model or ambiguous:
+        for key in ("model", "params_b"):
+            merged.pop(key, None)
+    if "gpu_model" in new:
+        merged.pop("gpu_models", None)
+    if "gpu_models" in new:
+        merged.pop("gpu_model", None)
+    merged.update(new)
+    merged.pop("topic", None)
+    if intent not in ("finetune", "train"):
+        for key in TRAINING_ONLY:
+            merged.pop(key, None)
+    if ambiguous:
+        state["candidates"] = {c: parse.candidate_params.get(c) for c in ambiguous}
+        if "model" in state["asked"]:
+            state["asked"].remove("model")      # a new ambiguity is a new question
+    elif "model" in merged or "params_b" in merged:
+        state["candidates"] = {}
+    state.update(intent=intent, slots=merged)
+
+    missing = _missing(intent, merged, bool(state["candidates"]), forms)
+    askable = [s for s in missing if s not in state["asked"]]
+    cap = int(forms.get("max_follow_ups", 2))
+    if askable and state["follow_ups"] < cap:
+        slot = askable[0]
+        spec = forms["slots"][slot]
+        cands = list(state["candidates"]) if slot == "model" else []
+        if cands:
+            question = spec["ambiguous"][lang].format(candidates=", ".join(cands))
+            choices = cands
+        else:
+            question = spec["question"][lang]
+            choices = list(spec.get("choices", []))
+        labels = (spec.get("choice_labels") or {}).get(lang, {})
+        state["asked"].append(slot)
+        state.update(follow_ups=state["follow_ups"] + 1, pending=slot, answered=False)
+        return state, Decision("ask", intent, merged, missing=[slot], question=question, choices=choices,
+                               choice_labels=labels)
+    assumed: dict[str, Any] = {}
+    for slot in missing:
+        spec = forms["slots"][slot]
+        if slot == "model":
+            sizes = [p for p in state["candidates"].values() if p]
+            # an unresolved ambiguity: size the job for the largest candidate (the safe side for memory)
+            assumed["params_b"] = max(sizes) if sizes else spec.get("assume_params_b", 7)
+        elif "assume" in spec:
+            assumed[slot] = spec["assume"]
+    state.update(pending=None, answered=True)
+    return state, Decision("answer", intent, merged, assumed=assumed)
+
+
+def _ask_intent(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], parse: Parse,
+                forms: dict[str, Any], lang: str) -> tuple[dict[str, Any], Decision]:
+    """A model or GPU named with no job ('is the h20 any good for deepseek r1?'): ask what the job is."""
+    spec = forms["intent"]
+    _new_job(state, keep_slots=False)
+    state["slots"] = dict(new)
+    if ambiguous:
+        state["candidates"] = {c: parse.candidate_params.get(c) for c in ambiguous}
+    state.update(intent=None, pending="intent", follow_ups=1, asked=["intent"])
+    labels = (spec.get("choice_labels") or {}).get(lang, {})
+    return state, Decision("ask", None, dict(new), missing=["intent"], question=spec["question"][lang],
+                           choices=list(spec.get("choices", [])), choice_labels=labels)
+
+
+def _missing(intent: str, slots: dict[str, Any], ambiguous: bool, forms: dict[str, Any]) -> list[str]:
+    out = []
+    for slot in forms["forms"].get(intent, []):
+        spec = forms["slots"][slot]
+        if slot == "model" and ambiguous and not slots.get("model"):
+            out.append(slot)
+            continue
+        if not any(slots.get(s) is not None for s in spec.get("satisfied_by", [slot])):
+            out.append(slot)
+    return out

@@ -1,0 +1,219 @@
+"""One conversation turn, a pure function: (text, session state) -> (reply, new state).
+
+Surfaces (cli.py, slack_app.py) load the session, call `Core.turn`, then save the state and write the audit record.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.records import config
+from bot.conversation import info
+from bot.plan.advisor import Advisor
+from bot.conversation.dialogue import Decision, load_forms, step
+from bot.plan.engine import RuleSet, load_rules
+from bot.knowledge.loader import KnowledgeBase, default_knowledge
+from bot.records.models import Reply
+from bot.conversation.nlu import Parser, load_lexicon
+from bot.render.reply import answer_text, citation_list, refs, sources_line
+from bot.render.templates import Templates, default_templates
+
+
+@dataclass
+class Core:
+    kb: KnowledgeBase
+    rules: RuleSet
+    parser: Parser
+    forms: dict[str, Any]
+    templates: Templates
+    advisor: Advisor
+
+    @classmethod
+    def load(cls, knowledge_dir: Path | None = None, rules_dir: Path | None = None,
+             default_provider: str | None = None) -> "Core":
+        from bot.knowledge.loader import load_knowledge
+        kb = load_knowledge(knowledge_dir, config.local_prices_file()) if knowledge_dir else default_knowledge()
+        rdir = Path(rules_dir) if rules_dir else config.rules_dir()
+        t = default_templates()
+        rules = load_rules(rdir, set(kb.sources), t.keys)
+        parser = Parser(kb, load_lexicon(rdir))
+        return cls(kb, rules, parser, load_forms(rdir), t,
+                   Advisor(kb, rules, t, default_provider or config.default_provider()))
+
+    @property
+    def version(self) -> str:
+        return f"{self.kb.version}+{self.rules.version}"
+
+    # ----- the turn ----------------------------------------------------------------------------------------------
+    def turn(self, text: str, state: dict[str, Any] | None = None) -> tuple[Reply, dict[str, Any]]:
+        parse = self.parser.parse(text or "")
+        if parse.intent is None and self._names_a_claim(parse.text):
+            parse.intent, parse.out_of_scope = "explain", False     # "is p3s.large real?"
+        state = dict(state or {})
+        self._resolve_against_state(parse, state)
+        new_state, decision = step(state, parse, self.forms)
+        lang = new_state.get("lang") or parse.lang
+        reply = self._reply(decision, parse, lang, new_state)
+        reply.kb_version = self.version
+        return reply, new_state
+
+    def _names_a_claim(self, text: str) -> bool:
+        return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
+                                                                              text) if w)
+
+    def _resolve_against_state(self, parse, state: dict[str, Any]) -> None:
+        """Read a turn against the session: a reply to 'which one do you mean?' may name only part of a candidate
+        ('llama 3.3', 'qwen2.5 的那个', 'the second one'); a bare size or family after a model ('the 72b one',
+        '换成 32b 的', 'qwen 72b') means that model's sibling in the same family."""
+        slots = parse.slots
+        models = self.kb.models
+
+        def resolve(mid: str) -> None:
+            slots.model, slots.params_b = mid, models[mid].params_b
+            parse.ambiguous.pop("model", None)
+            parse.candidate_params.clear()
+
+        pending = [c for c in (state.get("candidates") or {}) if c in models]
+        if pending and not slots.model and parse.intent not in ("compare", "explain", "billing", "help"):
+            pick = self.parser.pick_candidate(parse, pending)
+            if pick:
+                resolve(pick)
+        prev = (state.get("slots") or {}).get("model")
+        if slots.model or prev not in models:
+            return
+        family = models[prev].family
+        if parse.ambiguous.get("model"):
+            same = [c for c in parse.ambiguous["model"] if models[c].family == family]
+            if len(same) == 1:
+                resolve(same[0])
+        elif slots.params_b:
+            sib = [m.id for m in models.values() if m.family == family
+                   and abs(m.params_b - slots.params_b) / slots.params_b < 0.15]
+            if len(sib) == 1:
+                resolve(sib[0])
+
+    def _reply(self, d: Decision, parse, lang: str, state: dict[str, Any]) -> Reply:
+        t = self.templates
+        base = dict(lang=lang, intent=d.intent, slots={k: v for k, v in d.slots.items() if k != "topic"})
+        if d.kind == "reset":
+            return Reply(status="info", text=t.say("reply.reset", lang), **{**base, "intent": None, "slots": {}})
+        if d.kind == "out_of_scope":
+            if parse.unknown_model and not parse.out_of_scope:
+                return Reply(status="out_of_scope", text=t.say("reply.unknown_model", lang, name=parse.unknown_model),
+                             **base)
+            return Reply(status="out_of_scope", text=t.say("reply.out_of_scope", lang), **base)
+        if d.kind == "ask":
+            return Reply(status="follow_up", missing=d.missing, follow_up=d.question, text=d.question,
+                         choices=d.choices, **base)
+        if d.kind == "info":
+            return self._info(d, parse, lang)
+        return self._answer(d, lang)
+
+    def _answer(self, d: Decision, lang: str) -> Reply:
+        t = self.templates
+        intent = d.intent or "finetune"
+        advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
+        citations = citation_list(self.kb, advice.citations)
+        assumptions = [t.say(k, lang, **{n: (t.say(v, lang) if isinstance(v, str) and v in t.table else v)
+                                         for n, v in ctx.items()}) for k, ctx in advice.assumptions]
+        checklist = [{"item": c["item"], "status": c["status"], "text": t.say(c["say"], lang, **c["ctx"]).strip(),
+                      "citations": c["citations"]} for c in advice.checklist]
+        notes = []
+        for key, ctx, _cite in advice.notes:
+            line = t.say(key, lang, **ctx)
+            if line not in notes:
+                notes.append(line)
+        mem = advice.memory
+        memory = {"per_gpu_gib": mem.per_gpu_gib, "total_gib": mem.total_gib, "allocated_gib": mem.allocated_gib,
+                  "breakdown": mem.breakdown, "gpus": mem.gpus,
+                  "terms": [tm.model_dump() for tm in mem.terms]}
+        assumptions += [t.say(n["key"], lang, **n["ctx"]) for n in mem.assumption_keys]
+        slots = dict(d.slots)
+        slots.pop("topic", None)
+        for key, value in d.assumed.items():
+            slots.setdefault(key, value) if key != "params_b" else None
+        reply = Reply(status="answer", lang=lang, intent=d.intent, slots=slots, assumptions=assumptions,
+                      memory=memory, compute=advice.compute, recommendations=advice.recommendations,
+                      considered=advice.considered, checklist=checklist, citations=citations,
+                      rule_trace=advice.trace, notes=notes,
+                      billing=[{"mode": b, "text": t.say(f"billing_mode.{b}", lang)} for b in advice.billing])
+        extra = {"task": intent, "model_name": advice.model.name if advice.model else None,
+                 "params_b": advice.workload.params_b, "method": advice.workload.method,
+                 "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput}
+        reply.text = answer_text(reply.model_dump(), self.kb, t, extra)
+        if advice.gpu_verdict:
+            reply.notes.insert(0, reply.text.split("\n", 1)[0])
+        return reply
+
+    def _topic_line(self, topic: str, lang: str, cites: list[str]) -> str:
+        """A sourced topic explanation in the reply's language; its sources join `cites`."""
+        tp = self.kb.topics[topic]
+        cites += [s for s in tp.sources if s not in cites]
+        title, text = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
+        return f"{title}: {text} {refs(tp.sources, cites)}"
+
+    def _info(self, d: Decision, parse, lang: str) -> Reply:
+        t = self.templates
+        slots = {k: v for k, v in d.slots.items() if k != "topic"}
+        base = dict(status="info", lang=lang, intent=d.intent, slots=slots)
+        if d.intent == "help":
+            return Reply(text=t.say("reply.help", lang), **base)
+        lines: list[str] = []
+        cites: list[str] = []
+        if d.intent == "compare":
+            data = info.compare(self.kb, d.slots)
+            for g in data["gpus"]:
+                cites += [s for s in g["sources"] if s not in cites]
+            order = cites
+            for g in data["gpus"]:
+                price = g["price"]
+                ptxt = (f"{price['per_gpu_hour']:.2f} {price['currency']}/GPU-h ({t.say('price.list', lang)}, "
+                        f"{price['flavor']}, {price['date']})") if price else t.say("label.no_price", lang)
+                if price:
+                    cites += [s for s in price["sources"] if s not in cites]
+                flops = g["bf16_tflops"] or g["fp16_tflops"]
+                lines.append(f"{g['name']}: {g['memory_gib']:g} GiB, {g['memory_bandwidth_gbs'] or '?'} GB/s, "
+                             f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
+                             f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
+                             f"{', '.join(g['positioning'])}; {ptxt} {refs(g['sources'], order)}")
+            if not data["gpus"]:
+                d.intent = "explain"
+        if d.intent in ("explain", "compare") and not lines:
+            data = info.explain(self.kb, d.slots, parse.text)
+            for cid in data["claims"]:
+                c = self.kb.claims[cid]
+                cites += [s for s in c.sources if s not in cites]
+                lines.append((c.finding_zh if lang == "zh" else c.finding_en) + " " + refs(c.sources, cites))
+            if data["topic"]:
+                lines.append(self._topic_line(data["topic"], lang, cites))
+        if d.intent == "billing":
+            data = info.billing(self.kb, d.slots, self.advisor.default_provider)
+            prov = self.kb.providers[data["provider"]]
+            if data["topic"]:
+                lines.append(self._topic_line(data["topic"], lang, cites))
+            for m in prov.billing:
+                if m.id not in data["modes"]:
+                    continue
+                cites += [s for s in m.sources if s not in cites]
+                name = m.name_zh if lang == "zh" else m.name_en
+                summary = m.summary_zh if lang == "zh" else m.summary_en
+                extra = f" {_in_lang(m.reclaim, lang)}" if m.reclaim and "spot" in m.id else ""
+                lines.append(f"{prov.display_name(lang)} {name}: "
+                             f"{summary}{extra} {refs(m.sources, cites)}")
+        if not lines:
+            return Reply(text=t.say("reply.help", lang), **base)
+        citations = citation_list(self.kb, cites)
+        text = "\n".join(lines) + "\n" + sources_line(citations, lang, t)
+        return Reply(text=text, citations=citations, **base)
+
+
+def _in_lang(text: str, lang: str) -> str:
+    """Fields written as "English / 中文" show the part in the reply's language."""
+    from bot.records.text import has_cjk
+    parts = [p.strip() for p in text.split(" / ")]
+    if len(parts) < 2:
+        return text
+    want = [p for p in parts if has_cjk(p) == (lang == "zh")]
+    return want[0] if want else text

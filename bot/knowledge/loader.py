@@ -1,0 +1,526 @@
+"""Load knowledge/*.yaml once into an immutable KnowledgeBase, checking everything a domain expert can get wrong.
+
+Producers (people, scripts/import_catalog.py) write YAML; this module only reads it. Every problem is collected,
+not raised at the first one, so `gpu-advisor kb validate` can list them all with file, key and fix.
+"""
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import hashlib
+import os
+import pickle
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from rapidfuzz import process
+
+from bot.records.errors import KnowledgeError, NotFound, Problem
+from bot.records.kb import GPU, Claim, EstimateSpread, Flavor, Model, Price, Provider, Source, Topic
+from bot.records.text import norm_key
+
+KINDS: dict[str, type[BaseModel]] = {
+    "sources": Source, "gpus": GPU, "models": Model, "flavors": Flavor, "providers": Provider, "claims": Claim,
+    "topics": Topic, "estimate_spread": EstimateSpread,
+}
+
+# A family name a user types ("a100") and the knowledge-base GPU ids it stands for.
+GPU_FAMILIES = {"a100": ["a100-40gb", "a100-80gb"], "v100": ["v100-16gb", "v100-32gb"],
+                "h100": ["h100-sxm", "h100-pcie", "h100-nvl"]}
+
+
+def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60) -> list[str]:
+    found = process.extract(word, list(choices), limit=limit, score_cutoff=cutoff)
+    return [c for c, _score, _i in found]
+
+
+def _yaml_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if "local" not in p.relative_to(root).parts[:-1])
+
+
+# libyaml's C parser when PyYAML was built with it: the same documents, about 10x faster than the pure-Python
+# one (parsing knowledge/ was 0.9 s of a 1.3 s cold start of `gpu-advisor ask`; see docs/scaling.md).
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Even libyaml takes ~80 ms for knowledge/, so parsed documents are also cached per file content (a pickle named
+# by the sha256 of the bytes, like __pycache__ for source): a cold start then reads them back in ~3 ms.
+_CACHE_SALT = f"yaml{yaml.__version__}|{_SafeLoader.__name__}|py{sys.version_info[0]}.{sys.version_info[1]}|".encode()
+_CACHE_MAX_AGE_S = 30 * 86400      # entries not rewritten for this long are removed when a new one is written
+
+
+def yaml_cache_dir() -> Path | None:
+    """ADVISOR_CACHE_DIR (empty or `off`: no cache), else $XDG_CACHE_HOME/gpu-advisor, else ~/.cache/gpu-advisor."""
+    value = os.environ.get("ADVISOR_CACHE_DIR")
+    if value is not None:
+        return None if value.strip().lower() in ("", "off", "none", "0", "false") else Path(value).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "gpu-advisor"
+    try:
+        return Path.home() / ".cache" / "gpu-advisor"
+    except RuntimeError:                       # no home directory (some containers): no cache
+        return None
+
+
+def _cache_entry(kind: str, key: bytes) -> Path | None:
+    cdir = yaml_cache_dir()
+    if cdir is None:
+        return None
+    return cdir / kind / (hashlib.sha256(_CACHE_SALT + key).hexdigest() + ".pickle")
+
+
+def _cache_load(entry: Path | None) -> Any:
+    """The cached object, or None. Only our own entries: a pickle is code, so a file someone else could have
+    written is not read; a truncated or foreign entry is ignored and rewritten."""
+    if entry is None:
+        return None
+    try:
+        with open(entry, "rb") as fh:
+            if not hasattr(os, "getuid") or os.fstat(fh.fileno()).st_uid == os.getuid():
+                return pickle.load(fh)
+    except Exception:
+        pass
+    return None
+
+
+def parse_yaml(text: str) -> Any:
+    """yaml.safe_load(text), through the per-content cache when there is a usable one. Raises yaml.YAMLError."""
+    entry = _cache_entry("yaml", text.encode("utf-8"))
+    doc = _cache_load(entry)
+    if doc is not None:
+        return doc
+    doc = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
+    if entry is not None:
+        _cache_store(entry, doc)
+    return doc
+
+
+def _cache_store(entry: Path, doc: Any) -> None:
+    """Write atomically; a read-only or missing cache folder only costs speed, never correctness."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(doc, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, entry)
+        cutoff = time.time() - _CACHE_MAX_AGE_S
+        for old in entry.parent.glob("*.pickle"):
+            if old.stat().st_mtime < cutoff:
+                old.unlink(missing_ok=True)
+    except (OSError, pickle.PicklingError):
+        pass
+
+
+def read_yaml(path: Path, problems: list[Problem], rel: str) -> Any:
+    try:
+        return parse_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problems.append(Problem(rel, where, f"not valid YAML ({getattr(exc, 'problem', exc)})",
+                                "fix the indentation or quoting at that line"))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(rel, "-", f"cannot read the file ({exc})", "check the file is UTF-8 text"))
+    return None
+
+
+def validation_problems(rel: str, where: str, model: type[BaseModel], exc: ValidationError) -> list[Problem]:
+    """Turn pydantic's errors into file/key/fix lines, with "did you mean" for misspelt keys."""
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        key = f"{where}.{loc}" if loc else where
+        if err["type"] == "extra_forbidden":
+            bad = str(err["loc"][-1])
+            fields = list(model.model_fields) if len(err["loc"]) == 1 else []
+            guess = did_you_mean(bad, fields) if fields else []
+            hint = f"did you mean '{guess[0]}'?" if guess else "remove it"
+            out.append(Problem(rel, key, f"unknown key '{bad}'", hint))
+        elif err["type"] == "missing":
+            out.append(Problem(rel, key, "required key is missing", f"add '{err['loc'][-1]}'"))
+        else:
+            out.append(Problem(rel, key, err["msg"], f"give a value that is {err['msg'].lower()}".replace(
+                "give a value that is input should be", "use")))
+    return out
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    sources: Mapping[str, Source]
+    gpus: Mapping[str, GPU]
+    models: Mapping[str, Model]
+    flavors: Mapping[str, Flavor]
+    providers: Mapping[str, Provider]
+    claims: Mapping[str, Claim]
+    topics: Mapping[str, Topic]
+    version: str
+    files: tuple[str, ...] = ()
+    model_aliases: Mapping[str, str] = field(default_factory=dict)
+    gpu_aliases: Mapping[str, str] = field(default_factory=dict)
+    provider_aliases: Mapping[str, str] = field(default_factory=dict)
+    estimate_spread: Mapping[str, EstimateSpread] = field(default_factory=dict)
+
+    # ----- lookups -------------------------------------------------------------------------------------------
+    def source(self, sid: str) -> Source:
+        return self.sources[sid]
+
+    def gpu(self, gid: str) -> GPU:
+        try:
+            return self.gpus[gid]
+        except KeyError:
+            raise NotFound(f"unknown GPU '{gid}'", fix="run `gpu-advisor kb list gpus` to see the known ones",
+                           did_you_mean=did_you_mean(gid, self.gpus)) from None
+
+    def get(self, rid: str) -> BaseModel:
+        """Any record by id, for `kb show`."""
+        for table in (self.flavors, self.gpus, self.models, self.sources, self.providers, self.claims,
+                      self.topics):
+            if rid in table:
+                return table[rid]
+        key = norm_key(rid)
+        for aliases, table in ((self.model_aliases, self.models), (self.gpu_aliases, self.gpus),
+                               (self.provider_aliases, self.providers)):
+            if key in aliases:
+                return table[aliases[key]]
+        matches = [f.id for f in self.flavors.values() if f.flavor == rid]
+        if len(matches) == 1:
+            return self.flavors[matches[0]]
+        everything = [*self.flavors, *self.gpus, *self.models, *self.sources, *self.providers, *self.claims]
+        raise NotFound(f"no record '{rid}' in the knowledge base",
+                       fix="use an id from `gpu-advisor kb list flavors|gpus|models|sources`",
+                       did_you_mean=did_you_mean(rid, everything))
+
+    @cached_property
+    def _by_provider(self) -> Mapping[str, tuple[Flavor, ...]]:
+        """Flavors per provider sorted by per-GPU memory, so candidate search is a bisect, not a scan."""
+        groups: dict[str, list[Flavor]] = defaultdict(list)
+        for f in self.flavors.values():
+            groups[f.provider].append(f)
+        return MappingProxyType({p: tuple(sorted(fs, key=lambda f: (f.gpu_memory_gib, f.id)))
+                                 for p, fs in groups.items()})
+
+    @cached_property
+    def _memory_keys(self) -> Mapping[str, list[float]]:
+        return {p: [f.gpu_memory_gib for f in fs] for p, fs in self._by_provider.items()}
+
+    def flavors_of(self, provider: str | None = None, min_gpu_memory_gib: float = 0.0) -> tuple[Flavor, ...]:
+        """Flavors of one provider (or all) whose GPUs have at least the given memory."""
+        providers = [provider] if provider else sorted(self._by_provider)
+        out: list[Flavor] = []
+        for p in providers:
+            fs = self._by_provider.get(p, ())
+            start = bisect.bisect_left(self._memory_keys.get(p, []), min_gpu_memory_gib - 1e-9)
+            out.extend(fs[start:])
+        return tuple(out)
+
+    # ----- indexes for the advisor: a turn should cost the same with 100 or 10 000 flavors ----------------------
+    @cached_property
+    def max_gpu_memory_gib(self) -> float:
+        """The largest whole-GPU memory on offer (vGPU slices excluded); 0 for an empty catalog."""
+        return max((f.gpu_memory_gib for f in self.flavors.values() if not f.vgpu), default=0.0)
+
+    @cached_property
+    def _by_gpu(self) -> Mapping[str, tuple[Flavor, ...]]:
+        groups: dict[str, list[Flavor]] = defaultdict(list)
+        for f in self.flavors.values():
+            groups[f.gpu].append(f)
+        return MappingProxyType({g: tuple(fs) for g, fs in groups.items()})
+
+    def flavors_with_gpu(self, gid: str) -> tuple[Flavor, ...]:
+        """Every flavor carrying GPU `gid`, in id order (for "cheapest A100 anywhere" without a scan)."""
+        return self._by_gpu.get(gid, ())
+
+    @staticmethod
+    def shape(f: Flavor) -> tuple:
+        """What ranking a flavor for a job depends on, apart from its price: the GPU and how many, memory,
+        interconnect, RDMA, intended use, vGPU, evidence and the price's currency. Flavors of one shape fit the
+        same jobs, pass the same rules and rank by price alone."""
+        return (f.gpu, f.gpu_count, f.gpu_memory_gib, f.interconnect, f.rdma, tuple(f.use), f.vgpu, f.evidence,
+                f.price.currency if f.price else None)
+
+    @cached_property
+    def _shapes(self) -> Mapping[str, tuple[tuple[Flavor, ...], ...]]:
+        """Per provider: its flavors grouped by shape, each group cheapest first (unpriced last, then by id)."""
+        out: dict[str, tuple[tuple[Flavor, ...], ...]] = {}
+        for p, fs in self._by_provider.items():
+            groups: dict[tuple, list[Flavor]] = defaultdict(list)
+            for f in fs:
+                groups[self.shape(f)].append(f)
+            out[p] = tuple(tuple(sorted(g, key=_price_order)) for _k, g in sorted(groups.items(), key=_group_order))
+        return MappingProxyType(out)
+
+    def candidates(self, provider: str | None = None, *, exclude: str | None = None,
+                   per_shape: int = 12) -> tuple[Flavor, ...]:
+        """The flavors worth ranking: of each shape only the `per_shape` cheapest. A ranking that orders flavors
+        of one shape by price (then id) and shows its best N <= per_shape rows gets the same N rows as when it
+        ranks every flavor; the work then grows with the number of shapes, not of flavors (10 000 flavors that
+        are regional or priced copies of 200 shapes cost like 200). `provider` None: all providers but
+        `exclude`."""
+        providers = [provider] if provider else [p for p in sorted(self._shapes) if p != exclude]
+        return tuple(f for p in providers for group in self._shapes.get(p, ()) for f in group[:per_shape])
+
+    def claims_naming(self, name: str) -> list[Claim]:
+        key = norm_key(name)
+        return [c for c in self.claims.values() if any(norm_key(n) == key for n in c.names)]
+
+
+def _price_order(f: Flavor) -> tuple:
+    od = f.price.on_demand if f.price else None
+    return (od is None, od or 0.0, f.id)
+
+
+def _group_order(item: tuple[tuple, list[Flavor]]) -> tuple:
+    return (item[1][0].gpu_memory_gib, item[1][0].id)
+
+
+# ----- loading -------------------------------------------------------------------------------------------------
+def load_knowledge(root: Path | None = None, prices_file: Path | None = None) -> KnowledgeBase:
+    """Load and validate; raise KnowledgeError listing every problem. A knowledge base that validated is cached
+    by the content of every file it was built from, so an unchanged one loads without re-validating."""
+    from bot.records import config
+    root = Path(root) if root else config.knowledge_dir()
+    digest = hashlib.sha256()
+    for path in _yaml_files(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    if prices_file is not None and Path(prices_file).exists():
+        digest.update(b"local\0" + Path(prices_file).read_bytes())
+    entry = _cache_entry("kb", digest.digest() + str(root).encode() + _code_version())
+    cached = _cache_load(entry)
+    if isinstance(cached, dict) and cached.get("format") == 1:
+        return _from_tables(cached)
+    kb, problems = check_knowledge(root, prices_file)
+    if problems:
+        raise KnowledgeError(problems)
+    assert kb is not None
+    if entry is not None:
+        _cache_store(entry, _to_tables(kb))
+    return kb
+
+
+def _code_version() -> bytes:
+    """The validated records depend on the code that defines and derives them: a change there is a cache miss."""
+    bot_dir = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(f"pydantic{__import__('pydantic').VERSION}".encode())
+    for name in ("records/kb.py", "knowledge/loader.py", "records/text.py"):
+        h.update((bot_dir / name).read_bytes())
+    return h.digest()
+
+
+_TABLES = ("sources", "gpus", "models", "flavors", "providers", "claims", "topics", "model_aliases", "gpu_aliases",
+           "provider_aliases", "estimate_spread")
+
+
+def _to_tables(kb: "KnowledgeBase") -> dict[str, Any]:
+    return {"format": 1, "version": kb.version, "files": kb.files, **{t: dict(getattr(kb, t)) for t in _TABLES}}
+
+
+def _from_tables(d: dict[str, Any]) -> "KnowledgeBase":
+    return KnowledgeBase(version=d["version"], files=tuple(d["files"]),
+                         **{t: MappingProxyType(d[t]) for t in _TABLES})
+
+
+_CACHE: dict[tuple[str, str], KnowledgeBase] = {}
+
+
+def default_knowledge() -> KnowledgeBase:
+    """The process-wide knowledge base (loaded once; surfaces share it)."""
+    from bot.records import config
+    root = config.knowledge_dir()
+    prices = config.local_prices_file()
+    key = (str(root), str(prices))
+    if key not in _CACHE:
+        _CACHE[key] = load_knowledge(root, prices)
+    return _CACHE[key]
+
+
+def check_knowledge(root: Path | None = None, prices_file: Path | None = None
+                    ) -> tuple[KnowledgeBase | None, list[Problem]]:
+    from bot.records import config
+    root = Path(root) if root else config.knowledge_dir()
+    problems: list[Problem] = []
+    tables: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+    origin: dict[tuple[str, str], str] = {}
+    digest = hashlib.sha256()
+    files = _yaml_files(root)
+    if not files:
+        problems.append(Problem(str(root), "-", "no YAML files found", "point ADVISOR_KNOWLEDGE_DIR at knowledge/"))
+    for path in files:
+        rel = str(path.relative_to(root))
+        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+        doc = read_yaml(path, problems, rel)
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            problems.append(Problem(rel, "-", "the file must be a mapping of kinds to lists",
+                                    f"start with one of: {', '.join(KINDS)}"))
+            continue
+        for kind, items in doc.items():
+            if kind not in KINDS:
+                guess = did_you_mean(str(kind), KINDS)
+                problems.append(Problem(rel, str(kind), f"unknown top-level key '{kind}'",
+                                        f"did you mean '{guess[0]}'?" if guess else f"use one of {', '.join(KINDS)}"))
+                continue
+            if not isinstance(items, list):
+                problems.append(Problem(rel, kind, "must be a list of records", "put '- ' before each record"))
+                continue
+            for i, item in enumerate(items):
+                rid = item.get("id", f"#{i}") if isinstance(item, dict) else f"#{i}"
+                where = f"{kind}[{rid}]"
+                if not isinstance(item, dict):
+                    problems.append(Problem(rel, where, "a record must be a mapping", "write 'key: value' lines"))
+                    continue
+                try:
+                    rec = KINDS[kind](**item)
+                except ValidationError as exc:
+                    problems.extend(validation_problems(rel, where, KINDS[kind], exc))
+                    continue
+                if rec.id in tables[kind]:
+                    problems.append(Problem(rel, where, f"duplicate id (also in {origin[(kind, rec.id)]})",
+                                            "give each record its own id"))
+                    continue
+                tables[kind][rec.id] = rec
+                origin[(kind, rec.id)] = rel
+
+    def loc(kind: str, rid: str) -> str:
+        return origin.get((kind, rid), "?")
+
+    src = tables["sources"]
+    # every fact cites a source that exists
+    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread"):
+        for rid, rec in tables[kind].items():
+            cited = list(rec.sources)
+            if kind == "flavors" and rec.price is not None:
+                cited += rec.price.sources
+            if kind == "models" and rec.activation_basis is not None:
+                cited.append(rec.activation_basis.source)
+            if kind == "providers":
+                cited += [s for b in rec.billing for s in b.sources]
+            for sid in cited:
+                if sid not in src:
+                    problems.append(Problem(loc(kind, rid), f"{kind}[{rid}].sources", f"unknown source '{sid}'",
+                                            _guess_fix(sid, src, "add it to a sources: list")))
+    for rid, f in tables["flavors"].items():
+        if f.gpu not in tables["gpus"]:
+            problems.append(Problem(loc("flavors", rid), f"flavors[{rid}].gpu", f"unknown GPU '{f.gpu}'",
+                                    _guess_fix(f.gpu, tables["gpus"], "add the GPU to gpus.yaml")))
+        if f.provider not in tables["providers"]:
+            problems.append(Problem(loc("flavors", rid), f"flavors[{rid}].provider",
+                                    f"unknown provider '{f.provider}'",
+                                    _guess_fix(f.provider, tables["providers"], "add it to providers/")))
+        if not rid.startswith(f.provider + "/"):
+            problems.append(Problem(loc("flavors", rid), f"flavors[{rid}].id",
+                                    "id must start with the provider", f"use '{f.provider}/{f.flavor}'"))
+    for rid, c in tables["claims"].items():
+        for fid in c.instead:
+            if fid not in tables["flavors"]:
+                problems.append(Problem(loc("claims", rid), f"claims[{rid}].instead", f"unknown flavor '{fid}'",
+                                        _guess_fix(fid, tables["flavors"], "name a flavor id from flavors/")))
+    aliases = {}
+    for kind, label in (("models", "model"), ("gpus", "GPU"), ("providers", "provider")):
+        aliases[kind] = _alias_table(tables[kind], kind, label, loc, problems)
+
+    flavors = tables["flavors"]
+    if prices_file is not None and Path(prices_file).exists():
+        digest.update(b"local\0" + Path(prices_file).read_bytes())
+        flavors = _apply_local_prices(flavors, Path(prices_file), problems)
+    flavors = _with_indicative_prices(flavors, tables["gpus"])
+    if problems:
+        return None, problems
+    freeze = MappingProxyType
+    return KnowledgeBase(
+        sources=freeze(src), gpus=freeze(tables["gpus"]), models=freeze(tables["models"]),
+        flavors=freeze(dict(sorted(flavors.items()))), providers=freeze(tables["providers"]),
+        claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
+        model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
+        provider_aliases=freeze(aliases["providers"]), estimate_spread=freeze(tables["estimate_spread"]),
+    ), []
+
+
+def _guess_fix(word: str, choices: Iterable[str], otherwise: str) -> str:
+    guess = did_you_mean(word, choices)
+    return f"did you mean '{guess[0]}'?" if guess else otherwise
+
+
+def _alias_table(records: Mapping[str, Any], kind: str, label: str, loc, problems: list[Problem]) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for rid, rec in records.items():
+        names = [rid, getattr(rec, "name", rid), *getattr(rec, "aliases", [])]
+        name_zh = getattr(rec, "name_zh", None)
+        if name_zh:
+            names.append(name_zh)
+        for name in names:
+            key = norm_key(name)
+            if not key:
+                continue
+            other = table.setdefault(key, rid)
+            if other != rid:
+                problems.append(Problem(loc(kind, rid), f"{kind}[{rid}].aliases",
+                                        f"alias '{name}' also names {label} '{other}'",
+                                        "make the alias specific to one record, or drop it"))
+    return table
+
+
+def _apply_local_prices(flavors: dict[str, Flavor], path: Path, problems: list[Problem]) -> dict[str, Flavor]:
+    """An operator's own prices: `prices: [{flavor, on_demand, spot?, currency, date}]`, labelled as theirs."""
+    rel = str(path)
+    doc = read_yaml(path, problems, rel) or {}
+    out = dict(flavors)
+    for i, row in enumerate(doc.get("prices", []) if isinstance(doc, dict) else []):
+        fid = row.get("flavor") if isinstance(row, dict) else None
+        if fid not in out:
+            problems.append(Problem(rel, f"prices[{i}].flavor", f"unknown flavor '{fid}'",
+                                    _guess_fix(str(fid), out, "use an id from `gpu-advisor kb list flavors`")))
+            continue
+        try:
+            price = Price(on_demand=row.get("on_demand"), spot=row.get("spot"), currency=row.get("currency", ""),
+                          kind="local", date=row.get("date"), basis="your own price list",
+                          sources=[])
+        except ValidationError as exc:
+            problems.extend(validation_problems(rel, f"prices[{i}]", Price, exc))
+            continue
+        if not price.currency:
+            problems.append(Problem(rel, f"prices[{i}].currency", "currency missing", "add e.g. currency: CNY"))
+            continue
+        out[fid] = out[fid].model_copy(update={"price": price})
+    return out
+
+
+def _with_indicative_prices(flavors: dict[str, Flavor], gpus: Mapping[str, GPU]) -> dict[str, Flavor]:
+    """A flavor with no list price gets an indicative one: for each other cloud, the lowest list price per GPU-hour
+    of that GPU (the size closest to "just the GPU", without a large host), then the median across clouds."""
+    best: dict[tuple[str, str], tuple[float, float | None, dt.date, list[str]]] = {}
+    for f in flavors.values():
+        if f.price and f.price.kind == "list" and f.price.on_demand:
+            per = f.price.on_demand / f.gpu_count
+            spot = f.price.spot / f.gpu_count if f.price.spot else None
+            key = (f.gpu, f.provider)
+            if key not in best or per < best[key][0]:
+                best[key] = (per, spot, f.price.date, list(f.price.sources))
+    per_gpu: dict[str, list[tuple[str, tuple[float, float | None, dt.date, list[str]]]]] = defaultdict(list)
+    for (gpu, provider), row in sorted(best.items()):
+        per_gpu[gpu].append((provider, row))
+    out = dict(flavors)
+    for fid, f in flavors.items():
+        if (f.price and f.price.on_demand is not None) or f.gpu not in per_gpu:
+            continue
+        rows = per_gpu[f.gpu]
+        od = statistics.median(r[0] for _p, r in rows) * f.gpu_count
+        spots = [r[1] for _p, r in rows if r[1] is not None]
+        spot = statistics.median(spots) * f.gpu_count if spots else None
+        providers = [p for p, _r in rows]
+        name = gpus[f.gpu].name if f.gpu in gpus else f.gpu
+        basis = (f"median over {', '.join(providers)} of each cloud's lowest list price per {name} GPU-hour, "
+                 f"times {f.gpu_count} GPU(s); not a {f.provider} price")
+        sources = sorted({s for _p, r in rows for s in r[3]})
+        out[fid] = f.model_copy(update={"price": Price(
+            on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency="USD",
+            kind="indicative", date=max(r[2] for _p, r in rows), basis=basis, sources=sources)})
+    return out

@@ -1,0 +1,201 @@
+"""Render computed advice as plain text (terminal, Slack fallback) and Block Kit. Wording comes from templates."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.knowledge.loader import KnowledgeBase
+from bot.render.templates import Templates
+
+SLACK_SECTION_MAX = 3000
+SLACK_HEADER_MAX = 150
+SLACK_BLOCKS_MAX = 50
+SLACK_CONTEXT_MAX = 10
+
+
+def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for sid in ids:
+        s = kb.sources.get(sid)
+        if s:
+            title = s.title + (f" ({s.section})" if s.section else "")
+            out.append({"id": s.id, "title": title, "url": s.url})
+    return out
+
+
+def refs(ids: list[str], order: list[str]) -> str:
+    return "".join(f"[{order.index(i) + 1}]" for i in ids if i in order)
+
+
+def price_text(t: Templates, rec: dict[str, Any], lang: str) -> str:
+    if rec.get("price_per_hour") is None:
+        return t.say("label.no_price", lang)
+    kind = t.say(f"price.{rec['price_kind']}", lang)
+    return f"{rec['price_per_hour']:.2f} {rec['currency']}{t.say('label.per_hour', lang)} ({kind}, {rec['price_date']})"
+
+
+def flavor_line(kb: KnowledgeBase, rec: dict[str, Any]) -> str:
+    count = rec["gpu_count"]
+    inst = f"{rec['instances']} x " if rec.get("instances", 1) > 1 else ""
+    prov = kb.providers[rec["provider"]].name if rec["provider"] in kb.providers else rec["provider"]
+    return f"{inst}{rec['flavor']} - {count}x {rec['gpu_name']} {rec['gpu_memory_gib']:g} GiB, {prov}"
+
+
+def memory_terms(memory: dict[str, Any], lang: str, t: Templates) -> str:
+    sep = "，" if lang == "zh" else ", "
+    def name(n: str) -> str:
+        return t.say(f"term.{n}", lang) if f"term.{n}" in t.table else n
+    return sep.join(f"{name(x['name'])} {x['gib']:.1f}" for x in memory["terms"] if x["gib"] >= 0.05)
+
+
+def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]) -> str:
+    """The terminal rendering of an answer (DESIGN.md 'What a good answer looks like')."""
+    lang = reply["lang"]
+    order = [c["id"] for c in reply["citations"]]
+    lines: list[str] = []
+    recs = reply["recommendations"]
+    verdict = extra.get("gpu_verdict")
+    if verdict:
+        need, have = f"{verdict['need_gib']:.1f}", f"{verdict['memory_gib']:g}"
+        if verdict["fits"]:
+            v = t.say("gpu_verdict.fits", lang, need=need, have=have)
+        else:
+            steps = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in verdict["steps"])
+            hint = t.say("fit.hint", lang, have=have, steps=steps) if steps else t.say("fit.none", lang)
+            if verdict["steps"] and not verdict["steps"][-1]["fits"]:
+                hint += " " + t.say("fit.still_too_big", lang)
+            v = t.say("gpu_verdict.no_fit", lang, need=need, have=have, fit_hint=hint)
+        lines.append(t.say("why.user_gpu", lang, gpu=verdict["gpu_name"], verdict=v) + " " +
+                     refs(verdict.get("sources", []), order))
+    if extra.get("fallback"):
+        fb = extra["fallback"]
+        lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"]))
+    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
+    if recs:
+        top = recs[0]
+        lines.append(f"{label('pick')}: {flavor_line(kb, top)} - {price_text(t, top, lang)}")
+        mem = reply["memory"]
+        task = t.say(f"task.{extra['task']}", lang)
+        model = extra.get("model_name") or f"{extra['params_b']:g}B"
+        method = extra.get("method")
+        if method and method != "inference":
+            model += f" ({t.say(f'method.{method}', lang)})"
+        lines.append(f"{label('why')}: " + t.say("why.fits", lang, task=task, model=model,
+                                                   need=f"{mem['per_gpu_gib']:.1f}", terms=memory_terms(mem, lang, t)))
+        if top.get("job_cost"):
+            lines.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
+                                          hours=f"{top['job_hours']:,.0f}", instances=top["instances"]))
+        elif top.get("price_per_hour") is not None:
+            lines.append("      " + t.say("why.cheapest", lang, price=price_text(t, top, lang)))
+        others = recs[1:] + reply.get("considered", [])
+        if others:
+            lines.append(f"{label('considered')}:")
+            for r in others[:6]:
+                lines.append(f"      {r['flavor']:<24} {r['gpu_count']}x {r['gpu_name']:<22} {_lost(t, r, top, lang)}")
+    if reply.get("compute"):
+        c = reply["compute"]
+        gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
+        lines.append(f"{label('compute')}: " + t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu,
+                                                     days=f"{c['days']:,.1f}", gpus=c["gpus"], basis=c["basis"]))
+        if c.get("deadline_days"):
+            lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
+                                          needed=c["gpus_for_deadline"]))
+    if extra.get("throughput"):
+        tp = extra["throughput"]
+        lines.append("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",
+                                      n=tp["concurrency"]))
+    if reply["checklist"]:
+        lines.append(label("checklist"))
+        for item in reply["checklist"]:
+            status = t.say(f"status.{item['status']}", lang)
+            name = t.say(f"item.{item['item']}", lang)
+            lines.append(f"  {status:<5} {name:<9} {item['text']} {refs(item['citations'], order)}".rstrip())
+    if reply.get("notes"):
+        for note in reply["notes"]:
+            lines.append(f"  {label('notes')}: {note}")
+    if reply["assumptions"]:
+        sep = "；" if lang == "zh" else "; "
+        lines.append(f"{label('assumed')}: " + sep.join(reply["assumptions"]) + ". " + label("say_if_not"))
+    lines.append(sources_line(reply["citations"], lang, t))
+    return "\n".join(lines)
+
+
+def sources_line(citations: list[dict[str, Any]], lang: str, t: Templates) -> str:
+    parts = [f"[{i + 1}] {c['title']}" for i, c in enumerate(citations)]
+    return f"{t.say('label.sources', lang)}: " + "  ".join(parts) if parts else ""
+
+
+def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> str:
+    if r.get("ruled_out") == "no_fit":
+        return t.say("ruled.no_fit", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}", have=f"{r['gpu_memory_gib']:g}")
+    if r.get("ruled_out"):
+        return t.say("ruled.requirement", lang, requirement=t.say(r["ruled_out"], lang))
+    if r.get("instances", 1) > 1 and r["instances"] != top.get("instances"):
+        return t.say("ruled.more_instances", lang, instances=r["instances"]) + "; " + price_text(t, r, lang)
+    return t.say("ruled.costs_more", lang, price=price_text(t, r, lang))
+
+
+# ----- Slack Block Kit -----------------------------------------------------------------------------------------
+def escape(text: str) -> str:
+    """Slack control characters: user text can never become a mention, a broadcast or a link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def blocks(reply: dict[str, Any], t: Templates) -> list[dict[str, Any]]:
+    """Block Kit for a reply, within Slack's limits. Links come only from knowledge-base sources."""
+    lang = reply["lang"]
+    out: list[dict[str, Any]] = []
+    body = escape(reply["text"])
+    if reply["status"] == "answer" and reply["recommendations"]:
+        top = reply["recommendations"][0]
+        head = f"{t.say('label.pick', lang)}: {top['flavor']} ({top['gpu_count']}x {top['gpu_name']})"
+        out.append({"type": "header", "text": {"type": "plain_text", "text": _clip(head, SLACK_HEADER_MAX)}})
+        body = body.split("\n", 1)[1] if "\n" in body else body
+        body = re.sub(r"\n[^\n]*$", "", body) if reply["citations"] else body   # sources go in a context block
+    for chunk in _chunks(body, SLACK_SECTION_MAX - 10):
+        if len(out) >= SLACK_BLOCKS_MAX - 3:
+            break
+        if re.search(r"^ {6}\S", chunk, flags=re.M) and "```" not in chunk:
+            chunk = f"```{chunk}```"          # aligned columns (considered flavors, checklist) in monospace
+        out.append({"type": "section", "text": {"type": "mrkdwn", "text": chunk, "verbatim": True}})
+    if reply.get("choices"):
+        labels = reply.get("choice_labels") or {}
+        elements = []
+        for i, choice in enumerate(reply["choices"][:5]):
+            elements.append({"type": "button", "action_id": f"followup_choice_{i}",
+                             "text": {"type": "plain_text", "text": _clip(labels.get(choice, choice), 75)},
+                             "value": _clip(choice, 2000)})
+        out.append({"type": "actions", "block_id": "followup", "elements": elements})
+    if reply["citations"]:
+        elems = []
+        for i, c in enumerate(reply["citations"][:SLACK_CONTEXT_MAX]):
+            title = escape(_clip(c["title"], 120))
+            url = c.get("url") or ""
+            text = f"[{i + 1}] <{url}|{title}>" if url.startswith("https://") else f"[{i + 1}] {title}"
+            elems.append({"type": "mrkdwn", "text": _clip(text, 2000)})
+        out.append({"type": "context", "elements": elems})
+    return out[:SLACK_BLOCKS_MAX]
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    text = text or " "
+    parts, cur = [], ""
+    for line in text.split("\n"):
+        while len(line) > size:
+            if cur:
+                parts.append(cur)
+                cur = ""
+            parts.append(line[:size])
+            line = line[size:]
+        if len(cur) + len(line) + 1 > size:
+            parts.append(cur)
+            cur = line
+        else:
+            cur = f"{cur}\n{line}" if cur else line
+    if cur:
+        parts.append(cur)
+    return parts or [" "]

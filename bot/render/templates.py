@@ -1,0 +1,49 @@
+"""The wording of replies, in both languages, loaded from bot/render/templates/messages.yaml."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bot.knowledge.loader import parse_yaml
+
+_FILE = Path(__file__).with_name("templates") / "messages.yaml"
+
+
+class _Default(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class Templates:
+    def __init__(self, table: dict[str, dict[str, str]]):
+        self.table = table
+
+    @property
+    def keys(self) -> set[str]:
+        return set(self.table)
+
+    def change(self, text: str, lang: str) -> str:
+        """A 'what would make it fit' step (estimate.make_it_fit names them in English) in the reply's language."""
+        m = re.fullmatch(r"(.*) over (\d+) GPUs", text)
+        key, ctx = (f"fitstep.{m.group(1)} over {{n}} GPUs", {"n": m.group(2)}) if m else (f"fitstep.{text}", {})
+        return self.say(key, lang, **ctx) if key in self.table else text
+
+    def say(self, key: str, lang: str, **ctx: Any) -> str:
+        entry = self.table[key]
+        text = entry.get(lang) or entry["en"]
+        if "{" not in text:
+            return text
+        return text.format_map(_Default({k: _fmt(v) for k, v in ctx.items()}))
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.2g}" if abs(v) < 1 else f"{v:.1f}"
+    return v
+
+
+@lru_cache(maxsize=1)
+def default_templates() -> Templates:
+    return Templates(parse_yaml(_FILE.read_text(encoding="utf-8")))

@@ -1,0 +1,1 @@
+"""The `gpu-advisor` command: ask, chat, estimate, kb, audit, doctor, serve (click)."""

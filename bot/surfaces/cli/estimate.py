@@ -1,0 +1,155 @@
+"""`gpu-advisor estimate`: option handling and the readable table (the arithmetic lives in estimate.py)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from bot.records.errors import InvalidRequest, NotFound
+from bot.estimate.memory import estimate_memory
+from bot.estimate.fit import make_it_fit
+from bot.records.models import Workload
+
+COMMON_GPUS = ["t4", "a10", "l4", "v100-32gb", "a100-40gb", "l40s", "a100-80gb", "h100-sxm", "h200"]
+
+
+def resolve_model(name: str):
+    """Fuzzy model lookup through the same parser the chat uses, with 'did you mean' on failure."""
+    from bot.knowledge.loader import default_knowledge, did_you_mean
+    from bot.records.text import norm_key
+    kb = default_knowledge()
+    key = norm_key(name)
+    if key in kb.model_aliases:
+        return kb.models[kb.model_aliases[key]]
+    from bot.surfaces.service import shared_core
+    parse = shared_core().parser.parse(name)
+    if parse.slots.model:
+        return kb.models[parse.slots.model]
+    if parse.ambiguous.get("model"):
+        raise NotFound(f"'{name}' matches several models", fix="name one of them exactly",
+                       did_you_mean=parse.ambiguous["model"])
+    raise NotFound(f"unknown model '{name}'", fix="use --params N (billions) or a name from `gpu-advisor kb list models`",
+                   did_you_mean=did_you_mean(name, list(kb.models)))
+
+
+def run_estimate(o: dict[str, Any]) -> None:
+    from bot.estimate.cost import decode_tokens_per_second, job_costs, prefill_tokens_per_second, training_time
+    from bot.knowledge.loader import default_knowledge
+    model = resolve_model(o["model"]) if o["model"] else None
+    if model is None and not o["params"]:
+        raise click.UsageError("give --model NAME or --params N (billions of parameters)")
+    if o["params"] is not None and not (0 < o["params"] <= 100_000):
+        raise InvalidRequest(f"--params {o['params']:g} is out of range", fix="give billions of parameters, e.g. 7 or 0.125")
+    method = o["method"]
+    precision = o["precision"] or "bf16"
+    inference = method == "inference"
+    sharding = o["sharding"] or ("zero3" if o["gpus"] > 1 and method in ("full", "freeze") else
+                                 ("ddp" if o["gpus"] > 1 and not inference else "none"))
+    try:
+        w = Workload(
+            model=model.id if model else None, params_b=o["params"] or model.params_b,
+            task="inference" if inference else "finetune", method=method, precision=precision,
+            pure_bf16=o["pure_bf16"], optimizer=o["optimizer"],
+            batch_size=o["batch_size"] or (1 if inference else 4), seq_len=o["seq_len"] or 1024,
+            gpus=o["gpus"], nodes=o["nodes"], sharding=sharding, offload=o["offload"],
+            grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
+            fsdp_mixed_frozen=o["fsdp_mixed_frozen"], no_sync_accumulation=o["no_sync_accumulation"],
+            kbit_upcast=o["kbit_upcast"], grad_accumulation=o["grad_accumulation"], adamw_impl=o["adamw_impl"],
+            bnb_saves_input=o["bnb_saves_input"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
+            lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], framework=o["framework"],
+            lora_dropout=o["lora_dropout"], concurrency=o["concurrency"],
+            context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
+            tensor_parallel=o["gpus"] if inference else 1)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InvalidRequest(f"--{'-'.join(str(p) for p in err['loc'])}: {err['msg']}",
+                             fix="see `gpu-advisor estimate --help`") from None
+    est = estimate_memory(w, model)
+    kb = default_knowledge()
+    gpu = None
+    if o["gpu_name"]:
+        from bot.surfaces.service import shared_core
+        parse = shared_core().parser.parse(o["gpu_name"])
+        gid = parse.slots.gpu_model or (o["gpu_name"] if o["gpu_name"] in kb.gpus else None)
+        from bot.knowledge.loader import GPU_FAMILIES
+        family = GPU_FAMILIES.get(gid) if gid else None
+        gid = family[-1] if family else gid
+        gpu = kb.gpu(gid or o["gpu_name"])
+        if family and not o["as_json"]:
+            click.echo(f"note: '{o['gpu_name']}' names a family; taken as {gpu.name} (the most memory). Name one of "
+                       f"{', '.join(family)} for another.")
+    compute = throughput = None
+    if w.tokens:
+        tgpu = gpu or kb.gpus["a100-80gb"]
+        ct = training_time(w, model, tgpu, w.gpus)
+        if ct:
+            # price the instance shape the job runs on (8 GPUs per node at most), not a cheaper single-GPU slice
+            shape = min(w.gpus, 8)
+            offers = kb.flavors_with_gpu(tgpu.id)
+            ct.costs = job_costs(ct.gpu_hours, [f for f in offers if f.gpu_count == shape] or offers)
+        compute = ct.model_dump() if ct else None
+    if inference and gpu:
+        decode = decode_tokens_per_second(w, model, gpu, w.gpus)
+        prefill = prefill_tokens_per_second(w, model, gpu, w.gpus)
+        throughput = {"gpu": gpu.id, "gpus": w.gpus,
+                      "decode_tokens_per_s_max": round(decode) if decode else None,
+                      "prefill_tokens_per_s_max": round(prefill) if prefill else None}
+    fit = {}
+    for gid in ([gpu.id] if gpu else COMMON_GPUS):
+        g = kb.gpus.get(gid)
+        if not g:
+            continue
+        steps = make_it_fit(w, model, g.memory_gib)
+        fit[gid] = {"gpu": g.name, "memory_gib": g.memory_gib, "fits": est.per_gpu_gib <= g.memory_gib * 0.95,
+                    "steps": [s.model_dump() for s in steps]}
+    spread = kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
+    out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
+           "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
+           "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
+           "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit,
+           "spread": spread.model_dump() if spread else None}
+    if o["as_json"]:
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    title = model.name if model else f"{w.params_b:g}B model"
+    fixed = model.encoder_tokens if model is not None and not model.decoder_layers else None
+    sequence = model is None or model.is_transformer
+    shape = (f"{w.concurrency} sequences x {w.context} tokens" if w.method == "inference" and sequence
+             else f"{w.concurrency} samples at once" if w.method == "inference"
+             else f"batch {w.batch_size} x {fixed or w.seq_len}" if sequence else f"batch {w.batch_size}")
+    click.echo(f"{title}: {w.method}, {w.precision}, {shape}, {w.gpus} GPU(s)"
+               + (f", {w.sharding}" if w.sharding not in ("none",) else ""))
+    click.echo(f"{'term':<34}{'GiB':>9}  how")
+    for t in est.terms:
+        click.echo(f"{t.name:<34}{t.gib:>9.2f}  {t.formula}")
+    click.echo(f"{'per GPU':<34}{est.per_gpu_gib:>9.2f}  (tensors {est.allocated_gib:.2f}; all GPUs {est.total_gib:.2f})")
+    for a in est.assumptions:
+        click.echo(f"note: {a}")
+    if spread:
+        click.echo(f"measured: {spread.rows} published {w.method if w.method != 'freeze' else 'full'} runs came out at "
+                   f"{spread.p10_ratio:.0%}-{spread.p90_ratio:.0%} of the estimate (10th-90th percentile, median "
+                   f"{spread.median_ratio:.0%}): plan for about {est.per_gpu_gib * spread.p90_ratio:.1f} GiB to be safe")
+    if compute:
+        click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['days']} days on {compute['gpus']} GPU(s) "
+                   f"({compute['basis']})")
+        for c in compute["costs"]:
+            click.echo(f"  {c['mode']:<10} {c['cost']:>12,.2f} {c['currency']}  at {c['per_gpu_hour']:g} per GPU-hour "
+                       f"({c['flavor']}, {c['price_kind']} price of {c['price_date']})"
+                       + ("; spot capacity can be reclaimed: checkpoint often" if c["mode"] == "spot" else ""))
+        if compute["costs"]:
+            click.echo("  yearly/monthly: no comparable hourly price on file; it pays off for jobs running for months")
+    if throughput:
+        click.echo(f"throughput on {throughput['gpus']} x {gpu.name}: decode <= {throughput['decode_tokens_per_s_max']:,} "
+                   f"tokens/s in all (memory-bandwidth bound), prefill <= {throughput['prefill_tokens_per_s_max']:,} "
+                   "tokens/s (compute bound)")
+    click.echo("fit:")
+    for gid, f in fit.items():
+        if f["fits"]:
+            click.echo(f"  {f['gpu']:<24} fits ({est.per_gpu_gib:.1f} of {f['memory_gib']:g} GiB)")
+        elif f["steps"]:
+            path = "; ".join(f"{s['change']} -> {s['per_gpu_gib']:.1f}" for s in f["steps"])
+            click.echo(f"  {f['gpu']:<24} no; {path}" + ("" if f["steps"][-1]["fits"] else " (still too big)"))
+        else:
+            click.echo(f"  {f['gpu']:<24} no; no common change makes it fit")

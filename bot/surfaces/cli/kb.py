@@ -1,0 +1,76 @@
+"""`gpu-advisor kb list/show`: records as tables or JSON (flavor JSON fields as DESIGN.md lists them)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from bot.knowledge.loader import default_knowledge
+from bot.records.kb import Flavor
+
+
+def flavor_json(f: Flavor) -> dict[str, Any]:
+    p = f.price
+    return {"id": f.id, "provider": f.provider, "flavor": f.flavor, "family": f.family, "service": f.service,
+            "gpu": f.gpu, "gpu_count": f.gpu_count, "gpu_memory_gib": f.gpu_memory_gib, "vcpus": f.vcpus,
+            "memory_gib": f.memory_gib, "interconnect": f.interconnect, "rdma": f.rdma, "network": f.network,
+            "price_per_hour": p.on_demand if p else None, "spot_price_per_hour": p.spot if p else None,
+            "currency": p.currency if p else None, "price_kind": p.kind if p else None,
+            "price_date": p.date.isoformat() if p else None, "price_basis": p.basis if p else None,
+            "region": f.region, "evidence": f.evidence, "sources": list(f.sources), "note": f.note}
+
+
+def record_json(rec: Any) -> dict[str, Any]:
+    if isinstance(rec, Flavor):
+        return flavor_json(rec)
+    return json.loads(rec.model_dump_json())
+
+
+def list_records(what: str, provider: str | None, as_json: bool) -> None:
+    kb = default_knowledge()
+    table = getattr(kb, what)
+    recs = list(table.values())
+    if provider:
+        if provider not in kb.providers:
+            from bot.records.errors import NotFound
+            from bot.knowledge.loader import did_you_mean
+            raise NotFound(f"unknown provider '{provider}'", fix="use one of " + ", ".join(kb.providers),
+                           did_you_mean=did_you_mean(provider, kb.providers))
+        recs = [r for r in recs if getattr(r, "provider", provider) == provider]
+    if as_json:
+        click.echo(json.dumps([record_json(r) for r in recs], ensure_ascii=False, default=str))
+        return
+    for r in recs:
+        if what == "flavors":
+            price = f"{r.price.on_demand:.2f} {r.price.currency}/h {r.price.kind}" if r.price and r.price.on_demand \
+                is not None else "no price"
+            click.echo(f"{r.id:<44} {r.gpu_count}x {r.gpu:<12} {r.gpu_memory_gib:>6g} GiB  "
+                       f"{(r.interconnect or '?'):<8} rdma={'?' if r.rdma is None else r.rdma!s:<5} {price:<26} {r.evidence}")
+        elif what == "gpus":
+            click.echo(f"{r.id:<16} {r.name:<32} {r.memory_gib:>6g} GiB  {r.memory_bandwidth_gbs or '?':>6} GB/s  "
+                       f"bf16 {r.bf16_tflops or '-':>6}  {r.architecture}")
+        elif what == "models":
+            click.echo(f"{r.id:<34} {r.params_b:>8g}B  {r.kind:<18} {', '.join(r.aliases[:3])}")
+        elif what == "sources":
+            click.echo(f"{r.id:<40} {r.title[:70]:<70} {r.url or r.section or ''}")
+        else:
+            click.echo(f"{r.id:<32} {getattr(r, 'name', None) or getattr(r, 'title_en', None) or getattr(r, 'claim', '')[:80]}")
+    click.echo(f"({len(recs)} {what})", err=True)
+
+
+def show_record(rid: str, as_json: bool) -> None:
+    kb = default_knowledge()
+    rec = kb.get(rid)
+    data = record_json(rec)
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+        return
+    for k, v in data.items():
+        if v in (None, [], ""):
+            continue
+        click.echo(f"{k:<22} {v if not isinstance(v, (list, dict)) else json.dumps(v, ensure_ascii=False, default=str)}")
+    for sid in data.get("sources", []):
+        s = kb.sources.get(sid)
+        if s:
+            click.echo(f"  source {sid}: {s.title} {s.url or s.section or ''}")

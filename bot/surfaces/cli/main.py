@@ -1,0 +1,280 @@
+"""The `gpu-advisor` command: a thin click layer over the core (like sqlite-utils' cli.py over db.py).
+
+Heavy imports happen inside commands, so `gpu-advisor --help` and simple commands start fast.
+"""
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bot.surfaces.cli.audit import audit
+from bot.records.errors import AdvisorError
+
+
+def _fail(exc: AdvisorError) -> None:
+    click.echo(f"Error: {exc.render()}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class Group(click.Group):
+    """Turns AdvisorError into a clean message and exit code instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AdvisorError as exc:
+            _fail(exc)
+
+
+@click.group(cls=Group)
+@click.version_option(package_name="gpu-advisor")
+def main() -> None:
+    """Which cloud GPU instance to rent for a deep-learning job, and why."""
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+# ----- ask / chat --------------------------------------------------------------------------------------------------
+@main.command()
+@click.argument("text", required=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per turn (fields as in DESIGN.md).")
+@click.option("--session", help="Conversation id; slots are kept between turns of the same session.")
+@click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="One question per line (plain text, or JSON objects with 'text' and optional 'session').")
+def ask(text: str | None, as_json: bool, session: str | None, batch: Path | None) -> None:
+    """Ask one question (one conversation turn)."""
+    from bot.surfaces.service import Service
+    if batch is None and not text:
+        raise click.UsageError("give a question, e.g. gpu-advisor ask \"lora finetune qwen2.5 7b\", or --batch FILE")
+    svc = Service()
+    user = getpass.getuser()
+    if batch is not None:
+        for lineno, line in enumerate(batch.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            item: dict[str, Any] = {"text": line}
+            if line.lstrip().startswith("{"):
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    click.echo(_dump({"line": lineno, "error": f"not valid JSON ({exc.msg}); write one object per "
+                                                               "line with a 'text' field, or plain text"}))
+                    continue
+                if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+                    click.echo(_dump({"line": lineno, "error": "each JSON line needs a 'text' string"}))
+                    continue
+            # each line is its own conversation unless it (or --session) names one to continue
+            out = svc.ask(item["text"], surface="cli", user=user,
+                          session=item.get("session") or session or f"batch-{batch.name}-{lineno}")
+            click.echo(_dump(out))
+        return
+    out = svc.ask(text or "", surface="cli", user=user, session=session or "default")
+    if as_json:
+        click.echo(_dump(out))
+    else:
+        click.echo(out["text"])
+        if out.get("choices"):
+            click.echo("  [" + " | ".join(out["choices"]) + "]")
+
+
+@main.command()
+@click.option("--session", default=None, help="Conversation id (default: a new one per chat).")
+def chat(session: str | None) -> None:
+    """Talk to the advisor in the terminal (the same pipeline as Slack). Ctrl-D or 'quit' ends."""
+    import uuid
+    from bot.surfaces.service import Service
+    svc = Service()
+    sid = session or f"chat-{uuid.uuid4().hex[:8]}"
+    click.echo("gpu-advisor: ask which GPU instance to rent for a training, fine-tuning or serving job "
+               "(in English or 中文). 'help' for examples, 'reset' to start over, 'quit' to leave.")
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            click.echo("")
+            break
+        if line.strip().lower() in ("quit", "exit", "q", "退出"):
+            break
+        if not line.strip():
+            continue
+        out = svc.ask(line, surface="cli", user=getpass.getuser(), session=sid)
+        click.echo(out["text"])
+        if out.get("choices"):
+            click.echo("  [" + " | ".join(out["choices"]) + "]")
+        click.echo(f"  (advice {out['advice_id']})")
+
+
+# ----- estimate ----------------------------------------------------------------------------------------------------
+@main.command()
+@click.option("--model", help="Model name, matched fuzzily (llama-3.1-8b, 'Qwen2.5 7B', bert-large).")
+@click.option("--params", type=float, help="Parameter count in billions, when the model is not on file.")
+@click.option("--method", type=click.Choice(["full", "freeze", "lora", "qlora", "inference"]), default="lora",
+              show_default=True)
+@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"]),
+              default=None, help="Default: bf16 (nf4 base for qlora).")
+@click.option("--pure-bf16", is_flag=True, help="16-bit weights and optimizer state, no fp32 master copy.")
+@click.option("--optimizer", type=click.Choice(["adamw", "adamw8bit", "sgd", "adafactor"]), default="adamw",
+              show_default=True)
+@click.option("--batch-size", type=click.IntRange(1, 4096), default=None, help="Per GPU.")
+@click.option("--seq-len", type=click.IntRange(1, 10_000_000), default=None)
+@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True, help="GPUs in total.")
+@click.option("--nodes", type=click.IntRange(1, 10_000), default=1, show_default=True)
+@click.option("--sharding", type=click.Choice(["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]), default=None)
+@click.option("--offload", type=click.Choice(["none", "optimizer", "full"]), default="none", show_default=True)
+@click.option("--grad-checkpointing", is_flag=True)
+@click.option("--eager-attention", is_flag=True, help="Attention without a memory-efficient kernel (s^2 scores).")
+@click.option("--fsdp-mixed-frozen", is_flag=True,
+              help="LoRA under FSDP with frozen and adapter weights in the same FSDP units (gradients for both).")
+@click.option("--no-sync-accumulation", is_flag=True,
+              help="Gradient accumulation inside FSDP's no_sync(): unsharded gradients on every GPU.")
+@click.option("--kbit-upcast", type=click.Choice(["none", "norms", "all"]), default="none", show_default=True,
+              help="QLoRA prepared by PEFT's prepare_model_for_kbit_training: 'all' keeps embeddings, LM head and norms "
+                   "in fp32 (TRL SFTTrainer under fp16, PEFT called directly), 'norms' only the norms (TRL under bf16); "
+                   "either makes the hidden states fp32.")
+@click.option("--double-quant/--no-double-quant", default=True, show_default=True,
+              help="NF4 constants double-quantised (4.127 bits a weight; the QLoRA recipe, LitGPT's bnb.nf4-dq) or one "
+                   "fp32 absmax per 64 weights (4.5 bits; BitsAndBytesConfig's default, LitGPT's bnb.nf4).")
+@click.option("--quantize-lm-head", is_flag=True,
+              help="The LM head quantised too (LitGPT / Lightning's BitsandbytesPrecision convert every Linear); "
+                   "transformers keeps it 16-bit.")
+@click.option("--grad-accumulation", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Micro-batches per optimizer step; above 1 the gradients stay allocated through every forward.")
+@click.option("--adamw-impl", type=click.Choice(["foreach", "fused", "for-loop"]), default="foreach", show_default=True,
+              help="torch.optim.AdamW's implementation: foreach (the CUDA default) allocates one moment-sized "
+                   "temporary in its step.")
+@click.option("--bnb-saves-input", is_flag=True,
+              help="bitsandbytes 0.42 or older: every 4-bit matmul keeps its input for backward (QLoRA).")
+@click.option("--lora-rank", type=click.IntRange(1, 4096), default=16, show_default=True)
+@click.option("--framework", type=click.Choice(["hf", "litgpt", "torchtune"]), default="hf", show_default=True,
+              help="Whose training code: hf (transformers + PEFT: fp32 LoRA adapters, each adapted layer saves its own "
+                   "copy of its input), litgpt or torchtune (LoRA copies only through dropout).")
+@click.option("--lora-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.05, show_default=True,
+              help="LoRA dropout; above 0 each adapted input also keeps a dropout mask.")
+@click.option("--lora-targets", type=click.Choice(["all-linear", "attention", "qkv", "qv"]), default="all-linear",
+              show_default=True)
+@click.option("--concurrency", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Inference: concurrent sequences.")
+@click.option("--context", type=click.IntRange(1, 10_000_000), default=None, help="Inference: tokens per sequence.")
+@click.option("--tokens", type=float, default=None, help="Training tokens, for time and cost.")
+@click.option("--gpu", "gpu_name", default=None, help="A GPU to check the fit on (and to time training on).")
+@click.option("--json", "as_json", is_flag=True)
+def estimate(**opts: Any) -> None:
+    """The memory (and, with --tokens, compute) estimate of one job."""
+    from bot.surfaces.cli.estimate import run_estimate
+    run_estimate(opts)
+
+
+# ----- kb ----------------------------------------------------------------------------------------------------------
+@main.group()
+def kb() -> None:
+    """Check and browse the knowledge base."""
+
+
+@kb.command("validate")
+def kb_validate() -> None:
+    """Check knowledge/ and rules/: schema, references, sources, aliases, rules. Non-zero exit on any problem."""
+    from bot.records import config
+    from bot.plan.engine import check_rules
+    from bot.knowledge.loader import check_knowledge
+    from bot.render.templates import default_templates
+    kbase, problems = check_knowledge(config.knowledge_dir(), config.local_prices_file())
+    sources = set(kbase.sources) if kbase else None
+    _rs, rproblems = check_rules(config.rules_dir(), sources, default_templates().keys)
+    problems += rproblems
+    if problems:
+        for p in problems:
+            click.echo(str(p), err=True)
+        click.echo(f"{len(problems)} problem(s).", err=True)
+        sys.exit(1)
+    counts = ", ".join(f"{len(getattr(kbase, k))} {k}" for k in
+                       ("sources", "gpus", "models", "flavors", "providers", "claims", "topics"))
+    click.echo(f"ok: {counts}; {len(_rs.rules)} rules; version {kbase.version}+{_rs.version}")
+
+
+@kb.command("list")
+@click.argument("what", type=click.Choice(["flavors", "gpus", "models", "sources", "providers", "claims", "topics"]))
+@click.option("--provider", help="Only this provider's flavors (huaweicloud, aws, gcp, azure, lambda, nebius, verda).")
+@click.option("--json", "as_json", is_flag=True)
+def kb_list(what: str, provider: str | None, as_json: bool) -> None:
+    """List records of one kind."""
+    from bot.surfaces.cli.kb import list_records
+    list_records(what, provider, as_json)
+
+
+@kb.command("show")
+@click.argument("record_id")
+@click.option("--json", "as_json", is_flag=True)
+def kb_show(record_id: str, as_json: bool) -> None:
+    """Show one record (a flavor, GPU, model, source, provider or claim)."""
+    from bot.surfaces.cli.kb import show_record
+    show_record(record_id, as_json)
+
+
+# ----- audit (commands in cli_audit.py) + replay --------------------------------------------------------------------
+main.add_command(audit)
+
+
+@audit.command("replay")
+@click.argument("advice_id")
+@click.option("--json", "as_json", is_flag=True)
+def audit_replay(advice_id: str, as_json: bool) -> None:
+    """Ask a recorded question again against today's knowledge and rules, and show what changed."""
+    from bot.store.audit import diff_records
+    from bot.surfaces.service import Service
+    try:
+        old, new = Service().replay(advice_id)
+    except AdvisorError as exc:
+        _fail(exc)
+        return
+    changes = diff_records(old.get("reply") or {}, new)
+    if as_json:
+        click.echo(_dump({"advice_id": old["id"], "kb_version_then": old.get("kb_version"),
+                          "kb_version_now": new.get("kb_version"),
+                          "changes": [getattr(c, "__dict__", c) for c in changes], "reply": new}))
+        return
+    click.echo(f"{old['id']} asked {old['ts']}: {old['question']}")
+    click.echo(f"knowledge then {old.get('kb_version')}, now {new.get('kb_version')}")
+    if not changes:
+        click.echo("No change: today's answer is the same.")
+    for c in changes:
+        click.echo(f"  - {c}")
+
+
+# ----- serve / doctor ----------------------------------------------------------------------------------------------
+@main.command()
+@click.option("--socket", "mode", flag_value="socket", help="Socket Mode (needs SLACK_APP_TOKEN).")
+@click.option("--http", "mode", flag_value="http", help="HTTP mode: POST /slack/events, GET /healthz.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="HTTP port (default $PORT or 3000; 0 picks a free port).")
+@click.option("--host", default="0.0.0.0", show_default=True)
+def serve(mode: str | None, port: int | None, host: str) -> None:
+    """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set (or --socket), else HTTP."""
+    from bot.records.errors import ConfigError
+    from bot.surfaces.slack.app import run
+    if mode is None:
+        mode = "socket" if os.environ.get("SLACK_APP_TOKEN") else "http"
+    if port is None:
+        raw = os.environ.get("PORT", "3000").strip()
+        if not raw.isdigit() or int(raw) > 65535:
+            _fail(ConfigError(f"PORT={raw!r} is not a port number", fix="set PORT to 1-65535, or pass --port N"))
+        port = int(raw)
+    run(mode=mode, host=host, port=port)
+
+
+@main.command()
+def doctor() -> None:
+    """Check configuration, Slack settings, database and knowledge base; say what to fix."""
+    from bot.surfaces.doctor import run_doctor
+    sys.exit(run_doctor())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,66 @@
+"""What every surface does around a turn: load the session, run the core, save the session, write the audit record.
+
+Shared by the CLI and the Slack app so the two cannot drift; it knows nothing of click or Slack payloads.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from bot.records import config
+from bot.store.audit import AuditLog
+from bot.conversation.turn import Core
+from bot.store.sessions import SessionStore, session_id, session_key
+
+_LOCK = threading.Lock()
+_CORE: Core | None = None
+
+
+def shared_core() -> Core:
+    """The process-wide core: knowledge and rules are loaded once, on first use."""
+    global _CORE
+    with _LOCK:
+        if _CORE is None:
+            _CORE = Core.load()
+        return _CORE
+
+
+class Service:
+    def __init__(self, core: Core | None = None, db: Path | str | None = None):
+        self.core = core or shared_core()
+        path = Path(db) if db else config.db_path()
+        self.audit = AuditLog(path)
+        self.sessions = SessionStore(path)
+        self.sessions.purge_expired()          # expired conversations are deleted, not only ignored
+
+    def ask(self, text: str, *, surface: str, user: str = "", team: str = "", channel: str = "", thread: str = "",
+            session: str | None = None, event_id: str | None = None) -> dict[str, Any]:
+        """One turn; returns the `ask --json` object (advice_id, session, status, ... as in DESIGN.md)."""
+        key = session_key(surface, team, channel, session or thread, user)
+        state = self.sessions.load(key)
+        reply, new_state = self.core.turn(text, state)
+        self.sessions.save(key, new_state)
+        sid = session or session_id(key)
+        out = {"advice_id": None, "session": sid, **reply.model_dump()}
+        entry = self.audit.append({
+            "surface": surface, "team": team or None, "channel": channel or None, "user": user or None,
+            "session": sid, "question": text, "status": reply.status, "intent": reply.intent, "slots": reply.slots,
+            "recommendations": reply.recommendations, "rule_trace": reply.rule_trace,
+            "kb_version": reply.kb_version, "reply": out, "event_id": event_id,
+        })
+        out["advice_id"] = entry.id
+        out["duplicate"] = entry.duplicate
+        return out
+
+    def replay(self, advice_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Ask a recorded question again (with the slots it had) against today's knowledge and rules."""
+        old = self.audit.get(advice_id)
+        if old is None:
+            from bot.records.errors import NotFound
+            raise NotFound(f"no audit record '{advice_id}'", fix="run `gpu-advisor audit list` to see the ids")
+        prior = (old.get("reply") or {}).get("slots") or old.get("slots") or {}
+        state = {"intent": old.get("intent"), "slots": {k: v for k, v in prior.items() if k != "params_b"},
+                 "follow_ups": 9, "answered": True, "lang": (old.get("reply") or {}).get("lang")}
+        reply, _ = self.core.turn(old["question"], state)
+        return old, {"advice_id": None, "session": old.get("session"), **reply.model_dump()}

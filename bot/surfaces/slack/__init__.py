@@ -1,0 +1,1 @@
+"""The Slack app (Bolt): events, slash commands and buttons in, Block Kit out. Only here is Slack imported."""

@@ -1,0 +1,122 @@
+"""Slack settings from the environment, validated once at start-up, and logging that never shows a secret.
+
+Variables (DESIGN.md "Environment"): SLACK_BOT_TOKEN (xoxb-, always), SLACK_SIGNING_SECRET (HTTP mode),
+SLACK_APP_TOKEN (xapp-, Socket Mode), SLACK_API_BASE_URL (optional Web API base, e.g. a stand-in server in
+tests), ADVISOR_SLASH_COMMAND (default /gpu-advisor). Logging (ADVISOR_LOG_LEVEL, ADVISOR_LOG_FORMAT) is bot/surfaces/logs.py's.
+A missing or malformed setting raises ConfigError naming the variable; the message never contains its value.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from bot.records import config
+from bot.records.errors import ConfigError
+
+DEFAULT_API_BASE_URL = "https://slack.com/api/"
+_BOT_TOKEN = re.compile(r"^xoxb-[A-Za-z0-9-]{8,}$")
+_APP_TOKEN = re.compile(r"^xapp-[A-Za-z0-9-]{8,}$")
+_SIGNING_SECRET = re.compile(r"^[0-9a-fA-F]{32}$")
+
+
+def _kind(value: str) -> str:
+    """What a malformed token looks like, without showing it: its prefix only when it is a known kind."""
+    m = re.match(r"^(xox[abposr]|xapp)-", value)
+    return f"a token starting with {m.group(1)}-" if m else "something that is not a Slack token"
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    bot_token: str = field(repr=False)
+    signing_secret: str | None = field(default=None, repr=False)
+    app_token: str | None = field(default=None, repr=False)
+    api_base_url: str = DEFAULT_API_BASE_URL
+    slash_command: str = "/gpu-advisor"
+
+    @classmethod
+    def from_env(cls, mode: str) -> "SlackSettings":
+        """Read and check the settings `mode` ("http" or "socket") needs; ConfigError names the first bad one."""
+        env = os.environ
+        if mode not in ("http", "socket"):
+            raise ConfigError(f"unknown serve mode {mode!r}", fix="use --http or --socket")
+        get = lambda name: (env.get(name) or "").strip()  # noqa: E731
+
+        bot = get("SLACK_BOT_TOKEN")
+        if not bot:
+            raise ConfigError("SLACK_BOT_TOKEN is not set",
+                              fix="set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-...), "
+                                  "see docs/slack.md")
+        if not _BOT_TOKEN.match(bot):
+            raise ConfigError(f"SLACK_BOT_TOKEN is malformed: it holds {_kind(bot)}, not a bot token",
+                              fix="use the Bot User OAuth Token from OAuth & Permissions; it starts with xoxb-")
+
+        secret = get("SLACK_SIGNING_SECRET") or None
+        if mode == "http":
+            if not secret:
+                raise ConfigError("SLACK_SIGNING_SECRET is not set (HTTP mode verifies every request with it)",
+                                  fix="set SLACK_SIGNING_SECRET from Basic Information > App Credentials, "
+                                      "or set SLACK_APP_TOKEN to use Socket Mode")
+        if secret and not _SIGNING_SECRET.match(secret):
+            raise ConfigError("SLACK_SIGNING_SECRET is malformed: Slack signing secrets are 32 hexadecimal characters",
+                              fix="copy the Signing Secret again from Basic Information > App Credentials")
+
+        app = get("SLACK_APP_TOKEN") or None
+        if mode == "socket" and not app:
+            raise ConfigError("SLACK_APP_TOKEN is not set (Socket Mode needs an app-level token)",
+                              fix="create an app-level token with connections:write under Basic Information "
+                                  "and set SLACK_APP_TOKEN, or run `gpu-advisor serve --http`")
+        if app and not _APP_TOKEN.match(app):
+            raise ConfigError(f"SLACK_APP_TOKEN is malformed: it holds {_kind(app)}, not an app-level token",
+                              fix="use the app-level token from Basic Information; it starts with xapp-")
+
+        base = get("SLACK_API_BASE_URL") or DEFAULT_API_BASE_URL
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+            raise ConfigError(f"SLACK_API_BASE_URL={base!r} is not an http(s) URL",
+                              fix="use e.g. https://slack.com/api/ (the default), or unset it")
+        if not base.endswith("/"):
+            base += "/"
+
+        slash = config.slash_command()
+        return cls(bot_token=bot, signing_secret=secret, app_token=app, api_base_url=base,
+                   slash_command=slash)
+
+    def secrets(self) -> list[str]:
+        return [s for s in (self.bot_token, self.signing_secret, self.app_token) if s]
+
+
+# ----- logging without secrets ---------------------------------------------------------------------------------
+# bot/surfaces/logs.py redacts anything shaped like a Slack token and the values of the SLACK_* secrets. Bolt also logs
+# whole request bodies (e.g. on a bad signature), and those carry Slack's legacy verification token as
+# `token=...` or `"token": "..."`; this filter, added to the same handlers, blanks such fields too.
+_TOKEN_FIELD_RE = re.compile(r"""((?:\b|["'])(?:token|authorization)["']?\s*[:=]\s*["']?)(?:Bearer\s+)?[^"'&\s,}]+""",
+                             re.IGNORECASE)
+
+
+class TokenFieldFilter(logging.Filter):
+    """Blanks `token=...`, `"token": "..."` and `Authorization: ...` values in a record's message."""
+
+    @staticmethod
+    def redact(text: str) -> str:
+        return _TOKEN_FIELD_RE.sub(r"\1[redacted]", text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:                       # a bad format string: keep the raw message, still redacted
+            message = str(record.msg)
+        record.msg, record.args = self.redact(message), None
+        return True
+
+
+def setup_logging(settings: SlackSettings) -> None:
+    """bot/surfaces/logs.py's logging (ADVISOR_LOG_FORMAT, ADVISOR_LOG_LEVEL, token redaction) plus TokenFieldFilter."""
+    from bot.surfaces.logs import setup_logging as setup
+    setup(secrets=settings.secrets())
+    flt = TokenFieldFilter()
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, TokenFieldFilter) for f in handler.filters):
+            handler.addFilter(flt)

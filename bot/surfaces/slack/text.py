@@ -1,0 +1,62 @@
+"""Wording that exists only on Slack (help, history, explain, acknowledgements), in English and Chinese.
+
+The advice itself is worded by bot/render/reply.py and bot/render/templates; these are the Slack surface's own lines.
+Every placeholder filled with user-provided text must be escaped by the caller (slack_format / render.escape).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+_STRINGS: dict[str, dict[str, str]] = {
+    "help": {
+        "en": ("*gpu-advisor* tells you which cloud GPU instance to rent for a deep-learning job, and why.\n"
+               "• `{cmd} TEXT` asks, e.g. `{cmd} lora finetune qwen2.5 7b, tight budget`\n"
+               "• `{cmd} history` lists your last advice\n"
+               "• `{cmd} explain ID` shows the rules and sources behind one piece of advice\n"
+               "• `{cmd} help` shows this help\n"
+               "You can also write to me in a direct message, or mention me in a channel: I answer in the thread, "
+               "and the conversation continues there."),
+        "zh": ("*gpu-advisor* 告诉你深度学习任务该租哪种云 GPU 实例，以及为什么。\n"
+               "• `{cmd} 问题` 提问，例如 `{cmd} 用 LoRA 微调 Qwen2.5-7B，预算有限`\n"
+               "• `{cmd} history` 列出你最近的建议\n"
+               "• `{cmd} explain ID` 显示一条建议背后的规则和来源\n"
+               "• `{cmd} help` 显示本帮助\n"
+               "也可以私信我，或在频道里 @ 我：我在该消息的话题中回答，对话在话题里继续。"),
+    },
+    "working": {"en": "Working on it…", "zh": "正在分析…"},
+    "you_asked": {"en": "*You asked:* {question}", "zh": "*你的问题：* {question}"},
+    "history_head": {"en": "*Your last {n} pieces of advice* (newest first)",
+                     "zh": "*你最近的 {n}条建议*（最新在前）"},
+    "history_empty": {"en": "You have no advice yet. Ask me something, e.g. `{cmd} serve llama 3 70b for 50 users`.",
+                      "zh": "你还没有建议记录。试试 `{cmd} 部署 Llama 3 70B，50 个并发用户`。"},
+    "history_hint": {"en": "`{cmd} explain ID` shows why.", "zh": "`{cmd} explain ID` 显示原因。"},
+    "explain_usage": {"en": "Which advice? Use `{cmd} explain ID`, with an id from `{cmd} history`.",
+                      "zh": "要解释哪一条？用 `{cmd} explain ID`，ID 来自 `{cmd} history`。"},
+    "explain_missing": {"en": "No advice `{id}` that you can see. `{cmd} history` lists yours.",
+                        "zh": "没有你可以查看的建议 `{id}`。`{cmd} history` 会列出你的建议。"},
+    "explain_head": {"en": "Advice {id}", "zh": "建议 {id}"},
+    "explain_meta": {"en": "{ts} · {surface} · status {status} · knowledge base {kb}",
+                     "zh": "{ts} · {surface} · 状态 {status} · 知识库 {kb}"},
+    "explain_question": {"en": "*Question:* {question}", "zh": "*问题：* {question}"},
+    "explain_pick": {"en": "*Pick:* {pick}", "zh": "*推荐：* {pick}"},
+    "explain_rules": {"en": "*Rule trace*", "zh": "*规则轨迹*"},
+    "explain_no_rules": {"en": "No rules were evaluated for this reply.", "zh": "这条回复没有评估规则。"},
+    "explain_sources": {"en": "*Sources*", "zh": "*来源*"},
+    "fired": {"en": "fired", "zh": "触发"},
+    "not_fired": {"en": "not fired", "zh": "未触发"},
+    "not_owner": {"en": "This question belongs to someone else's conversation; ask me your own "
+                        "(mention me, or use `{cmd}`).",
+                  "zh": "这是别人的对话中的问题；请自己提问（@ 我，或使用 `{cmd}`）。"},
+    "expired": {"en": "This button is no longer valid; ask me again.", "zh": "这个按钮已失效；请重新提问。"},
+    "chosen": {"en": "Chosen: {choice}", "zh": "已选择：{choice}"},
+    "trimmed": {"en": "_The rest of this reply was trimmed to fit Slack's limits; `{cmd} explain {id}` shows the "
+                      "rule trace and sources._",
+                "zh": "_为符合 Slack 的限制，回复的其余部分已截断；`{cmd} explain {id}` 可查看规则轨迹和来源。_"},
+    "failed": {"en": "Sorry, something went wrong while answering; it has been logged. Please try again.",
+               "zh": "抱歉，回答时出错了，已记录日志。请再试一次。"},
+}
+
+
+def say(key: str, lang: str, **ctx: Any) -> str:
+    entry = _STRINGS[key]
+    return (entry.get(lang) or entry["en"]).format(**ctx)
