@@ -35,8 +35,8 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 
 from bot.surfaces.slack import text as T
 from bot.records.errors import AdvisorError, ConfigError
-from bot.render.reply import blocks as render_blocks
-from bot.render.reply import escape
+from bot.render.blocks import blocks as render_blocks
+from bot.render.blocks import escape
 from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
 from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.surfaces.slack.settings import SlackSettings, setup_logging

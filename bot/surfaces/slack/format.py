@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.render.reply import escape
+from bot.render.blocks import escape
 
 BLOCKS_MAX = 50
 SECTION_TEXT_MAX = 3000

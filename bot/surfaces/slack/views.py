@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from bot.surfaces.slack import text as T
-from bot.render.reply import escape
+from bot.render.blocks import escape
 from bot.surfaces.slack.format import Message, clip, fit, split, with_fallbacks
 
 HISTORY_LIMIT = 10
