@@ -1,0 +1,346 @@
+"""Step 3 of the parse: names of models, GPUs and providers as knowledge-base aliases on word boundaries (exact first),
+a family and a size or a generation without one kept as ambiguous, misspelt names matched fuzzily; then masked out."""
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import Any, Iterable
+
+from rapidfuzz import fuzz, process
+
+from bot.conversation.parsed import Match, Parse
+from bot.knowledge.loader import GPU_FAMILIES
+from bot.records.text import norm_key, normalize
+
+MODEL_FUZZY_CUTOFF = 86   # rapidfuzz ratio for a misspelt model name ...
+MODEL_FUZZY_MARGIN = 4    # ... that must beat the best other model by this much, or the match is ambiguous
+FAMILY_SIZE_TOLERANCE = 0.2
+MAX_FUZZY_TOKENS = 12
+M_MARK, G_MARK = "\ue000", "\ue001"                               # where a model / GPU name was
+_SEPARATORS = " -_/()"
+
+
+class EntityMatcher:
+    """Mixin of Parser: needs self.kb, self.lex and self.ordinals."""
+
+    @cached_property
+    def _model_aliases(self) -> list[tuple[str, str]]:
+        """(compact alias, model id), longest first so 'gpt2xl' wins over 'gpt2'."""
+        pairs = {(k, v) for k, v in self.kb.model_aliases.items() if len(k) >= 3}
+        return sorted(pairs, key=lambda p: (-len(p[0]), p[0]))
+
+    @cached_property
+    def _model_alias_keys(self) -> list[str]:
+        return [a for a, _ in self._model_aliases]
+
+    @cached_property
+    def _model_order(self) -> dict[str, int]:
+        return {mid: i for i, mid in enumerate(self.kb.models)}
+
+    @cached_property
+    def _gpu_aliases(self) -> list[tuple[str, str]]:
+        pairs = {(k, v) for k, v in self.kb.gpu_aliases.items() if len(k) >= 2}
+        pairs |= {(fam, fam) for fam in GPU_FAMILIES}
+        return sorted(pairs, key=lambda p: (-len(p[0]), p[0]))
+
+    @cached_property
+    def _gpu_family_of(self) -> dict[str, str]:
+        return {gid: fam for fam, ids in GPU_FAMILIES.items() for gid in ids} | {fam: fam for fam in GPU_FAMILIES}
+
+    @cached_property
+    def _provider_aliases(self) -> list[tuple[str, str]]:
+        return sorted(self.kb.provider_aliases.items(), key=lambda p: (-len(p[0]), p[0]))
+
+    @cached_property
+    def _families(self) -> dict[str, list[str]]:
+        """Bare family word ('llama', 'qwen', also 千问) -> model ids, for 'llama 70b'-style mentions."""
+        out: dict[str, list[str]] = {}
+        for m in self.kb.models.values():
+            word = re.match(r"[a-z]+", m.family.lower())
+            if word and len(word.group()) >= 3:
+                out.setdefault(word.group(), []).append(m.id)
+        for word, fam in (self.lex.get("model_family_words") or {}).items():
+            if fam in out:
+                out[str(word)] = out[fam]
+        return out
+
+    @cached_property
+    def _family_words(self) -> list[str]:
+        return sorted(w for w in self._families if w.isascii())
+
+    @cached_property
+    def _family_size_rx(self) -> re.Pattern:
+        words = "|".join(re.escape(w) for w in sorted(self._families, key=len, reverse=True))
+        return re.compile(rf"(?<![a-z0-9])({words})[\s\-_:]*(?:(?:chat|instruct|base|it)[\s\-_]*)?"
+                          r"(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
+
+    @cached_property
+    def _nominal_sizes(self) -> dict[str, float]:
+        """The size a model's name states ('Qwen2.5-7B' -> 7, though it has 7.6B parameters)."""
+        out = {}
+        for m in self.kb.models.values():
+            size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s*([bm])\)?$", normalize(m.name))
+            if size:
+                out[m.id] = float(size.group(1)) / (1000 if size.group(2) == "m" else 1)
+        return out
+
+    def _size_fits(self, mid: str, size: float) -> bool:
+        nominal = self._nominal_sizes.get(mid)
+        if nominal is not None:
+            return abs(nominal - size) <= 0.01 * size
+        return abs(self.kb.models[mid].params_b - size) / size <= FAMILY_SIZE_TOLERANCE
+
+    @cached_property
+    def _generations(self) -> list[tuple[str, list[str]]]:
+        """Compact name without its size ('qwen2.5', 'llama3.1') -> the models of that generation, for a generation
+        named without a size. Only generations with several models whose key is not an alias of one model."""
+        gens: dict[str, list[str]] = {}
+        for m in self.kb.models.values():
+            tokens = [t for t in re.split(r"[\s\-_]+", normalize(m.name)) if t]
+            if len(tokens) >= 2 and re.fullmatch(r"\d+(?:\.\d+)?[bm]", tokens[-1]):
+                key = norm_key("".join(tokens[:-1]))
+                if len(key) >= 4:
+                    gens.setdefault(key, []).append(m.id)
+        return sorted(((k, v) for k, v in gens.items() if len(v) >= 2 and k not in self.kb.model_aliases),
+                      key=lambda p: (-len(p[0]), p[0]))
+
+    @cached_property
+    def _candidate_keys(self) -> dict[str, list[str]]:
+        """Model id -> the keys a reply to 'which one do you mean' may use: prefixes of its name's tokens
+        ('llama', 'llama3.3', 'llama3.370b'), its aliases, and its version alone ('3.3', '2.5')."""
+        out: dict[str, list[str]] = {}
+        for m in self.kb.models.values():
+            keys: set[str] = set()
+            for name in (m.name, m.id):
+                tokens = [t for t in re.split(r"[\s\-_]+", normalize(name)) if t]
+                for i in range(1, len(tokens) + 1):
+                    keys.add(norm_key("".join(tokens[:i])))
+                head = re.match(r"([a-z]+)[\s\-_]*(\d+\.\d+)(?![\d])", normalize(name))
+                if head:
+                    keys.add(head.group(2))   # a version alone: '3.3', '2.5' (not '2': too easily a count)
+            keys |= {k for k, v in self.kb.model_aliases.items() if v == m.id}
+            out[m.id] = sorted(k for k in keys if k)
+        return out
+
+    @staticmethod
+    def _compact(text: str) -> tuple[str, list[int]]:
+        chars, pos = [], []
+        for i, ch in enumerate(text):
+            if ch in _SEPARATORS:
+                continue
+            chars.append(ch)
+            pos.append(i)
+        return "".join(chars), pos
+
+    @staticmethod
+    def _boundary_ok(text: str, start: int, end: int) -> bool:
+        before = text[start - 1] if start > 0 else " "
+        after = text[end] if end < len(text) else " "
+        if before.isascii() and before.isalnum():
+            # '8xa100' counts as '8x a100'
+            if not (before in "x×*" and start >= 2 and text[start - 2].isdigit()):
+                return False
+        if before == "." and start >= 2 and text[start - 2].isdigit():
+            return False
+        if after.isascii() and after.isalnum():
+            return False
+        if after == "." and end + 1 < len(text) and text[end + 1].isdigit():
+            return False             # 'llama3' is not a name inside 'llama3.1'
+        return True
+
+    def _find_alias(self, text: str, aliases: list[tuple[str, Any]], plural: bool = False
+                    ) -> list[tuple[Any, int, int, str]]:
+        compact, pos = self._compact(text)
+        found: list[tuple[Any, int, int, str]] = []
+        taken: list[tuple[int, int]] = []
+        for key, rid in aliases:
+            start = compact.find(key)
+            while start != -1:
+                s, e = pos[start], pos[start + len(key) - 1] + 1
+                ok = self._boundary_ok(text, s, e)
+                if not ok and plural and e < len(text) and text[e] == "s" and self._boundary_ok(text, s, e + 1):
+                    ok, e = True, e + 1
+                if ok and not any(s < te and ts < e for ts, te in taken):
+                    found.append((rid, s, e, text[s:e]))
+                    taken.append((s, e))
+                start = compact.find(key, start + 1)
+        return sorted(found, key=lambda f: f[1])
+
+    @staticmethod
+    def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
+        for s, e in sorted(spans, reverse=True):
+            text = text[:s] + f" {mark} " + text[e:]
+        return text
+
+    def _find_model(self, text: str, matches: list[Match], ambiguous: dict[str, list[str]]) -> tuple[str, str | None]:
+        found = self._find_alias(text, self._model_aliases)
+        if found:
+            # the last model named wins ("actually the 72b one"); other mentions are kept as runners-up
+            rid, _s, _e, span = found[-1]
+            others = sorted({f[0] for f in found if f[0] != rid})
+            matches.append(Match("model", rid, span, 100.0, [(o, 100.0) for o in others]))
+            return self._mask(text, [(f[1], f[2]) for f in found], M_MARK), rid
+        # a family word and a size: "llama 70b", "qwen 7b", "deepseek 7b". Not an alias, so the generation is
+        # missing: ambiguous even when the knowledge base holds one candidate (confirm rather than guess)
+        for fam in self._family_size_rx.finditer(text):
+            size = float(fam.group(2)) / (1000 if fam.group(3) == "m" else 1)
+            if size <= 0:
+                continue
+            cands = [mid for mid in self._families[fam.group(1)] if self._size_fits(mid, size)]
+            if cands:
+                cands.sort(key=lambda c: self._model_order[c])
+                ambiguous["model"] = cands
+                score = 100.0 / len(cands)
+                matches.append(Match("model", None, fam.group(), round(score, 1), [(c, round(score, 1)) for c in cands]))
+                return self._mask(text, [fam.span()], M_MARK), None
+        # a generation without a size: "qwen2.5", "llama 3.1"
+        found = []
+        for f in self._find_alias(text, self._generations):
+            rest = text[f[2]:]
+            if re.match(r"[\-_]?(?!(?:chat|instruct|base|it|model)(?![a-z]))[a-z]{2,}", rest):
+                continue                  # 'qwen2.5-vl-7b' is another model, not a Qwen2.5 of unknown size
+            size = re.match(r"[\s\-_]*(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])", rest)
+            if size and not any(self._size_fits(c, float(size.group(1)) / (1000 if size.group(2) == "m" else 1))
+                                for c in f[0]):
+                continue                  # 'llama 3.2 11b vision': a size this generation does not have
+            found.append(f)
+        if found:
+            cands, s, e, span = found[-1]
+            ambiguous["model"] = list(cands)
+            score = round(100.0 / len(cands), 1)
+            matches.append(Match("model", None, span, score, [(c, score) for c in cands]))
+            return self._mask(text, [(s, e)], M_MARK), None
+        return text, None
+
+    def _fuzzy_model(self, text: str, matches: list[Match], ambiguous: dict[str, list[str]]) -> tuple[str, str | None]:
+        """Misspelt names that the token corrector could not fix ('deepseek-r1-distil-qwen-7b')."""
+        tried = 0
+        for m in re.finditer(r"(?<![a-z0-9])[a-z][a-z0-9.\-]*\d[a-z0-9.\-]*(?:\s+\d+(?:\.\d+)?[bm](?![a-z0-9]))?", text):
+            token = m.group().strip(".-")
+            if re.fullmatch(r"(?:fp|bf|int|nf|q|w|a|h|v|l|t|p|b|rtx|gtx|zero|stage|x|k|v|e|top|ue|c)\d.*|"
+                            r"\d.*|[a-z]+\d+(?:gb?|bit|ms|k|x)|.*\d{3,}[a-z]?s?", token):
+                continue
+            key = norm_key(token)
+            if len(key) < 5:
+                continue
+            tried += 1
+            if tried > MAX_FUZZY_TOKENS:
+                break
+            found = process.extract(key, self._model_alias_keys, scorer=fuzz.ratio, limit=10,
+                                    score_cutoff=MODEL_FUZZY_CUTOFF)
+            if not found:
+                continue
+            best: dict[str, float] = {}
+            for alias, score, _ in found:
+                if not _same_shape(token, alias):
+                    continue
+                rid = self.kb.model_aliases[alias]
+                best[rid] = max(best.get(rid, 0.0), score)
+            if not best:
+                continue
+            ranked = sorted(best.items(), key=lambda kv: (-kv[1], self._model_order[kv[0]]))
+            top_id, top = ranked[0]
+            runners = [(r, round(s, 1)) for r, s in ranked[1:4]]
+            masked = text[:m.start()] + f" {M_MARK} " + text[m.end():]
+            if len(ranked) == 1 or top - ranked[1][1] >= MODEL_FUZZY_MARGIN:
+                matches.append(Match("model", top_id, m.group(), round(top, 1), runners))
+                return masked, top_id
+            cands = [r for r, s in ranked if top - s < MODEL_FUZZY_MARGIN]
+            ambiguous["model"] = sorted(cands, key=lambda c: self._model_order[c])
+            matches.append(Match("model", None, m.group(), round(top, 1), [(r, round(s, 1)) for r, s in ranked[:4]]))
+            return masked, None
+        return text, None
+
+    def _find_gpus(self, text: str, matches: list[Match]) -> tuple[str, list[str]]:
+        found = list(self._find_alias(text, self._gpu_aliases, plural=True))
+        # "A100 40GB vs 80GB", "H100 PCIe 跟 SXM 版": a bare variant after a connector is the same family's sibling
+        for rid, s, e, _span in list(found):
+            fam = self._gpu_family_of.get(rid)
+            if not fam:
+                continue
+            v = re.match(r"\s*(?:vs\.?|versus|or|还是|和|跟|与|/|,)\s*(\d{2,3}\s*g(?:b|ib)?|sxm\d?|pcie|nvl)(?![a-z0-9])",
+                         text[e:])
+            if v:
+                sib = self.kb.gpu_aliases.get(norm_key(fam + v.group(1)))
+                if sib:
+                    vs, ve = e + v.start(1), e + v.end(1)
+                    if not any(vs < fe and fs < ve for _, fs, fe, _ in found):
+                        found.append((sib, vs, ve, text[vs:ve]))
+        # "pcie and sxm h100": two variants before a bare family name are two members of it
+        for rid, s, e, _span in list(found):
+            if rid not in GPU_FAMILIES:
+                continue
+            v = re.search(r"(\d{2,3}\s*g(?:b|ib)?|sxm\d?|pcie|nvl)\s*(?:and|or|vs\.?|versus|和|跟|还是|与|/|,)\s*"
+                          r"(\d{2,3}\s*g(?:b|ib)?|sxm\d?|pcie|nvl)\s*(?:版|版本)?\s*$", text[max(0, s - 30):s])
+            sibs = [self.kb.gpu_aliases.get(norm_key(rid + v.group(i))) for i in (1, 2)] if v else []
+            if sibs and all(sibs):
+                base = max(0, s - 30)
+                found.remove((rid, s, e, _span))
+                found += [(sibs[0], base + v.start(1), base + v.end(1), v.group(1)),
+                          (sibs[1], base + v.start(2), e, text[base + v.start(2):e])]
+        found.sort(key=lambda f: f[1])
+        out: list[str] = []
+        for rid, _s, _e, span in found:
+            if rid not in out:
+                out.append(rid)
+                matches.append(Match("gpu_model", rid, span, 100.0))
+        # a family and one of its members named: keep the member
+        out = [g for g in out if not (g in GPU_FAMILIES and any(x in GPU_FAMILIES[g] for x in out))]
+        return self._mask(text, [(f[1], f[2]) for f in found], G_MARK), out
+
+    def _find_provider(self, text: str) -> str | None:
+        found = self._find_alias(text, self._provider_aliases)
+        return found[-1][0] if found else None
+
+    def _unknown_model_word(self, text: str) -> str | None:
+        m = re.search(r"(?<![a-z0-9])([a-z][a-z0-9.\-]*[a-z.\-]\d+(?:\.\d+)?[bm])(?![a-z0-9])", text)
+        return m.group(1) if m else None
+
+    def pick_candidate(self, parse: Parse, candidates: list[str]) -> str | None:
+        """The candidate a reply to 'which one do you mean' names: a model among the candidates, a narrower set of
+        candidates, a generation or version ('qwen2.5 的那个', 'llama 3.3', '3.1'), or a position ('the second')."""
+        cands = [c for c in candidates if c in self.kb.models]
+        if not cands:
+            return None
+        if parse.slots.model in cands:
+            return parse.slots.model
+        narrowed = [c for c in parse.ambiguous.get("model", []) if c in cands]
+        if len(narrowed) == 1:
+            return narrowed[0]
+        text = parse.text
+        best_len, best = 0, set()
+        compact, pos = self._compact(text)
+        for c in cands:
+            for key in self._candidate_keys.get(c, []):
+                start = compact.find(key)
+                while start != -1:
+                    s, e = pos[start], pos[start + len(key) - 1] + 1
+                    if self._boundary_ok(text, s, e):
+                        if len(key) > best_len:
+                            best_len, best = len(key), {c}
+                        elif len(key) == best_len:
+                            best.add(c)
+                        break
+                    start = compact.find(key, start + 1)
+        if len(best) == 1:
+            return best.pop()
+        for cue, index in self.ordinals:
+            if cue.hit(text):
+                i = index - 1 if index > 0 else len(cands) + index
+                return cands[i] if 0 <= i < len(cands) else None
+        return None
+
+
+def _segments(name: str) -> tuple[list[str], list[str]]:
+    parts = re.findall(r"[a-z]+|\d+(?:\.\d+)?", name.lower())
+    return [p for p in parts if p[0].isalpha()], [p for p in parts if p[0].isdigit()]
+
+
+def _same_shape(token: str, alias_key: str) -> bool:
+    """A misspelling keeps the numbers and every word of the name: 'deepseek-r1-distil-qwen-7b' is
+    DeepSeek-R1-Distill-Qwen-7B, but 'qwen2.5-vl-7b' (an extra word) and 'llama-3.1-7b' (another size) are not."""
+    words, numbers = _segments(token)
+    awords, anumbers = _segments(alias_key)
+    if "".join(numbers).replace(".", "") != "".join(anumbers).replace(".", ""):
+        return False
+    return all(any(fuzz.ratio(w, a) >= 75 for a in awords) for w in words if len(w) >= 2)

@@ -1,0 +1,90 @@
+"""Step 5 of the parse: weighted intent cues (longest first, a phrase masks what it covers), then a few explicit
+decision rules between the job intents, help, compare, billing and explain; and the reset phrases."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+JOB_INTENTS = ("finetune", "train", "inference", "rendering")     # order breaks ties
+
+
+class IntentScorer:
+    """Mixin of Parser: needs self.intent_cues, self.intent_names and the cue sets of Parser._compile_cues."""
+
+    rx_why = re.compile(r"为什么|为啥|怎么会|(?<![a-z])why(?![a-z])")
+
+    def _intent_scores(self, text: str, slots: dict[str, Any]) -> tuple[dict[str, float], bool]:
+        scores = {k: 0.0 for k in self.intent_names}
+        work = text
+        for cue, intent, weight in self.intent_cues:
+            spans = cue.spans(work)
+            if not spans:
+                continue
+            if intent in scores:
+                scores[intent] += weight
+            if cue.literal is None:
+                continue                  # a pattern spans words that other cues still need ('how does spot .. work')
+            for s, e in spans:
+                work = work[:s] + "\x00" * (e - s) + work[e:]
+        method = slots.get("method")
+        if method in ("lora", "qlora", "freeze"):
+            scores["finetune"] += 2.0
+        elif method == "full" and scores["train"] == 0:
+            scores["finetune"] += 1.0
+        if slots.get("concurrency") or slots.get("qps") or slots.get("latency") == "low":
+            scores["inference"] += 1.5
+        if slots.get("tokens"):
+            scores["train"] += 1.5
+        return {k: round(v, 2) for k, v in scores.items()}, self.recommend.any(text)
+
+    def _is_reset(self, text: str) -> bool:
+        """'reset', 'start over please', 'ok, start over', '算了，重新开始': a short message that starts or ends with
+        a reset phrase."""
+        stripped = re.sub(r"[\s.!?,。！？~:;]+", " ", text).strip()
+        if len(stripped) >= 40:
+            return False
+        return any(stripped == r or stripped.startswith(r + " ") or stripped.endswith(" " + r)
+                   or (not r.isascii() and (stripped.startswith(r) or stripped.endswith(r)))
+                   for r in self.reset_words)
+
+    def _decide_intent(self, text: str, scores: dict[str, float], recommend: bool, slots: dict[str, Any],
+                       ambiguous: dict[str, list[str]]) -> tuple[str | None, bool]:
+        if not text.strip():
+            return None, True
+        job_scores = {k: scores.get(k, 0.0) for k in JOB_INTENTS}
+        best_job = max(JOB_INTENTS, key=lambda k: (job_scores[k], -JOB_INTENTS.index(k)))
+        if job_scores["rendering"] >= 3 and job_scores["train"] > 0 and best_job == "train":
+            best_job = "rendering"        # rendering plus training is the seed's scenario 4
+        job = job_scores[best_job]
+        n_gpus = len(slots.get("gpu_models") or []) or (1 if slots.get("gpu_model") else 0)
+        has_model = bool(slots.get("model") or slots.get("params_b") or ambiguous.get("model"))
+        entity = has_model or n_gpus > 0
+        oos_cue = self.oos.any(text)
+        if oos_cue and not entity and job < 3:
+            return None, True
+        compare, billing, help_ = scores.get("compare", 0.0), scores.get("billing", 0.0), scores.get("help", 0.0)
+        # a comparison of concepts, not of GPUs, asks for an explanation ("bf16 和 fp16 有啥区别")
+        explain = scores.get("explain", 0.0) + (compare if n_gpus < 2 else 0.0)
+        if help_ >= 2 and help_ >= job + 2 and help_ >= max(explain, billing):
+            return "help", False
+        if n_gpus >= 2 and compare > 0:
+            return "compare", False
+        # how billing works is a billing question ('how does spot pricing work')
+        if billing >= 2.5 and (job == 0 or billing > job or (not has_model and (not recommend or billing >= job))):
+            return "billing", False
+        # a what/why word around a named model and a job word asks for that job's answer ("what's the minimum VRAM to
+        # LoRA fine-tune qwen2.5-14b?"): the answer carries the memory estimate and its explanation
+        why = self.rx_why.search(text) is not None
+        if explain >= 2.5 and explain >= billing and (job == 0 or not (recommend or (has_model and job >= explain
+                                                                                     and not why))):
+            return "explain", False
+        if job > 0:
+            return best_job, False
+        domain = entity or bool(slots.keys() - {"topic"}) or self.domain.any(text) or bool(slots.get("topic"))
+        if entity:
+            return None, False            # a name alone: the dialogue decides from the session
+        if max(explain, billing) > 0 and domain:
+            return ("billing" if billing > explain else "explain"), False
+        if help_ > 0 or self.help_words.any(text):
+            return "help", False
+        return None, not domain

@@ -1,0 +1,127 @@
+"""The patterns of step 4 of the parse (numbers with their units), compiled once per Parser. Each group is a table of
+regular expressions, one per phrasing seen in questions, so the builders are long lists rather than logic."""
+from __future__ import annotations
+
+import re
+
+from bot.conversation.entities import G_MARK
+from bot.records.text import ZH_NUMERAL_CHARS
+
+_ZH_NUM = f"[{ZH_NUMERAL_CHARS}]+"
+_DIGITS = r"(?<![\d.])\d+(?:\.\d+)?"
+_ZH_RUN = f"(?<![{ZH_NUMERAL_CHARS}]){_ZH_NUM}"
+
+
+class NumberPatterns:
+    """Mixin of Parser: needs self.NUM and self.NUM_A (a number in digits, numerals or words)."""
+
+    def _compile_numbers(self) -> None:
+        self._compile_counts()
+        self._compile_sizes()
+        self._compile_load()
+        self._compile_money_and_time()
+
+    def _compile_counts(self) -> None:
+        """GPUs and machines: '两台 8 卡', '8x A100', '2 nodes x 8 GPUs', '单卡'."""
+        N = self.NUM
+        G = G_MARK
+        card = r"(?:卡|显卡|gpus?|cards?|accelerators?|npus?)"
+        self.rx_nodes = re.compile(rf"(单|{N[1:-1]})\s*(?:台机器|台服务器|台主机|台|机(?!器|房|构)|个节点|节点|nodes?|"
+                                   r"machines?|servers?|boxes|hosts?)(?![a-z])")
+        self.rx_gpu_counts = [
+            re.compile(rf"{N}\s*-?\s*(?:张|块|个|枚)?\s*{card}(?![a-z])"),
+            re.compile(rf"{N}\s*(?:[x×*]\s*)?(?:张|块|个)?\s*{G}"),
+            re.compile(rf"{G}\s*[x×*]\s*(\d+)(?![\d.])"),
+        ]
+        self.rx_single = re.compile(r"单卡|单张|单块|一张卡|一块卡|(?<![a-z])(?:a )?(?:single|one) (?:gpu|card)(?![a-z])")
+        self.rx_per_node_between = re.compile(r"^\s*[,(]?\s*(?:[x×*]|each with|with|of|每台机器|每台|每机|每个节点|"
+                                              r"每节点|per node)?\s*[(]?\s*$")
+        self.rx_per_node_after = re.compile(r"^\s*(?:each|per node|per machine|per server|/node|apiece|每台|每机|"
+                                            r"的?\s*(?:机器|服务器|节点|主机))")
+
+    def _compile_sizes(self) -> None:
+        """Training tokens, parameter counts, sequence length and batch size."""
+        N = self.NUM
+        self.rx_tokens = re.compile(rf"{N}\s*(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)?\s*(?:个)?\s*"
+                                    r"(?:tokens?|词元)(?![a-z])")
+        self.rx_tokens_after = re.compile(rf"(?:tokens?|词元)\s*(?:数|量)?\s*(?:大概|大约|约|~|:|=|of|about)?\s*{N}\s*"
+                                          r"(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)(?![a-z])")
+        self.rx_params = [
+            re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(b|bn|billion|m|million)(?![a-z0-9])"
+                       r"(?!\s*(?:tokens?|docs?|documents?|samples?|images?|rows?|examples?|requests?|users?|"
+                       r"hours?|条|张|图|样本|token|小时))"),
+            re.compile(rf"{N}\s*(亿|千亿|百亿|万亿)(?!\s*(?:tokens?|条|张|次|请求|元|块|美元|人|用户))"),
+        ]
+        self.rx_seq = [
+            re.compile(r"(?:上下文|context(?:\s+(?:length|window|len))?|ctx|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|"
+                       r"序列长度|序列|max[_ ]?len(?:gth)?|窗口|长度)\s*(?:of|is|为|是|=|:|长度)?\s*(\d+(?:\.\d+)?)"
+                       r"\s*(k|m)?(?![a-z0-9])"),
+            re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m)?\s*(?:tokens?\s*(?:of\s*)?)?(?:上下文|context|ctx|"
+                       r"seq(?:uence)?(?:[ _-]?len(?:gth)?)?(?![a-z])|序列长度|的上下文|长文本|长度的)"),
+            re.compile(r"(?:sequences? of|seqs? of)\s*(\d+)\s*(k)?"),
+        ]
+        self.rx_batch = re.compile(r"(?<![a-z])(?:batch[ _-]?size|batch|bs|mbs|micro[ -]?batch(?:[ _-]?size)?|批大小|"
+                                   r"批次大小|批量大小)\s*(?:of|is|为|是|=|:)?\s*(\d+)(?![\d.])")
+
+    def _compile_load(self) -> None:
+        """Concurrent users and requests per second."""
+        N = self.NUM
+        K = r"\s*(k|千|万)?"              # '2k users', '1万并发'
+        self.rx_concurrency = [
+            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:concurrent|simultaneous|parallel)(?:\s+(?:users?|requests?|sequences?|"
+                       r"streams?|sessions?|connections?|people|ppl|clients?))?(?![a-z])"),
+            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:video |camera |audio |rtsp |ip )?(?:users?|streams?|ppl|people|clients?|"
+                       r"sessions?|cams?|cameras?)(?![a-z])"),
+            re.compile(rf"{N}{K}\s*个?\s*(?:人|用户)\s*(?:同时|在线|并发|用|使用)"),
+            re.compile(rf"{N}{K}\s*(?:个|路)?\s*(?:用户|并发)"),
+            re.compile(rf"(?:并发|concurrency|concurrent users|simultaneous users)\s*(?:数|量)?\s*"
+                       rf"(?:of|is|为|是|=|:|约|大概|大约|在|~)?\s*{N}{K}"),
+            re.compile(rf"{N}{K}\s*路\s*(?:并发|摄像头|相机|视频|流|监控|通话|直播)"),
+            re.compile(rf"{N}{K}\s*个?人(?=\s*(?:[,.;!?]|$|同时|在线|使用|用|左右))"),      # '大概 500 人'
+            re.compile(rf"(?:team of|group of)\s*{N}(?![\d.])|{N}\s*-?\s*(?:person|people|人)\s*(?:team|团队)"),
+        ]
+        self.rx_qps = [
+            re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:qps|rps|requests?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|req/s|"
+                       r"个?请求\s*(?:/|每)\s*秒)"),
+            re.compile(r"(?<![a-z])(?:qps|rps)\s*(?:约|大概|大约|=|:|of|~|在)?\s*(\d+(?:\.\d+)?)"),
+            re.compile(rf"每秒\s*(?:约|大概)?\s*{N}\s*个?\s*(?:请求|次|queries|query|requests?)"),
+        ]
+
+    def _compile_money_and_time(self) -> None:
+        """Budget amounts with their currency and period, deadlines, and durations."""
+        N, NA = self.NUM, self.NUM_A
+        G = G_MARK
+        cur = r"(?P<cur>\$|¥|usd|rmb|cny|us\$)"
+        mult = r"(?P<mult>k|w|万|千|million|mn|m|billion|bn)?"
+        self.rx_budget = [
+            re.compile(rf"{cur}\s*(?P<num>\d+(?:\.\d+)?)\s*{mult}(?![a-z0-9])"),
+            re.compile(rf"(?P<num>{_DIGITS}|{_ZH_RUN})\s*{mult}\s*"
+                       r"(?P<cur>元|块钱|块|rmb|人民币|dollars?|usd|美元|美金|刀|bucks)"
+                       rf"(?!\s*(?:{G_MARK}|卡|显卡|gpu|a\d|h\d|v\d))"),
+            re.compile(rf"(?:预算|budget)\s*(?:是|为|大概|约|大约|around|about|of|is|~|:)?\s*"
+                       rf"(?P<per>每个?(?:月|天|年|小时|周))?\s*"
+                       rf"(?P<num>\d+(?:\.\d+)?|{_ZH_NUM}(?=\s*(?:万|千|k|元|块)))\s*{mult}(?![a-z0-9])"),
+        ]
+        self.rx_period_before = re.compile(r"(月预算|每个月|每月|monthly|per month|每天|每日|daily|日预算|每年|年预算|yearly|"
+                                           r"每小时|hourly|每周|weekly)[^\d$¥]{0,6}$")
+        self.rx_period_after = re.compile(r"^\s*(?:以内|左右|以下|上下)?\s*(?:/|per|an?|each|每个?|一个?)\s*"
+                                          r"(hours?|hrs?|h|小时|days?|天|日|months?|mo|月|years?|yr|年|weeks?|周)(?![a-z])"
+                                          r"|^\s*(total|in total|overall|总共|总计|总)")
+        self.rx_deadline = [
+            re.compile(rf"(?:within|in|under|before|by)\s*(?:~|about|around|roughly|approximately|the next)?\s*"
+                       rf"{NA}\s*-?\s*(days?|weeks?|months?)(?![a-z])"),
+            re.compile(rf"{N}\s*-?\s*(days?|weeks?|months?)\s*(?:max|at most|or less|tops)(?![a-z])"),
+            re.compile(rf"{N}\s*(?:个)?\s*(天|周|星期|个月|月)\s*(?:内|之内|以内|(?:能|可以|就)(?:搞定|跑完|完成|训完))"),
+            re.compile(rf"(?:deadline|due)\s*(?:is|in|of)?\s*~?\s*{N}\s*(days?|weeks?|天|周)"),
+        ]
+        self.rx_duration = re.compile(rf"{NA}\s*-?\s*(?:个)?\s*(hours?|hrs?|days?|weeks?|months?|years?|小时|天|周|星期|月|年)"
+                                      r"(?![a-z])")
+        self.rx_duration_skip_before = re.compile(r"(?:数据|语料|data|of|每|per)\s*$")
+        self.rx_duration_skip_after = re.compile(r"^\s*(?:of\s+(?:audio|speech|data|video|recordings?|footage)|"
+                                                 r"的(?:音频|语音|数据|视频)|内|之内|以内)")
+        self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24")
+
+    rx_card_memory = re.compile(
+        r"(?<![\w.])(\d{1,3})\s*(?:gb|gib|g)\s*(?:of\s+)?(?:vram\s+|显存\s*(?:的)?\s*)?"
+        r"(?:(?:consumer|nvidia|single|gaming)\s+)?(?:cards?|gpus?|graphics cards?|显卡|的卡|卡)(?![a-z])"
+        r"|(?:显存|vram)\s*(?:只有|有|is|of|=|:)?\s*(\d{1,3})\s*(?:gb|gib|g)(?![a-z0-9])")

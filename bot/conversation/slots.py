@@ -1,0 +1,290 @@
+"""Steps 4 and 5 of the parse: numbers with their units (7B, 70亿, 8k context, 两机十六卡, $3/hr, 两周内) and keyword
+cues for the other slots, written into a dict of slot values; what was read is blanked out of the text."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.records.text import has_cjk, zh_to_number
+
+
+class SlotReader:
+    """Mixin of Parser: needs the compiled patterns of NumberPatterns and the cue sets of Parser._compile_cues."""
+
+    def _card_memory(self, t: str, slots: dict[str, Any]) -> str:
+        """'a 24GB card', '16g 显存的卡', '显存只有 12G': the memory of a GPU the user has or means."""
+        m = self.rx_card_memory.search(t)
+        if m:
+            val = float(m.group(1) or m.group(2))
+            if 4 <= val <= 512:
+                slots["gpu_memory_gib"] = val
+                t = self._blank(t, m.span())
+        return t
+
+    # ----- numbers ---------------------------------------------------------------------------------------------
+    def _num(self, word: str | None) -> float | None:
+        if word is None:
+            return None
+        w = word.strip()
+        if w in self.words:
+            return self.words[w]
+        try:
+            return float(w)
+        except ValueError:
+            return zh_to_number(w)
+
+    @staticmethod
+    def _blank(text: str, span: tuple[int, int]) -> str:
+        return text[:span[0]] + " " * (span[1] - span[0]) + text[span[1]:]
+
+    def _numbers(self, t: str, slots: dict[str, Any], have_model: bool) -> str:
+        if self.rx_around_the_clock.search(t):
+            slots["duration"] = "long"
+            t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)
+        self._gpus_and_nodes(t, slots)
+        t = self._budget_amount(t, slots)
+        t, per_sample = self._training_tokens(t, slots)
+        if not have_model:
+            t = self._param_count(t, slots)
+        t = self._seq_len(t, slots, per_sample)
+        m = self.rx_batch.search(t)
+        if m and 1 <= int(m.group(1)) <= 4096:
+            slots["batch_size"] = int(m.group(1))
+        t = self._qps(t, slots)
+        self._concurrency(t, slots)
+        t = self._deadline(t, slots)
+        self._duration_numbers(t, slots)
+        return t
+
+    def _training_tokens(self, t: str, slots: dict[str, Any]) -> tuple[str, tuple[int, tuple[int, int]] | None]:
+        """Training tokens before sizes: "2T tokens", "1000亿 token"; a count under a million is a sample's length
+        ("batch 4, 4096 tokens", "8k tokens"), returned to be taken when nothing else names the sequence length."""
+        per_sample = None
+        for m in [*self.rx_tokens.finditer(t), *self.rx_tokens_after.finditer(t)]:
+            n = self._num(m.group(1))
+            if n is None:
+                continue
+            unit = m.group(2) or ""
+            mult = {"t": 1e12, "trillion": 1e12, "万亿": 1e12, "b": 1e9, "billion": 1e9, "千亿": 1e11, "百亿": 1e10,
+                    "亿": 1e8, "m": 1e6, "million": 1e6, "万": 1e4, "k": 1e3}.get(unit, 1)
+            if n * mult >= 1e6:
+                slots["tokens"] = n * mult
+                t = self._blank(t, m.span())
+                break
+            length = n * (1024 if unit == "k" else 1)
+            if per_sample is None and unit in ("", "k") and 16 <= length <= 1_000_000:
+                per_sample = (int(length), m.span())
+        return t, per_sample
+
+    def _param_count(self, t: str, slots: dict[str, Any]) -> str:
+        """Parameter count when no model is named: "30b", "1.5B", "124m", "70亿参数", "千亿参数"."""
+        hits = []
+        for rx in self.rx_params:
+            m = rx.search(t)
+            if m:
+                hits.append(m)
+        if hits:
+            m = min(hits, key=lambda x: x.start())
+            n = self._num(m.group(1))
+            unit = m.group(2)
+            if n is not None:
+                val = n * {"b": 1, "bn": 1, "billion": 1, "m": 1e-3, "million": 1e-3, "亿": 0.1, "百亿": 10,
+                           "千亿": 100, "万亿": 1000}[unit]
+                if 0.001 <= val <= 5000:
+                    slots["params_b"] = round(val, 4)
+                    t = self._blank(t, m.span())
+        return t
+
+    def _seq_len(self, t: str, slots: dict[str, Any], per_sample: tuple[int, tuple[int, int]] | None) -> str:
+        for rx in self.rx_seq:
+            m = rx.search(t)
+            if m:
+                val = float(m.group(1)) * {"k": 1024, "m": 1024 * 1024}.get(m.group(2) or "", 1)
+                if 16 <= val <= 10_000_000:
+                    slots["seq_len"] = int(val)
+                    t = self._blank(t, m.span())
+                    break
+        if "seq_len" not in slots and per_sample is not None:
+            slots["seq_len"] = per_sample[0]
+            t = self._blank(t, per_sample[1])
+        return t
+
+    def _qps(self, t: str, slots: dict[str, Any]) -> str:
+        for rx in self.rx_qps:
+            m = rx.search(t)
+            if m:
+                val = self._num(m.group(1))
+                if val and 0 < val <= 1e7:
+                    slots["qps"] = float(val)
+                    t = self._blank(t, m.span())
+                    break
+        return t
+
+    def _concurrency(self, t: str, slots: dict[str, Any]) -> None:
+        for rx in self.rx_concurrency:
+            m = rx.search(t)
+            if m:
+                val = self._num(m.group(1))
+                if val and m.lastindex and m.lastindex >= 2 and m.group(2):
+                    val *= {"k": 1000, "千": 1000, "万": 10000}[m.group(2)]
+                if val and 1 <= val <= 100_000 and val == int(val):
+                    slots["concurrency"] = int(val)
+                    break
+
+    def _gpus_and_nodes(self, t: str, slots: dict[str, Any]) -> None:
+        nodes_m = self.rx_nodes.search(t)
+        nodes = None
+        if nodes_m:
+            nodes = 1 if nodes_m.group(1) == "单" else self._num(nodes_m.group(1))
+            if nodes and nodes == int(nodes) and 1 <= nodes <= 10_000:
+                slots["nodes"] = int(nodes)
+            else:
+                nodes, nodes_m = None, None
+        counts = []
+        for rx in self.rx_gpu_counts:
+            for m in rx.finditer(t):
+                if nodes_m and m.start() < nodes_m.end() and nodes_m.start() < m.end():
+                    continue              # '两台' is machines, not cards
+                counts.append(m)
+        gpus = None
+        if counts:
+            m = min(counts, key=lambda x: x.start())
+            n = self._num(m.group(1))
+            if n and n == int(n) and 1 <= n <= 100_000:
+                gpus = int(n)
+                if nodes and nodes > 1 and nodes_m is not None:
+                    # "两台 8 卡", "2 nodes x 8 GPUs": a count right after the machines is per machine;
+                    # "两机十六卡" keeps the total (a count after 机 that the machines divide is the total)
+                    right_after = m.start() >= nodes_m.end() and self.rx_per_node_between.match(
+                        t[nodes_m.end():m.start()])
+                    total_form = right_after and nodes_m.group(0).endswith("机") and n % nodes == 0 and n > 8
+                    per_node = (right_after and not total_form and ("台" in nodes_m.group(0) or n <= 8)) \
+                        or self.rx_per_node_after.match(t[m.end():m.end() + 16])
+                    if per_node and n * nodes <= 100_000:
+                        gpus = int(n * nodes)
+        elif self.rx_single.search(t):
+            gpus = 1
+        if not nodes_m and re.search(r"(?<![a-z])(?:single|one|a)\s+(?:\S+\s+){0,2}(?:node|machine|server|box)(?![a-z])",
+                                     t):
+            slots.setdefault("nodes", 1)
+        if gpus:
+            slots["gpus"] = gpus
+
+    def _budget_amount(self, t: str, slots: dict[str, Any]) -> str:
+        """'5000 元/月', '$3/hr', '预算每月5万块', 'budget $20k', '1 million dollars'."""
+        for rx in self.rx_budget:
+            m = rx.search(t)
+            if not m:
+                continue
+            g = m.groupdict()
+            cur = g.get("cur")
+            if not cur:
+                after = re.match(r"\s*(元|块|rmb|人民币|dollars?|usd|美元|美金|刀|\$)", t[m.end():])
+                cur = after.group(1) if after else ("元" if has_cjk(t) else "$")
+            amount = self._num(g["num"])
+            if amount is None or amount <= 0:
+                continue
+            amount *= {"k": 1e3, "w": 1e4, "万": 1e4, "千": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9,
+                       "billion": 1e9}.get(g.get("mult") or "", 1)
+            currency = "USD" if re.search(r"\$|usd|dollar|美元|美金|刀|bucks", cur) else "CNY"
+            before = self.rx_period_before.search(t[max(0, m.start() - 12):m.start()])
+            after_m = self.rx_period_after.match(t[m.end():m.end() + 16])
+            word = g.get("per") or ((after_m.group(1) or after_m.group(2)) if after_m else None) \
+                or (before.group(1) if before else None)
+            period = _period(word) if word else "total"
+            if period == "week":          # the contract has no weekly period: the same money per day
+                amount, period = amount / 7, "day"
+            slots["budget_amount"] = round(float(amount), 2)
+            slots["budget_currency"] = currency
+            slots["budget_period"] = period
+            return self._blank(t, m.span())
+        return t
+
+    def _deadline(self, t: str, slots: dict[str, Any]) -> str:
+        for rx in self.rx_deadline:
+            m = rx.search(t)
+            if not m:
+                continue
+            n = self._num(m.group(1)) if m.group(1) else 1
+            if not n or n <= 0:
+                continue
+            unit = m.group(2)
+            days = n * (7 if re.match(r"week|周|星期", unit) else 30 if re.match(r"month|个月|月", unit) else 1)
+            if days <= 3650:
+                slots["deadline_days"] = float(days)
+                return self._blank(t, m.span())
+        return t
+
+    def _duration_numbers(self, t: str, slots: dict[str, Any]) -> None:
+        for m in self.rx_duration.finditer(t):
+            if self.rx_duration_skip_before.search(t[max(0, m.start() - 4):m.start()]) or \
+                    self.rx_duration_skip_after.match(t[m.end():m.end() + 24]):
+                continue
+            n = self._num(m.group(1))
+            unit = m.group(2)
+            if not n or (unit == "年" and n >= 1000):
+                continue                  # '2024年' is a date
+            days = n * (1 / 24 if unit[0] in "h小" else 7 if unit[0] in "w周星" else 30 if unit[0] in "m月" else
+                        365 if unit[0] in "y年" else 1)
+            if days <= self.short_days:
+                slots.setdefault("duration", "short")
+                return
+            if days >= self.long_days:
+                slots.setdefault("duration", "long")
+                return
+
+    # ----- keyword slots ----------------------------------------------------------------------------------------
+    def _keywords(self, text: str, slots: dict[str, Any]) -> None:
+        for prec in ("nf4", "int4", "int8", "fp8", "bf16", "fp16", "fp32"):
+            if self.precisions[prec].any(text):
+                slots["precision"] = prec
+                break
+        spans = {m: [sp for c in self.methods[m].cues for sp in c.spans(text)] for m in ("qlora", "full", "freeze", "lora")}
+        # a method only inside another's phrase ('lora' in '4bit lora') was not said on its own
+        said = [m for m, sp in spans.items() if sp and not all(
+            any(o != m and os <= s and e <= oe for o, osp in spans.items() for os, oe in osp) for s, e in sp)]
+        if said == ["lora"] and slots.get("precision") in self.qlora_precisions:
+            said = ["qlora"]              # LoRA on a 4-bit base is QLoRA
+        if len(said) == 1:
+            slots["method"] = said[0]     # two methods named: the user has not chosen ("全参还是lora还没想好")
+        for level in ("high", "medium", "low"):
+            if self.budget[level].any(text):
+                slots["budget"] = level
+                break
+        if "duration" not in slots:
+            for level in ("long", "short"):
+                if self.duration[level].any(text):
+                    slots["duration"] = level
+                    break
+        for level in ("normal", "low"):
+            if self.latency[level].any(text):
+                slots["latency"] = level
+                break
+        for region, names in self.regions.items():
+            if names.any(text):
+                slots["region"] = region
+                break
+        for topic, words in self.topics.items():
+            if words.any(text):
+                slots["topic"] = topic
+                break
+
+    def _scope_slots(self, intent: str | None, slots: dict[str, Any]) -> None:
+        """Slots that only mean something for some intents (DESIGN.md: method for train/finetune; training tokens)."""
+        if intent not in (None, "train", "finetune"):
+            slots.pop("method", None)
+            slots.pop("tokens", None)
+        if intent == "explain":
+            slots.pop("precision", None)  # 'what is fp8' asks about the format, it does not choose it
+
+
+def _period(word: str) -> str:
+    w = word.lower()
+    for key, period in (("total", "total"), ("overall", "total"), ("总", "total"), ("月", "month"),
+                        ("month", "month"), ("mo", "month"), ("小时", "hour"), ("hour", "hour"), ("hr", "hour"),
+                        ("每天", "day"), ("每日", "day"), ("日", "day"), ("day", "day"), ("daily", "day"),
+                        ("天", "day"), ("年", "year"), ("year", "year"), ("yr", "year"), ("week", "week"),
+                        ("周", "week")):
+        if key in w:
+            return period
+    return {"h": "hour", "d": "day", "y": "year"}.get(w, "total")
