@@ -1,0 +1,149 @@
+"""Checklist assembly: the pick's facts for the check rules, the OOM/topology/billing items with their context,
+the notes, the public form of a row, and the sources the answer cites."""
+from __future__ import annotations
+
+from typing import Any
+
+from bot.estimate.fit import make_it_fit
+from bot.knowledge.loader import KnowledgeBase
+from bot.records.kb import Flavor, Model
+from bot.records.models import MemoryEstimate, Workload
+from bot.render.templates import Templates
+
+METHOD_SOURCES = {"full": ["zero-paper", "hf-memory-anatomy", "korthikanti-2022"],
+                  "freeze": ["hf-memory-anatomy", "korthikanti-2022"],
+                  "lora": ["lora-paper", "hf-memory-anatomy", "korthikanti-2022"],
+                  "qlora": ["qlora-paper", "lora-paper", "korthikanti-2022"],
+                  "inference": ["gqa-paper", "hf-memory-anatomy"]}
+NO_PICK_FACTS = {"pick_fits": False, "pick_headroom_pct": 0, "pick_in_spread": False, "pick_gpu_count": 0,
+                 "pick_instances": 0, "pick_price_kind": "none"}
+
+
+def spread_of(kb: KnowledgeBase, w: Workload):
+    """How published runs of this kind of job compared with the estimate (knowledge/estimate_spread.yaml)."""
+    return kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
+
+
+def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str, Any]:
+    """The facts about the picked plan that the check rules read."""
+    f: Flavor = pick["flavor"]
+    spread = spread_of(kb, w)
+    in_spread = bool(spread and pick["estimate"].per_gpu_gib * spread.p90_ratio > f.gpu_memory_gib)
+    return {"pick_fits": True, "pick_headroom_pct": pick["headroom"], "pick_in_spread": in_spread,
+            "pick_gpu_count": f.gpu_count,
+            "pick_instances": pick["instances"], "pick_nvlink": f.nvlink, "pick_rdma": f.rdma,
+            "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
+            "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16,
+            "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
+            "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (
+                w.sharding in ("zero3", "fsdp") or pick["gpus_total"] != w.gpus),
+            "job_days": (pick["hours"] / 24) if pick.get("hours") else None}
+
+
+def note_ctx(kb: KnowledgeBase, pick, provider: str, lang: str = "en") -> dict[str, Any]:
+    ctx = {"provider": kb.providers[provider].display_name(lang)}
+    if pick:
+        f = pick["flavor"]
+        ctx.update(flavor=f.flavor, price_date=f.price.date.isoformat() if f.price else "-")
+    return ctx
+
+
+class Checklist:
+    """Builds the checklist items (OOM, topology, billing) from the check rules that fired."""
+
+    def __init__(self, kb: KnowledgeBase, templates: Templates):
+        self.kb, self.t = kb, templates
+
+    def build(self, checks, pick, w: Workload, model: Model | None, lang: str, base: MemoryEstimate):
+        items = []
+        seen = set()
+        for chk, cite, rid in checks.checks:
+            if chk.item in seen:
+                continue
+            seen.add(chk.item)
+            cites = list(cite)
+            if pick:
+                ctx = self._pick_ctx(chk, pick, w, model, lang, cites)
+            else:
+                ctx = {"need": f"{base.per_gpu_gib:.1f}", "have": "-", "fit_hint": ""}
+            items.append({"item": chk.item, "status": chk.status, "say": chk.say, "ctx": ctx,
+                          "citations": [c for c in cites if c in self.kb.sources], "rule": rid})
+        order = {"oom": 0, "topology": 1, "billing": 2}
+        return sorted(items, key=lambda i: order[i["item"]])
+
+    def _pick_ctx(self, chk, pick, w: Workload, model: Model | None, lang: str, cites: list[str]) -> dict[str, Any]:
+        """The numbers one item's sentence fills in; adds the sources they come from to `cites`."""
+        f: Flavor = pick["flavor"]
+        est = pick["estimate"]
+        ctx: dict[str, Any] = {
+            "need": f"{est.per_gpu_gib:.1f}", "have": f"{f.gpu_memory_gib:g}",
+            "headroom": f"{pick['headroom']:.0f}", "flavor": f.flavor, "instances": pick["instances"],
+            "gpus_per_instance": f.gpu_count, "interconnect": (f.interconnect or "?").upper(),
+            "network": f.network or "RDMA"}
+        if chk.item == "oom" and chk.status != "ok":
+            steps = make_it_fit(w, model, f.gpu_memory_gib * 0.9, 0.0)
+            ctx["fit_hint"] = self.fit_hint(steps, f.gpu_memory_gib, lang)
+        spread = spread_of(self.kb, w)
+        if chk.item == "oom" and spread:
+            ctx.update(spread_pct=f"{(spread.p90_ratio - 1) * 100:.0f}", spread_rows=spread.rows,
+                       spread_need=f"{est.per_gpu_gib * spread.p90_ratio:.1f}",
+                       method=self.t.say(f"spread.{spread.id}", lang))
+            cites += [c for c in spread.sources if c not in cites]
+        if chk.item == "billing":
+            prov = self.kb.providers.get(f.provider)
+            for mode in (prov.billing if prov else []):
+                for s in mode.sources:
+                    if s not in cites:
+                        cites.append(s)
+        return ctx
+
+    def fit_hint(self, steps, have: float, lang: str) -> str:
+        if not steps:
+            return ""
+        parts = [f"{self.t.change(s.change, lang)} -> {s.per_gpu_gib:.1f} GiB" for s in steps]
+        hint = self.t.say("fit.hint", lang, have=f"{have:g}", steps="; ".join(parts))
+        return hint if steps[-1].fits else f"{hint} {self.t.say('fit.still_too_big', lang)}"
+
+
+def citations(kb: KnowledgeBase, w: Workload, model: Model | None, pick, checklist, notes) -> list[str]:
+    """The sources the answer cites, in order of first use: method, model, the pick, checklist items, notes."""
+    out: list[str] = []
+
+    def add(srcs):
+        for src in srcs:
+            if src not in out:
+                out.append(src)
+    add(METHOD_SOURCES[w.method] + (list(model.sources) if model else []))
+    if pick:
+        flavor = kb.flavors[pick["id"]]
+        add([*flavor.sources, *kb.gpus[flavor.gpu].sources, *(flavor.price.sources if flavor.price else [])])
+    for item in checklist:
+        add(item["citations"])
+    for _k, _ctx, cite in notes:
+        add(cite)
+    return [c for c in out if c in kb.sources]
+
+
+def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
+    """A ranked row as the `ask --json` recommendation/considered record (the public contract)."""
+    f: Flavor = r["flavor"]
+    price = f.price
+    est = r.get("estimate")
+    k = max(1, r.get("instances", 1))
+    return {
+        "id": f.id, "provider": f.provider, "flavor": f.flavor, "gpu": f.gpu, "gpu_name": kb.gpus[f.gpu].name,
+        "gpu_count": f.gpu_count, "gpu_memory_gib": f.gpu_memory_gib,
+        "interconnect": ("nvlink" if f.nvlink else f.interconnect) if f.interconnect else None,
+        "interconnect_detail": f.interconnect, "rdma": f.rdma, "network": f.network,
+        "instances": r.get("instances", 0), "gpus_total": r.get("gpus_total", 0),
+        "price_per_hour": round(price.on_demand * k, 4) if price and price.on_demand is not None else None,
+        "spot_price_per_hour": round(price.spot * k, 4) if price and price.spot is not None else None,
+        "currency": price.currency if price else None, "price_kind": price.kind if price else None,
+        "price_date": price.date.isoformat() if price else None, "price_basis": price.basis if price else None,
+        "fits": r["ruled_out"] != "no_fit", "headroom_pct": r.get("headroom", -1.0),
+        "per_gpu_gib": est.per_gpu_gib if est else r.get("need"),
+        "evidence": f.evidence, "region": f.region, "job_cost": round(r["job_cost"], 2) if r.get("job_cost") else None,
+        "job_hours": round(r["hours"], 1) if r.get("hours") else None,
+        "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),
+        "note": f.note,
+    }

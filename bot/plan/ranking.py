@@ -1,0 +1,145 @@
+"""Ranking: each candidate flavor's plan checked against the select rules, priced, and sorted cheapest first."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from bot.estimate import cost
+from bot.plan.candidates import Sizer
+from bot.plan.engine import satisfies
+from bot.plan.workload import user_fixed_plan
+from bot.knowledge.loader import KnowledgeBase
+from bot.records.kb import Flavor
+
+PERIOD_HOURS = {"hour": 1, "day": 24, "month": 730, "year": 8760}
+Row = dict[str, Any]
+
+
+class Ranker:
+    """Ranks flavors for one job. Flavor attributes are cached per flavor: the knowledge base is immutable."""
+
+    def __init__(self, kb: KnowledgeBase, attr_cache: dict[str, dict[str, Any]]):
+        self.kb, self._attr_cache = kb, attr_cache
+
+    def attrs(self, f: Flavor) -> dict[str, Any]:
+        cached = self._attr_cache.get(f.id)
+        if cached is not None:
+            return cached
+        gpu = self.kb.gpus[f.gpu]
+        self._attr_cache[f.id] = attrs = {
+            "nvlink": f.nvlink, "rdma": f.rdma, "use": list(f.use), "gpu_positioning": list(gpu.positioning),
+            "bf16": gpu.bf16, "fp8": gpu.fp8, "evidence": f.evidence, "vgpu": f.vgpu, "multi_gpu": f.gpu_count > 1}
+        attrs["_shape"] = (f.nvlink, f.rdma, tuple(f.use), f.gpu, f.evidence, f.vgpu, f.gpu_count > 1)
+        return attrs
+
+    def rank(self, pool: list[Flavor], sizer: Sizer, select_for: Callable, slots: dict[str, Any]) -> list[Row]:
+        """Every flavor of the pool as a row, passing ones first, then by budget, effective cost and headroom."""
+        rows = []
+        verdicts: dict[tuple, tuple[str | None, float]] = {}
+        times: dict[tuple[str, int], float | None] = {}
+        for f in pool:
+            rows.append(self._row(f, sizer, select_for, slots, verdicts, times))
+        order = {None: 0}
+        return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("over_budget")), r["cost"],
+                                           -r["headroom"], r["id"]))
+
+    def _row(self, f: Flavor, sizer: Sizer, select_for: Callable, slots: dict[str, Any], verdicts: dict,
+             times: dict) -> Row:
+        w = sizer.w
+        attrs = self.attrs(f)
+        p = sizer.plan(f)
+        row: Row = {"id": f.id, "flavor": f, "gpu": f.gpu, "ruled_out": None, "reason": None}
+        if p is None:
+            need = sizer.est(1 if not slots.get("gpus") else w.gpus).per_gpu_gib
+            row.update(ruled_out="no_fit", need=need, instances=0, gpus_total=0, estimate=None,
+                       headroom=-1.0, cost=math.inf)
+            return row
+        k, n, est = p
+        row.update(instances=k, gpus_total=n, estimate=est,
+                   headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
+        row["ruled_out"], bonus = self._verdict(attrs, select_for(n, k), n, k, verdicts)
+        if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
+            # it only needed several instances because the job does not fit one: say that instead
+            row.update(ruled_out="no_fit", need=sizer.est(f.gpu_count).per_gpu_gib, estimate=None)
+        self._price(row, f, n, k, bonus, sizer, slots, times)
+        return row
+
+    def _price(self, row: Row, f: Flavor, n: int, k: int, bonus: float, sizer: Sizer, slots: dict[str, Any],
+               times: dict) -> None:
+        """Hourly and job cost, and the effective cost the ranking sorts by (preferences and tightness weighed)."""
+        w = sizer.w
+        price = f.price.on_demand if f.price else None
+        hourly = price * k if price is not None else None
+        hours = None
+        if w.tokens and price is not None:
+            if (f.gpu, n) not in times:
+                ct = cost.training_time(w, sizer.model, self.kb.gpus[f.gpu], n)
+                times[(f.gpu, n)] = ct.days * 24 if ct else None
+            hours = times[(f.gpu, n)]
+        row["hourly"] = hourly
+        row["job_cost"] = hourly * hours if hourly is not None and hours else None
+        row["hours"] = hours
+        base_cost = row["job_cost"] if row["job_cost"] is not None else hourly
+        tight = 1.15 if row["headroom"] < 10 else 1.0
+        if base_cost is None:
+            eff = math.inf
+        elif slots.get("budget") == "high":
+            gpu = self.kb.gpus[f.gpu]
+            speed = (gpu.bf16_tflops or gpu.fp16_tflops or 1) * n
+            eff = 1e6 / speed * (1 - bonus) + base_cost * 1e-6
+        else:
+            eff = base_cost * (1 - bonus) * tight
+        row["cost"] = eff
+        row["over_budget"] = over_budget(hourly, row["job_cost"], f, slots)
+
+    @staticmethod
+    def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float]:
+        """(why the rules rule the flavor out or None, the weight of the preferences it meets). It depends on the
+        flavor's attributes and the job's shape on it (several GPUs? several instances?), so it is memoised."""
+        key = (id(select), n > 1, k > 1, attrs["_shape"])
+        if key in memo:
+            return memo[key]
+        ruled = None
+        for con, _rid in select.require:
+            if con.attribute == "nvlink" and n <= 1:
+                continue                       # NVLink matters only between GPUs the job uses
+            if con.attribute == "rdma" and k == 1:
+                continue                       # RDMA matters only between instances
+            if not satisfies(attrs, con):
+                ruled = f"requirement.{con.attribute}"
+                break
+        if ruled is None:
+            for con, _rid in select.exclude:
+                if satisfies(attrs, con):
+                    ruled = f"requirement.{con.attribute}"
+                    break
+        bonus = sum(con.weight for con, _ in select.prefer if satisfies(attrs, con))
+        memo[key] = (ruled, bonus)
+        return ruled, bonus
+
+
+def over_budget(hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> bool:
+    """Does the flavor break a stated budget (per period, or in total for a job of known length)?"""
+    amount, period = slots.get("budget_amount"), slots.get("budget_period")
+    currency = slots.get("budget_currency")
+    if amount is None or hourly is None or not f.price or currency != f.price.currency:
+        return False
+    if period in PERIOD_HOURS:
+        return hourly * PERIOD_HOURS[period] > amount
+    if period == "total" and job_cost is not None:
+        return job_cost > amount
+    return False
+
+
+def shortlist(rows: list[Row]) -> tuple[list[Row], list[Row]]:
+    """The top three passing rows, and, like SkyPilot's "considered resources", the next fitting options and
+    the cheaper ones that lost (and why)."""
+    recs = [r for r in rows if not r["ruled_out"]][:3]
+    top_hourly = recs[0].get("hourly") if recs else None
+    cheaper_out = [r for r in rows if r["ruled_out"] and top_hourly is not None
+                   and r["flavor"].price and r["flavor"].price.on_demand is not None
+                   and r["flavor"].price.on_demand < top_hourly][:3]
+    considered = cheaper_out + [r for r in rows if r not in recs and not r["ruled_out"]][:3]
+    if not considered:
+        considered = [r for r in rows if r not in recs][:6]
+    return recs, considered

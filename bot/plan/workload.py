@@ -1,0 +1,128 @@
+"""The job as the estimator sees it: a conversation's slots -> a Workload, and its memory on n GPUs.
+
+Defaults are stated back to the user as (template key, values) assumptions, so nothing is assumed silently.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bot.estimate.memory import estimate_memory
+from bot.knowledge.loader import KnowledgeBase
+from bot.records.kb import Model
+from bot.records.models import MemoryEstimate, Workload
+
+Assumptions = list[tuple[str, dict[str, Any]]]
+
+
+def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
+                   ) -> tuple[Workload, Model | None, Assumptions]:
+    """The workload the slots describe, the model it names (if known) and the defaults assumed for it."""
+    model = kb.models.get(slots.get("model") or "")
+    params_b = slots.get("params_b") or (model.params_b if model else None) or assumed.get("params_b", 7)
+    notes: Assumptions = []
+    if not model and not slots.get("params_b"):
+        notes.append(("assume.params", {"params_b": params_b}))
+    if intent == "inference":
+        return _serving(model, params_b, slots, notes)
+    return _training(intent, model, params_b, slots, assumed, notes)
+
+
+def _gpus_nodes(slots: dict[str, Any], notes: Assumptions) -> tuple[int, int]:
+    """The GPU and node counts the user named; several nodes without a GPU count mean 8 GPUs a node."""
+    nodes = slots.get("nodes") or 1
+    gpus = slots.get("gpus") or (8 * nodes if nodes > 1 else 1)
+    if nodes > 1 and not slots.get("gpus"):
+        notes.append(("assume.gpus_per_node", {"gpus": gpus, "nodes": nodes}))
+    return gpus, nodes
+
+
+def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes: Assumptions
+             ) -> tuple[Workload, Model | None, Assumptions]:
+    precision = slots.get("precision") or "bf16"
+    concurrency = slots.get("concurrency") or 4
+    context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
+    if not slots.get("concurrency"):
+        notes.append(("assume.small_team", {}))
+    notes.append(("assume.serving", {"concurrency": concurrency, "context": context}))
+    if not slots.get("precision"):
+        notes.append(("assume.precision", {"precision": precision}))
+    gpus, nodes = _gpus_nodes(slots, notes)
+    w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
+                 precision=precision, concurrency=concurrency, context=context,
+                 gpus=max(gpus, nodes), nodes=nodes, tensor_parallel=max(gpus, nodes))
+    return w, model, notes
+
+
+def _training(intent: str, model: Model | None, params_b: float, slots: dict[str, Any], assumed: dict[str, Any],
+              notes: Assumptions) -> tuple[Workload, Model | None, Assumptions]:
+    transformer = model is None or model.is_transformer
+    method = slots.get("method") or assumed.get("method") or ("full" if intent in ("train", "rendering") else "lora")
+    if not slots.get("method"):
+        notes.append(("assume.method", {"method": f"method.{method}"}))
+    precision = slots.get("precision") or "bf16"
+    if precision in ("int4", "nf4", "int8") and method in ("lora", "qlora"):
+        method, precision = "qlora", "bf16"
+    elif precision in ("int4", "nf4", "int8", "fp8") and method in ("full", "freeze"):
+        precision = "bf16"
+    if model is not None and model.encoder_tokens and not model.decoder_layers:
+        transformer = False     # a fixed input (ViT: one image's patches): batches are counted in samples
+    default_batch = 4 if method in ("lora", "qlora") else (16 if not transformer else 1)
+    batch = slots.get("batch_size") or default_batch
+    seq = slots.get("seq_len") or (1024 if intent == "finetune" else 2048)
+    gpus, nodes = _gpus_nodes(slots, notes)
+    w = Workload(model=model.id if model else None, params_b=params_b,
+                 task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
+                 batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
+                 sharding="zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none"),
+                 grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
+                 # full fine-tuning at a small micro-batch accumulates: its gradients stay through every forward
+                 grad_accumulation=8 if method in ("full", "freeze") else 1)
+    notes.extend(_training_notes(method, transformer, batch, seq))
+    return w, model, notes
+
+
+def _training_notes(method: str, transformer: bool, batch: int, seq: int) -> Assumptions:
+    notes: Assumptions = []
+    if transformer:
+        notes.append(("assume.batch", {"batch": batch, "seq": seq}))
+    else:
+        notes.append(("assume.batch_samples", {"batch": batch}))
+    if method in ("lora", "qlora"):
+        notes.append(("assume.lora", {"rank": 16}))
+    if transformer:
+        notes.append(("assume.ckpt_on", {}))
+    if method in ("full", "freeze"):
+        notes.append(("assume.grad_accum", {}))
+    notes.append(("assume.optimizer", {"optimizer": "AdamW"}))
+    return notes
+
+
+def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, MemoryEstimate]) -> MemoryEstimate:
+    """Estimate with n GPUs in total: sharded training (ZeRO-3) or tensor-parallel serving when n > 1."""
+    if n not in cache:
+        if n == w.gpus:
+            cw = w
+        elif w.method == "inference":
+            cw = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": max(1, math.ceil(n / 8))})
+        else:
+            cw = w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
+                                      "nodes": max(1, math.ceil(n / 8))})
+        cache[n] = estimate_memory(cw, model)
+    return cache[n]
+
+
+def tp_degrees(model: Model | None, gpus: int) -> list[int]:
+    """Tensor-parallel degrees usable on `gpus` GPUs, largest first: the query heads must divide evenly, and the KV
+    heads either divide evenly or are replicated (vLLM); without a config, powers of two."""
+    if model is not None and model.heads:
+        kv = model.kv_heads or model.heads
+        out = [t for t in range(gpus, 0, -1) if model.heads % t == 0 and (kv % t == 0 or t % kv == 0)]
+    else:
+        out = [t for t in range(gpus, 0, -1) if t & (t - 1) == 0]
+    return out or [1]
+
+
+def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
+    """Did the user fix the GPU or node count? Then every plan uses it rather than sizing its own."""
+    return bool(slots.get("gpus") or slots.get("nodes"))
