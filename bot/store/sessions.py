@@ -18,7 +18,7 @@ import os
 import pathlib
 from typing import Any, Callable
 
-from bot.store.audit import iso_utc, to_json_value, utc_now
+from bot.store.chain import iso_utc, to_json_value, utc_now
 from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 
 __all__ = ["SessionStore", "session_key", "session_id", "SLACK_SURFACES", "DEFAULT_TTL_S"]
