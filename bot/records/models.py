@@ -12,6 +12,12 @@ Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Offload = Literal["none", "optimizer", "full"]
 Status = Literal["answer", "follow_up", "info", "out_of_scope"]
 Intent = Literal["train", "finetune", "inference", "rendering", "compare", "explain", "billing", "help"]
+# what a job is, beyond train/serve: each kind has its own memory terms and its own speed unit (bot/estimate/kinds.py)
+WorkloadKind = Literal["llm", "vision", "diffusion", "speech", "multimodal", "rendering"]
+# how a language model is post-trained: supervised (one model), preference pairs against a frozen reference (DPO,
+# KTO) or without one (ORPO, SimPO), online RL with a rollout engine (PPO: actor, critic, reward, reference; GRPO:
+# actor and reference, G samples per prompt), or a reward model (a scalar head over chosen/rejected pairs)
+Algorithm = Literal["sft", "dpo", "orpo", "kto", "simpo", "ppo", "grpo", "reward_model"]
 
 
 class Slots(BaseModel):
@@ -103,6 +109,20 @@ class Workload(BaseModel):
     context: int = Field(default=4096, ge=1, le=10_000_000)
     tokens: float | None = Field(default=None, gt=0)
     tensor_parallel: int = Field(default=1, ge=1, le=1024)
+    # ----- the kind of job and its own dimensions (issue 17); an LLM SFT/serving job leaves them all at default
+    kind: WorkloadKind = "llm"
+    algorithm: Algorithm = "sft"
+    rl_group: int = Field(default=8, ge=1, le=1024)          # GRPO: completions sampled per prompt (TRL default 8)
+    rollout_len: int | None = Field(default=None, ge=1)       # RL: tokens generated per completion
+    colocate: bool = True          # RL: policy, reference, critic, reward and rollout engine share the same GPUs
+    ref_offload: bool = False      # the frozen reference/reward weights live in host memory (verl/OpenRLHF offload)
+    image_size: int | None = Field(default=None, ge=8, le=16384)     # pixels per side (vision, diffusion)
+    steps: int | None = Field(default=None, ge=1, le=1000)           # diffusion sampling steps per image
+    dataset_items: float | None = Field(default=None, gt=0)          # images / clips / samples in one epoch
+    epochs: float | None = Field(default=None, gt=0)
+    streams: int | None = Field(default=None, ge=1, le=100_000)      # concurrent audio or video streams
+    fps: float | None = Field(default=None, gt=0, le=1000)           # frames per second per video stream
+    scene_gib: float | None = Field(default=None, gt=0, le=4096)     # rendering: the scene's geometry and textures
 
 
 class MemoryTerm(BaseModel):
@@ -132,6 +152,27 @@ class Compute(BaseModel):
     days: float
     basis: str
     costs: list[dict[str, Any]] = []     # the GPU-hours priced per billing mode (cost.job_costs)
+
+
+class RateTerm(BaseModel):
+    """One step of a throughput or time estimate, with its unit and how it was computed."""
+    name: str
+    value: float
+    unit: str
+    formula: str
+
+
+class JobSpeed(BaseModel):
+    """How fast a job of a non-LLM or post-training kind runs, in the unit that means something for it
+    (images/s, x real time, samples/s), and how long the whole job takes when its size is known."""
+    kind: WorkloadKind
+    unit: str                  # e.g. "images/s", "x real time", "samples/s"
+    rate: float                # in `unit`, for the whole job's GPUs
+    gpus: int
+    hours: float | None = None
+    terms: list[RateTerm] = []
+    assumptions: list[str] = []
+    assumption_keys: list[dict[str, Any]] = []
 
 
 class FitStep(BaseModel):
