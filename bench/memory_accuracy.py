@@ -183,7 +183,8 @@ def evaluate(rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         thumb_w, thumb_b = rules_of_thumb(row, w)
         rec: dict[str, Any] = {"id": row["id"], "model": row["model"], "method": w.method, "what": row.get("what"),
                                "derived_arch": model is None or not model.is_transformer,
-                               "excluded": exclusion(row), "source": row["source"]["url"]}
+                               "excluded": exclusion(row), "source": row["source"]["url"],
+                               "unseen": bool(row.get("unseen"))}
         if row.get("oom"):
             gpu = gpu_of(row.get("gpu"))
             cap = gpu.memory_gib if gpu else None
@@ -196,6 +197,10 @@ def evaluate(rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         rec.update(measured=measured, estimate=estimate, thumb_weights=thumb_w, thumb_bytes=thumb_b,
                    err=(estimate - measured) / measured, err_weights=(thumb_w - measured) / measured,
                    err_bytes=(thumb_b - measured) / measured)
+        if row.get("first_run_estimate") is not None:
+            # the estimate of the code as it stood when the row was added, before any change made for it (frozen in
+            # the row): how the estimator does on runs it was not tuned to
+            rec.update(first_run=row["first_run_estimate"], err_first=(row["first_run_estimate"] - measured) / measured)
         out.append(rec)
     return out
 
@@ -213,7 +218,10 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     for r in left_out:
         reasons[r["excluded"]] = reasons.get(r["excluded"], 0) + 1
     everything = rows + left_out
+    unseen = [r for r in rows if r.get("unseen")]
     return {"rows": len(rows), "excluded": len(left_out), "excluded_by_reason": reasons,
+            "unseen_rows": len(unseen),
+            "unseen": {"now": stats("err", unseen), "first_run": stats("err_first", unseen)} if unseen else None,
             "oom_rows": len(ooms), "oom_correct": sum(r["correct"] for r in ooms),
             "estimator": stats("err", rows), "weights_only": stats("err_weights", rows),
             "bytes_per_param": stats("err_bytes", rows),
@@ -258,7 +266,8 @@ def spread_yaml(results: list[dict[str, Any]]) -> str:
 
 
 def table_cells(results: list[dict[str, Any]]) -> list[tuple[str, ...]]:
-    """One row of cells per result: nine for a measured total, five for an out-of-memory report."""
+    """One row of cells per result: ten for a measured total (the last: the first-run error of an unseen row), five
+    for an out-of-memory report."""
     rows = []
     for r in results:
         if "err" not in r:
@@ -267,16 +276,18 @@ def table_cells(results: list[dict[str, Any]]) -> list[tuple[str, ...]]:
             continue
         rows.append((r["id"] + (" *" if r.get("excluded") else ""), r["what"], f"{r['measured']:.2f}",
                      f"{r['estimate']:.2f}", f"{r['err']:+.0%}", f"{r['thumb_weights']:.2f}", f"{r['err_weights']:+.0%}",
-                     f"{r['thumb_bytes']:.2f}", f"{r['err_bytes']:+.0%}"))
+                     f"{r['thumb_bytes']:.2f}", f"{r['err_bytes']:+.0%}",
+                     f"{r['first_run']:.2f} ({r['err_first']:+.0%})" if "err_first" in r else ""))
     return rows
 
 
 def markdown_table(results: list[dict[str, Any]]) -> str:
     """The README's full table (a test keeps the README equal to it)."""
-    head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err")
+    head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err",
+            "unseen: first run (err)")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cells in table_cells(results):
-        lines.append("| " + " | ".join(cells) + " |" + (" | | | |" if len(cells) == 5 else ""))
+        lines.append("| " + " | ".join(cells) + " |" + (" | | | | |" if len(cells) == 5 else ""))
     return "\n".join(lines)
 
 
@@ -289,6 +300,13 @@ def summary_markdown(s: dict[str, Any]) -> str:
         st = s[key]
         lines.append(f"| {label} | {st['median_abs_error']:.1%} | {st['within_15_share']:.0%} | "
                      f"{st['mean_abs_error']:.1%} |")
+    if s.get("unseen"):
+        n = s["unseen_rows"]
+        for key, label in (("first_run", f"gpu-advisor on the {n} unseen rows, first run (before any change)"),
+                           ("now", f"gpu-advisor on the {n} unseen rows, now")):
+            st = s["unseen"][key]
+            lines.append(f"| {label} | {st['median_abs_error']:.1%} | {st['within_15_share']:.0%} | "
+                         f"{st['mean_abs_error']:.1%} |")
     return "\n".join(lines)
 
 
@@ -308,13 +326,14 @@ def main() -> None:
         print(summary_markdown(summary(results)))
         return
     head = ("id", "what", "measured", "estimate", "err", "weights-only", "err", "bytes/param", "err")
-    print(f"{head[0]:<44} {head[1]:<15} {'GiB':>8} {'est':>8} {'err':>7} {'w-only':>8} {'err':>7} {'B/p':>8} {'err':>7}")
+    print(f"{head[0]:<44} {head[1]:<15} {'GiB':>8} {'est':>8} {'err':>7} {'w-only':>8} {'err':>7} {'B/p':>8} {'err':>7}"
+          "  first run (unseen)")
     for cells in table_cells(results):
         if len(cells) == 5:
             print(f"{cells[0]:<44} {cells[1]:<15} {cells[2]:>8} {cells[3]:>8} {cells[4]:>7}")
         else:
             print(f"{cells[0]:<44} {cells[1]:<15} {cells[2]:>8} {cells[3]:>8} {cells[4]:>7} {cells[5]:>8} "
-                  f"{cells[6]:>7} {cells[7]:>8} {cells[8]:>7}")
+                  f"{cells[6]:>7} {cells[7]:>8} {cells[8]:>7}  {cells[9]}")
     s = summary(results)
     print()
     print(f"{s['rows']} comparable measured rows (+{s['excluded']} marked * left out: configuration incomplete or a "
@@ -323,6 +342,11 @@ def main() -> None:
         st = s[name]
         print(f"  {name:<16} median |error| {st['median_abs_error']:.1%}   within ±15%: {st['within_15_share']:.0%}   "
               f"mean |error| {st['mean_abs_error']:.1%}")
+    if s.get("unseen"):
+        for key in ("first_run", "now"):
+            st = s["unseen"][key]
+            print(f"  unseen ({s['unseen_rows']}) {key:<9} median |error| {st['median_abs_error']:.1%}   within ±15%: "
+                  f"{st['within_15_share']:.0%}   mean |error| {st['mean_abs_error']:.1%}")
     print("left out, by reason:")
     for why, n in sorted(s["excluded_by_reason"].items(), key=lambda kv: -kv[1]):
         print(f"  {n:>3}  {why}")

@@ -433,11 +433,13 @@ COMPARABLE = [r for r in RESULTS if "err" in r and not r.get("excluded")]
 def test_accuracy_floors_against_published_measurements():
     """bench/memory_accuracy.py over tests/data/measured_memory.yaml (each row cites its source and quote)."""
     s = memory_accuracy.summary(RESULTS)
-    assert s["rows"] >= 65
+    assert s["rows"] >= 98
     assert s["estimator"]["median_abs_error"] <= 0.10          # the issue's target: median error <= 10 % (met)
-    # the issue's other target is +-15 % on 90 % of rows: measured 89.6 % (60 of 67; README: which rows miss and
-    # why). This floor only stops regressions.
-    assert s["estimator"]["within_15_share"] >= 0.89
+    # issue 23 added 31 rows from sources never checked before ("unseen"); with them 80 % of rows are within +-15 %
+    # before the changes made for them (README). This floor only stops regressions.
+    assert s["estimator"]["within_15_share"] >= 0.79
+    # the unseen rows' first-run figures are frozen in the data: they never change with the code
+    assert s["unseen"]["first_run"]["within_15_share"] == pytest.approx(17 / 31)
     # far ahead of both rules of thumb
     assert s["estimator"]["median_abs_error"] * 3 < s["weights_only"]["median_abs_error"]
     assert s["estimator"]["median_abs_error"] * 3 < s["bytes_per_param"]["median_abs_error"]
