@@ -75,7 +75,9 @@ def test_every_price_has_currency_kind_and_date(flavors):
             continue
         price = flavor.price
         assert price.currency == "USD", flavor.id
-        assert price.kind == "list", flavor.id
+        assert price.kind in ("list", "flagged"), flavor.id
+        assert (price.kind == "flagged") == bool(price.flags), flavor.id
+        assert price.region == flavor.region and price.region, flavor.id
         assert price.unit == "hour", flavor.id
         assert price.date == dt.date(2026, 11, 30), flavor.id
         assert "not known exactly" in price.basis, flavor.id
@@ -84,10 +86,12 @@ def test_every_price_has_currency_kind_and_date(flavors):
 
 
 def test_a100_80gb_rows_map_to_80_gib(flavors):
-    rows = [f for f in flavors.values() if f.gpu == "a100-80gb"]
-    # aws p4de, gcp a2-ultragpu x4, azure NC A100 v4 x3 + NDm, lambda 8x, verda x2
+    rows = [f for f in flavors.values() if f.gpu in ("a100-80gb", "a100-80gb-pcie")]
+    # aws p4de, gcp a2-ultragpu x4, azure NC A100 v4 x3 (PCIe cards) + NDm, lambda 8x, verda x2
     assert len(rows) == 12
     assert {f.gpu_memory_gib for f in rows} == {80}
+    assert sorted(f.id for f in rows if f.gpu == "a100-80gb-pcie") == [
+        "azure/Standard_NC24ads_A100_v4", "azure/Standard_NC48ads_A100_v4", "azure/Standard_NC96ads_A100_v4"]
     assert flavors["aws/p4de.24xlarge"].gpu_memory_gib == 80
     assert flavors["aws/p4d.24xlarge"].gpu == "a100-40gb"
     assert flavors["aws/p4d.24xlarge"].gpu_memory_gib == 40

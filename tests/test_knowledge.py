@@ -16,7 +16,8 @@ GOOD_GPU = {"id": "t4", "name": "NVIDIA T4", "vendor": "nvidia", "architecture":
 GOOD_PROVIDER = {"id": "acme", "name": "Acme Cloud", "sources": ["s1"]}
 GOOD_FLAVOR = {"id": "acme/g1.small", "provider": "acme", "flavor": "g1.small", "family": "g1", "gpu": "t4",
                "gpu_count": 1, "gpu_memory_gib": 16, "evidence": "vendor", "sources": ["s1"],
-               "price": {"on_demand": 1.0, "currency": "USD", "kind": "list", "date": "2026-11-30", "sources": ["s1"]}}
+               "price": {"on_demand": 1.0, "currency": "USD", "kind": "list", "date": "2026-11-30", "region": "r1",
+                         "sources": ["s1"]}}
 
 
 def write_kb(tmp: Path, **changes) -> Path:
@@ -57,6 +58,20 @@ def test_a_tiny_kb_loads_and_gets_no_invented_price(tmp_path):
      "flavors[acme/g1.small].price.kind", "required"),
     # a wrong top-level kind
     ({"flavours": []}, "flavours", "did you mean 'flavors'"),
+    # a price the catalog flags as a quirk, shown as a list price
+    ({"flavors": [{**GOOD_FLAVOR, "price": {**GOOD_FLAVOR["price"], "flags": ["SKU-mapping quirk"]}}]},
+     "flavors[acme/g1.small].price", "flags as a data quirk is shown as a list price"),
+    # a list price without a region
+    ({"flavors": [{**GOOD_FLAVOR, "price": {**GOOD_FLAVOR["price"], "region": None}}]},
+     "flavors[acme/g1.small].price", "without a region"),
+    # a list price in another currency than the provider bills in
+    ({"flavors": [{**GOOD_FLAVOR, "price": {**GOOD_FLAVOR["price"], "currency": "CNY"}}]},
+     "flavors[acme/g1.small].price.currency", "currency mismatch"),
+    # an alias stating a memory size the GPU record does not have (910B4 is 32 GB, not 64)
+    ({"gpus": [{**GOOD_GPU, "aliases": ["T4 32GB"]}]}, "gpus[t4].aliases", "states 32 GB"),
+    # an interconnect value whose evidence says unknown
+    ({"flavors": [{**GOOD_FLAVOR, "interconnect": "nvlink", "interconnect_evidence": "unknown"}]},
+     "flavors[acme/g1.small]", "null goes with unknown"),
 ])
 def test_malformed_records_are_refused_with_file_key_and_fix(tmp_path, changes, key, words):
     _kb, problems = check_knowledge(write_kb(tmp_path, **changes))
@@ -74,13 +89,41 @@ def test_broken_yaml_names_the_line(tmp_path):
 
 def test_indicative_price_is_derived_and_labelled(tmp_path):
     other = {**GOOD_FLAVOR, "id": "acme/g1.big", "flavor": "g1.big", "gpu_count": 2,
-             "price": {"on_demand": 3.0, "currency": "USD", "kind": "list", "date": "2026-11-30", "sources": ["s1"]}}
+             "price": {**GOOD_FLAVOR["price"], "on_demand": 3.0}}
     unpriced = {**GOOD_FLAVOR, "id": "acme/g1.nop", "flavor": "g1.nop"}
     del unpriced["price"]
     kb = load_knowledge(write_kb(tmp_path, flavors=[GOOD_FLAVOR, other, unpriced]))
     price = kb.flavors["acme/g1.nop"].price
-    # the cloud's lowest per-GPU list price (1.0, not the 2-GPU size's 1.5), median across clouds, one GPU
-    assert price.kind == "indicative" and price.on_demand == pytest.approx(1.0) and "median" in price.basis
+    # the cloud's own lowest per-GPU list price (1.0, not the 2-GPU size's 1.5), one GPU
+    assert price.kind == "indicative" and price.on_demand == pytest.approx(1.0) and "own lowest" in price.basis
+
+
+def test_indicative_price_of_a_cloud_without_that_gpu_is_the_median_of_other_clouds(tmp_path):
+    provider2 = {**GOOD_PROVIDER, "id": "beta", "name": "Beta Cloud"}
+    unpriced = {**GOOD_FLAVOR, "id": "beta/b1", "provider": "beta", "flavor": "b1", "gpu_count": 4}
+    del unpriced["price"]
+    kb = load_knowledge(write_kb(tmp_path, providers=[GOOD_PROVIDER, provider2], flavors=[GOOD_FLAVOR, unpriced]))
+    price = kb.flavors["beta/b1"].price
+    assert price.kind == "indicative" and price.on_demand == pytest.approx(4.0)
+    assert "median over acme" in price.basis and "not a beta price" in price.basis
+
+
+def test_a_size_with_only_a_spot_price_keeps_it_and_gets_its_own_clouds_rate(tmp_path):
+    """Verda's 8x B200 had no on-demand price in the catalog: the indicative one is Verda's own per-GPU rate
+    times eight (not the other clouds' median, 84 % higher), and its real spot price survives."""
+    spot_only = {**GOOD_FLAVOR, "id": "acme/g1.x8", "flavor": "g1.x8", "gpu_count": 8,
+                 "price": {**GOOD_FLAVOR["price"], "on_demand": None, "spot": 2.5}}
+    kb = load_knowledge(write_kb(tmp_path, flavors=[GOOD_FLAVOR, spot_only]))
+    price = kb.flavors["acme/g1.x8"].price
+    assert (price.kind, price.on_demand, price.spot) == ("indicative", pytest.approx(8.0), 2.5)
+
+
+def test_flagged_prices_never_feed_indicative_ones(tmp_path):
+    flagged = {**GOOD_FLAVOR, "price": {**GOOD_FLAVOR["price"], "kind": "flagged", "flags": ["quirk"]}}
+    unpriced = {**GOOD_FLAVOR, "id": "acme/g1.nop", "flavor": "g1.nop"}
+    del unpriced["price"]
+    kb = load_knowledge(write_kb(tmp_path, flavors=[flagged, unpriced]))
+    assert kb.flavors["acme/g1.nop"].price is None
 
 
 def test_local_prices_override_and_are_labelled(tmp_path):

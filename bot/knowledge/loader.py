@@ -6,11 +6,9 @@ not raised at the first one, so `gpu-advisor kb validate` can list them all with
 from __future__ import annotations
 
 import bisect
-import datetime as dt
 import hashlib
 import os
 import pickle
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -25,16 +23,18 @@ from pydantic import BaseModel, ValidationError
 from rapidfuzz import process
 
 from bot.records.errors import KnowledgeError, NotFound, Problem
-from bot.records.kb import GPU, Claim, EstimateSpread, Flavor, Model, Price, Provider, Source, Topic
+from bot.knowledge import prices as price_rules
+from bot.records.kb import GPU, Claim, EstimateSpread, Flavor, Model, Provider, Rate, Source, Topic
 from bot.records.text import norm_key
 
 KINDS: dict[str, type[BaseModel]] = {
     "sources": Source, "gpus": GPU, "models": Model, "flavors": Flavor, "providers": Provider, "claims": Claim,
-    "topics": Topic, "estimate_spread": EstimateSpread,
+    "topics": Topic, "estimate_spread": EstimateSpread, "rates": Rate,
 }
 
 # A family name a user types ("a100") and the knowledge-base GPU ids it stands for.
-GPU_FAMILIES = {"a100": ["a100-40gb", "a100-80gb"], "v100": ["v100-16gb", "v100-32gb"],
+GPU_FAMILIES = {"a100": ["a100-40gb", "a100-80gb", "a100-40gb-pcie", "a100-80gb-pcie"],
+                "v100": ["v100-16gb", "v100-32gb", "v100-32gb-pcie"], "910b": ["ascend-910b", "ascend-910b4"],
                 "h100": ["h100-sxm", "h100-pcie", "h100-nvl"]}
 
 
@@ -167,6 +167,16 @@ class KnowledgeBase:
     gpu_aliases: Mapping[str, str] = field(default_factory=dict)
     provider_aliases: Mapping[str, str] = field(default_factory=dict)
     estimate_spread: Mapping[str, EstimateSpread] = field(default_factory=dict)
+    rates: Mapping[str, Rate] = field(default_factory=dict)
+
+    # ----- currencies ----------------------------------------------------------------------------------------
+    def convert(self, amount: float, from_ccy: str, to_ccy: str) -> float:
+        """`amount` in `from_ccy` in `to_ccy` at the dated rates of knowledge/rates.yaml (NotFound for a currency
+        the table lacks). Say the rate's date with the result: `rates_used(from_ccy, to_ccy)`."""
+        return price_rules.convert(self.rates, amount, from_ccy, to_ccy)
+
+    def rates_used(self, from_ccy: str, to_ccy: str) -> list[Rate]:
+        return price_rules.rates_used(self.rates, from_ccy, to_ccy)
 
     # ----- lookups -------------------------------------------------------------------------------------------
     def source(self, sid: str) -> Source:
@@ -309,13 +319,13 @@ def _code_version() -> bytes:
     """The validated records depend on the code that defines and derives them: a change there is a cache miss."""
     bot_dir = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"pydantic{__import__('pydantic').VERSION}".encode())
-    for name in ("records/kb.py", "knowledge/loader.py", "records/text.py"):
+    for name in ("records/kb.py", "knowledge/loader.py", "knowledge/prices.py", "records/text.py"):
         h.update((bot_dir / name).read_bytes())
     return h.digest()
 
 
 _TABLES = ("sources", "gpus", "models", "flavors", "providers", "claims", "topics", "model_aliases", "gpu_aliases",
-           "provider_aliases", "estimate_spread")
+           "provider_aliases", "estimate_spread", "rates")
 
 
 def _to_tables(kb: "KnowledgeBase") -> dict[str, Any]:
@@ -394,7 +404,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
 
     src = tables["sources"]
     # every fact cites a source that exists
-    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread"):
+    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread", "rates"):
         for rid, rec in tables[kind].items():
             cited = list(rec.sources)
             if kind == "flavors" and rec.price is not None:
@@ -430,8 +440,10 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
     flavors = tables["flavors"]
     if prices_file is not None and Path(prices_file).exists():
         digest.update(b"local\0" + Path(prices_file).read_bytes())
-        flavors = _apply_local_prices(flavors, Path(prices_file), problems)
-    flavors = _with_indicative_prices(flavors, tables["gpus"])
+        flavors = price_rules.apply_local_prices(flavors, Path(prices_file), problems, read_yaml, _guess_fix)
+    flavors = price_rules.with_indicative_prices(flavors, tables["gpus"])
+    problems += price_rules.price_problems(flavors, tables["providers"], tables["rates"], loc)
+    problems += price_rules.alias_size_problems(tables["gpus"], loc)
     if problems:
         return None, problems
     freeze = MappingProxyType
@@ -441,6 +453,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
         claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
         model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
         provider_aliases=freeze(aliases["providers"]), estimate_spread=freeze(tables["estimate_spread"]),
+        rates=freeze(tables["rates"]),
     ), []
 
 
@@ -466,61 +479,3 @@ def _alias_table(records: Mapping[str, Any], kind: str, label: str, loc, problem
                                         f"alias '{name}' also names {label} '{other}'",
                                         "make the alias specific to one record, or drop it"))
     return table
-
-
-def _apply_local_prices(flavors: dict[str, Flavor], path: Path, problems: list[Problem]) -> dict[str, Flavor]:
-    """An operator's own prices: `prices: [{flavor, on_demand, spot?, currency, date}]`, labelled as theirs."""
-    rel = str(path)
-    doc = read_yaml(path, problems, rel) or {}
-    out = dict(flavors)
-    for i, row in enumerate(doc.get("prices", []) if isinstance(doc, dict) else []):
-        fid = row.get("flavor") if isinstance(row, dict) else None
-        if fid not in out:
-            problems.append(Problem(rel, f"prices[{i}].flavor", f"unknown flavor '{fid}'",
-                                    _guess_fix(str(fid), out, "use an id from `gpu-advisor kb list flavors`")))
-            continue
-        try:
-            price = Price(on_demand=row.get("on_demand"), spot=row.get("spot"), currency=row.get("currency", ""),
-                          kind="local", date=row.get("date"), basis="your own price list",
-                          sources=[])
-        except ValidationError as exc:
-            problems.extend(validation_problems(rel, f"prices[{i}]", Price, exc))
-            continue
-        if not price.currency:
-            problems.append(Problem(rel, f"prices[{i}].currency", "currency missing", "add e.g. currency: CNY"))
-            continue
-        out[fid] = out[fid].model_copy(update={"price": price})
-    return out
-
-
-def _with_indicative_prices(flavors: dict[str, Flavor], gpus: Mapping[str, GPU]) -> dict[str, Flavor]:
-    """A flavor with no list price gets an indicative one: for each other cloud, the lowest list price per GPU-hour
-    of that GPU (the size closest to "just the GPU", without a large host), then the median across clouds."""
-    best: dict[tuple[str, str], tuple[float, float | None, dt.date, list[str]]] = {}
-    for f in flavors.values():
-        if f.price and f.price.kind == "list" and f.price.on_demand:
-            per = f.price.on_demand / f.gpu_count
-            spot = f.price.spot / f.gpu_count if f.price.spot else None
-            key = (f.gpu, f.provider)
-            if key not in best or per < best[key][0]:
-                best[key] = (per, spot, f.price.date, list(f.price.sources))
-    per_gpu: dict[str, list[tuple[str, tuple[float, float | None, dt.date, list[str]]]]] = defaultdict(list)
-    for (gpu, provider), row in sorted(best.items()):
-        per_gpu[gpu].append((provider, row))
-    out = dict(flavors)
-    for fid, f in flavors.items():
-        if (f.price and f.price.on_demand is not None) or f.gpu not in per_gpu:
-            continue
-        rows = per_gpu[f.gpu]
-        od = statistics.median(r[0] for _p, r in rows) * f.gpu_count
-        spots = [r[1] for _p, r in rows if r[1] is not None]
-        spot = statistics.median(spots) * f.gpu_count if spots else None
-        providers = [p for p, _r in rows]
-        name = gpus[f.gpu].name if f.gpu in gpus else f.gpu
-        basis = (f"median over {', '.join(providers)} of each cloud's lowest list price per {name} GPU-hour, "
-                 f"times {f.gpu_count} GPU(s); not a {f.provider} price")
-        sources = sorted({s for _p, r in rows for s in r[3]})
-        out[fid] = f.model_copy(update={"price": Price(
-            on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency="USD",
-            kind="indicative", date=max(r[2] for _p, r in rows), basis=basis, sources=sources)})
-    return out

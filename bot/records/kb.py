@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Record(BaseModel):
@@ -135,21 +135,30 @@ class Model(Record):
         return 2 * kv * hd
 
 
-PriceKind = Literal["list", "indicative", "local"]
+# list: the provider's published price as a catalog collected it; flagged: a catalog price whose row carries a
+# data-quality warning (a SKU-mapping quirk...), shown but never called a list price nor used to derive others;
+# indicative: derived from other prices (basis says how); local: the operator's own price file.
+PriceKind = Literal["list", "flagged", "indicative", "local"]
 
 
 class Price(Record):
     on_demand: float | None = Field(default=None, ge=0)
     spot: float | None = Field(default=None, ge=0)
-    currency: str = "USD"
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")   # ISO 4217
     unit: Literal["hour"] = "hour"
     kind: PriceKind
     date: dt.date
+    region: str | None = None     # where the price applies; list and flagged prices must name one
+    flags: list[str] = []         # the catalog's data-quality warnings for this row, verbatim
     basis: str | None = None      # how an indicative price was derived
     sources: list[str] = []
 
 
 Evidence = Literal["vendor", "same-stack", "third-party", "catalog"]
+# How a flavor's interconnect / RDMA value is known. stated: a cited source says it for this flavor or family;
+# derived: it follows from the hardware with a cited source (an 8-GPU HGX/SXM board is NVSwitch-connected);
+# unknown: no source read says - the value is null and means "not documented", never "absent".
+LinkEvidence = Literal["stated", "derived", "unknown"]
 
 
 class Flavor(Record):
@@ -165,7 +174,9 @@ class Flavor(Record):
     vcpus: int | None = None
     memory_gib: float | None = None
     interconnect: Literal["nvlink", "nvswitch", "pcie", "hccs"] | None = None
+    interconnect_evidence: LinkEvidence = "unknown"
     rdma: bool | None = None
+    rdma_evidence: LinkEvidence = "unknown"
     network: str | None = None
     use: list[Literal["training", "inference", "graphics", "hpc", "general"]] = []
     vgpu: bool = False            # a virtual GPU slice (e.g. A40-8Q), not a whole GPU
@@ -181,6 +192,24 @@ class Flavor(Record):
         if "/" not in v:
             raise ValueError("flavor id must be '<provider>/<flavor name>'")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evidence_defaults(cls, data):
+        """A value given without its evidence was stated by the flavor's sources; a null value is unknown. An
+        evidence level that contradicts the value (unknown with a value, stated/derived with null) is an error."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for field in ("interconnect", "rdma"):
+            key = f"{field}_evidence"
+            value, level = data.get(field), data.get(key)
+            if level is None:
+                data[key] = "unknown" if value is None else "stated"
+            elif (value is None) != (level == "unknown"):
+                raise ValueError(f"{key} '{level}' does not fit {field} {value!r}: "
+                                 "null goes with unknown, a value with stated or derived")
+        return data
 
     @property
     def nvlink(self) -> bool | None:
@@ -235,6 +264,17 @@ class EstimateSpread(Record):
     p10_ratio: float = Field(gt=0)
     p90_ratio: float = Field(gt=0)
     max_ratio: float = Field(gt=0)
+    sources: list[str] = Field(min_length=1)
+
+
+class Rate(Record):
+    """One exchange rate: units of `currency` per 1 `base` on `date` (the ECB's euro reference rates). Prices and
+    budgets keep their currency; a comparison across currencies converts through this table and says its date."""
+    id: str                       # "EUR-CNY"
+    base: str = Field(pattern=r"^[A-Z]{3}$")
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    rate: float = Field(gt=0)
+    date: dt.date
     sources: list[str] = Field(min_length=1)
 
 
