@@ -102,3 +102,14 @@ def test_second_labelled_set_holds_the_floors(core):
     assert res.questions >= 150
     assert res.intent_accuracy >= INTENT_FLOOR, res.question_failures
     assert res.slot_f1 >= SLOT_F1_FLOOR, res.question_failures
+
+
+# ----- the real set ---------------------------------------------------------------------------------------------------
+def test_the_real_set_is_real_and_labelled():
+    """At least 150 questions copied from public threads, each with the URL it came from, no text twice."""
+    items = nlu_eval.load_questions(nlu_eval.REAL)
+    assert len(items) >= 150
+    assert all(str(i.get("source", "")).startswith("https://") for i in items)
+    assert len({i["text"] for i in items}) == len(items)
+    assert {i["lang"] for i in items} == {"en", "zh"}
+    assert all("intent" in i and isinstance(i["slots"], dict) for i in items)
