@@ -43,6 +43,9 @@ BLOCK_TYPES = {"section", "header", "context", "actions", "divider", "image", "r
 MAX_BLOCKS, SECTION_MAX, HEADER_MAX, FIELDS_MAX, FIELD_MAX = 50, 3000, 150, 10, 2000
 CONTEXT_MAX, ACTIONS_MAX, BUTTON_TEXT_MAX, VALUE_MAX, ID_MAX = 10, 25, 75, 2000, 255
 TEXT_MAX, BLOCKS_TEXT_MAX = 40000, 12000
+# select menus, options and views (slack_sdk.models: StaticSelectElement.options_max_length, Option.label/value,
+# placeholder_max_length; View.blocks_max_length for a Home tab)
+OPTIONS_MAX, OPTION_TEXT_MAX, OPTION_VALUE_MAX, PLACEHOLDER_MAX, VIEW_BLOCKS_MAX = 100, 75, 150, 150, 100
 
 
 @dataclass
@@ -79,12 +82,29 @@ def _text_obj(obj: Any, limit: int, kinds: tuple[str, ...] = ("plain_text", "mrk
     return None
 
 
-def validate_blocks(blocks: Any) -> str | None:
+def _select(e: dict[str, Any]) -> str | None:
+    """A static_select: 1-100 options, each plain_text up to 75 with a value up to 150; a placeholder up to 150."""
+    if "placeholder" in e and (err := _text_obj(e["placeholder"], PLACEHOLDER_MAX, ("plain_text",))):
+        return f"placeholder: {err}"
+    options = e.get("options")
+    if not isinstance(options, list) or not options or len(options) > OPTIONS_MAX:
+        return f"1 to {OPTIONS_MAX} options"
+    for o in options + ([e["initial_option"]] if e.get("initial_option") else []):
+        if err := _text_obj(o.get("text"), OPTION_TEXT_MAX, ("plain_text",)):
+            return f"option: {err}"
+        if not isinstance(o.get("value"), str) or not o["value"] or len(o["value"]) > OPTION_VALUE_MAX:
+            return f"option value must be 1 to {OPTION_VALUE_MAX} characters"
+    if e.get("initial_option") and e["initial_option"] not in options:
+        return "initial_option is not one of the options"
+    return None
+
+
+def validate_blocks(blocks: Any, max_blocks: int = MAX_BLOCKS) -> str | None:
     """None when Slack would accept these blocks, else the reason (what Slack calls invalid_blocks)."""
     if not isinstance(blocks, list):
         return "blocks must be a list"
-    if len(blocks) > MAX_BLOCKS:
-        return f"{len(blocks)} blocks, more than {MAX_BLOCKS}"
+    if len(blocks) > max_blocks:
+        return f"{len(blocks)} blocks, more than {max_blocks}"
     block_ids, action_ids = set(), set()
     for i, b in enumerate(blocks):
         where = f"block {i} ({b.get('type') if isinstance(b, dict) else type(b).__name__})"
@@ -135,6 +155,13 @@ def validate_blocks(blocks: Any) -> str | None:
                         return f"{where}: button: {err}"
                     if "value" in e and (not isinstance(e["value"], str) or len(e["value"]) > VALUE_MAX):
                         return f"{where}: button value over {VALUE_MAX}"
+                elif e.get("type") == "static_select":
+                    if err := _select(e):
+                        return f"{where}: static_select: {err}"
+                else:
+                    return f"{where}: element type {e.get('type')!r} not checked by this stub"
+        if b.get("accessory", {}).get("type") == "static_select" and (err := _select(b["accessory"])):
+            return f"{where}: accessory: {err}"
     return None
 
 
@@ -323,6 +350,17 @@ class SlackStub:
                 ts = body.get("ts") if method == "chat.update" else f"{self._ts:.6f}"
             return {"ok": True, "channel": body["channel"], "ts": ts,
                     "message": {"text": body.get("text"), "ts": ts, "bot_id": BOT_ID}}
+        if method == "views.publish":                      # the App Home tab
+            view = body.get("view")
+            if isinstance(view, str):
+                view = json.loads(view)
+            if not body.get("user_id"):
+                return {"ok": False, "error": "invalid_arguments"}
+            if not isinstance(view, dict) or view.get("type") != "home":
+                return {"ok": False, "error": "invalid_arguments"}
+            if err := validate_blocks(view.get("blocks"), VIEW_BLOCKS_MAX):
+                return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": [err]}}
+            return {"ok": True, "view": {**view, "id": "V0HOME"}}
         return {"ok": False, "error": "unknown_method"}
 
 

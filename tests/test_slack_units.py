@@ -248,9 +248,15 @@ def test_manifest_matches_the_app():
     import yaml
     manifest = yaml.safe_load((REPO / "deploy" / "slack-app-manifest.yml").read_text(encoding="utf-8"))
     settings = manifest["settings"]
-    assert set(settings["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im"}
+    assert set(settings["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im", "message.channels",
+                                                                  "message.groups", "app_home_opened"}
     assert settings["interactivity"]["is_enabled"] is True and settings["socket_mode_enabled"] is True
-    assert {"app_mentions:read", "chat:write", "commands", "im:history"} <= set(manifest["oauth_config"]["scopes"]["bot"])
+    assert {"app_mentions:read", "chat:write", "commands", "im:history", "channels:history",
+            "groups:history"} <= set(manifest["oauth_config"]["scopes"]["bot"])
+    from bot.surfaces.slack.interactions import SHORTCUT_ID
+    [shortcut] = manifest["features"]["shortcuts"]
+    assert shortcut["type"] == "message" and shortcut["callback_id"] == SHORTCUT_ID
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
     [command] = manifest["features"]["slash_commands"]
     assert command["command"] == "/gpu-advisor"
     assert manifest["features"]["app_home"]["messages_tab_enabled"] is True

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator
 from bot.records.errors import AdvisorError
 
 ZERO_HASH = "0" * 64
-SURFACES = ("dm", "mention", "slash", "button", "cli")
+SURFACES = ("dm", "mention", "slash", "button", "shortcut", "cli")
 SYSTEM_SURFACE = "system"
 CHECKPOINT_STATUS = "checkpoint"
 

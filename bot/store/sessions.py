@@ -24,7 +24,7 @@ from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 __all__ = ["SessionStore", "session_key", "session_id", "SLACK_SURFACES", "DEFAULT_TTL_S"]
 
 DEFAULT_TTL_S = 6 * 3600
-SLACK_SURFACES = frozenset({"dm", "mention", "slash", "button", "slack"})
+SLACK_SURFACES = frozenset({"dm", "mention", "slash", "button", "shortcut", "slack"})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

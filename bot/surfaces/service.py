@@ -4,6 +4,8 @@ Shared by the CLI and the Slack app so the two cannot drift; it knows nothing of
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 from pathlib import Path
 from typing import Any
@@ -29,17 +31,31 @@ def shared_core() -> Core:
 class Service:
     def __init__(self, core: Core | None = None, db: Path | str | None = None):
         self.core = core or shared_core()
+        self._cores: dict[str, Core] = {}
         path = Path(db) if db else config.db_path()
         self.audit = AuditLog(path)
         self.sessions = SessionStore(path)
         self.sessions.purge_expired()          # expired conversations are deleted, not only ignored
 
+    def core_for(self, default_provider: str | None) -> Core:
+        """The core with another default cloud (a Slack user's App Home setting); same knowledge, rules, parser."""
+        if not default_provider or default_provider == self.core.advisor.default_provider \
+                or default_provider not in self.core.kb.providers:
+            return self.core
+        with _LOCK:
+            if default_provider not in self._cores:
+                advisor = copy.copy(self.core.advisor)
+                advisor.default_provider = default_provider
+                self._cores[default_provider] = dataclasses.replace(self.core, advisor=advisor)
+            return self._cores[default_provider]
+
     def ask(self, text: str, *, surface: str, user: str = "", team: str = "", channel: str = "", thread: str = "",
-            session: str | None = None, event_id: str | None = None) -> dict[str, Any]:
+            session: str | None = None, event_id: str | None = None, default_provider: str | None = None
+            ) -> dict[str, Any]:
         """One turn; returns the `ask --json` object (advice_id, session, status, ... as in DESIGN.md)."""
         key = session_key(surface, team, channel, session or thread, user)
         state = self.sessions.load(key)
-        reply, new_state = self.core.turn(text, state)
+        reply, new_state = self.core_for(default_provider).turn(text, state)
         self.sessions.save(key, new_state)
         sid = session or session_id(key)
         out = {"advice_id": None, "session": sid, **reply.model_dump()}

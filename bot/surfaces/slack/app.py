@@ -38,7 +38,10 @@ from bot.records.errors import AdvisorError, ConfigError
 from bot.render.blocks import blocks as render_blocks
 from bot.render.blocks import escape
 from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
+from bot.surfaces.slack.controls import answer_controls
+from bot.surfaces.slack.interactions import Interactions
 from bot.surfaces.slack.views import explain_messages, history_messages
+from bot.store.slack_state import SlackState
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
 
@@ -59,13 +62,14 @@ class Place:
     reply_thread: str | None        # thread_ts for the answer (None: top level, or response_url for slash)
     owner: str                      # the user whose conversation it is
 
-    def block_id(self) -> str:
-        return "|".join(["followup", self.kind, self.session_thread or "-", self.reply_thread or "-", self.owner])
+    def block_id(self, prefix: str = "followup") -> str:
+        return "|".join([prefix, self.kind, self.session_thread or "-", self.reply_thread or "-", self.owner])
 
     @classmethod
     def from_block_id(cls, block_id: str | None, channel: str | None) -> "Place | None":
         parts = (block_id or "").split("|")
-        if len(parts) != 5 or parts[0] != "followup" or parts[1] not in ("dm", "mention", "slash") or not channel:
+        if len(parts) != 5 or parts[0] not in ("followup", "refine") or parts[1] not in ("dm", "mention", "slash") \
+                or not channel:
             return None
         if not all(_SLACK_ID.match(p) for p in parts[2:]):
             return None
@@ -73,7 +77,7 @@ class Place:
         return cls(parts[1], channel, none(parts[2]), none(parts[3]), parts[4])
 
 
-class SlackBot:
+class SlackBot(Interactions):
     """The listeners. Plain methods: Bolt injects ack/respond/client/context by parameter name."""
 
     def __init__(self, settings: SlackSettings, service: Any, templates: Templates | None = None):
@@ -81,12 +85,14 @@ class SlackBot:
         self.service = service
         self.t = templates or default_templates()
         self.cmd = settings.slash_command
+        self.state = SlackState(service.audit.path)
 
     def register(self, app: App) -> App:
         app.event("app_mention")(self.on_mention)
         app.event("message")(self.on_message)           # every subtype: edits and joins are acked and ignored
         app.command(self.cmd)(self.on_command)
         app.action(FOLLOWUP_ACTION)(self.on_followup)
+        self.register_interactions(app)
         app.error(self.on_error)
         return app
 
@@ -95,7 +101,18 @@ class SlackBot:
         channel = event.get("channel") or ""
         if event.get("channel_type") == "im" or channel.startswith("D"):
             self._on_event(body, event, context, request, "dm")
-        # other channels: a message that mentions the bot also arrives as app_mention, answered there
+        elif self._thread_follow_up(event, context):
+            self._on_event(body, event, context, request, "mention")
+        # other channel messages: one that mentions the bot also arrives as app_mention, answered there
+
+    def _thread_follow_up(self, event: dict, context: Any) -> bool:
+        """A reply in a thread the bot has answered in continues without a new @mention, unless it mentions
+        someone else (people talking to each other in the thread)."""
+        thread, ts = event.get("thread_ts"), event.get("ts")
+        if not thread or thread == ts or not event.get("channel"):
+            return False
+        others = set(re.findall(r"<@([A-Z0-9]+)", event.get("text") or "")) - {getattr(context, "bot_user_id", None)}
+        return not others and self.state.in_thread(event["channel"], thread)
 
     def on_mention(self, body: dict, event: dict, context: Any, request: Any) -> None:
         kind = "dm" if (event.get("channel") or "").startswith("D") else "mention"
@@ -124,6 +141,8 @@ class SlackBot:
             place = Place("dm", channel, None, event.get("thread_ts"), user)
         team = body.get("team_id") or event.get("team") or context.team_id or ""
         text = to_plain(event.get("text"), context.bot_user_id) or "help"
+        if kind == "mention":
+            self.state.join_thread(channel, place.session_thread or ts)
         self.answer(text, place, team=team, surface=kind, event_id=event_id, client=context.client)
 
     @staticmethod
@@ -200,7 +219,8 @@ class SlackBot:
         """Run the turn, then post the reply where `place` says; None when the turn failed (already reported)."""
         try:
             reply = self.service.ask(text, surface=surface, user=place.owner, team=team, channel=place.channel,
-                                     thread=place.session_thread or "", event_id=event_id)
+                                     thread=place.session_thread or "", event_id=event_id,
+                                     default_provider=self.state.prefs(team, place.owner).get("provider"))
         except Exception:                               # noqa: BLE001 - reported to the user and the log
             log.exception("the %s turn in %s failed", surface, place.channel)
             self.deliver([(T.say("failed", lang_of(text)), None)], place, client, respond)
@@ -208,13 +228,16 @@ class SlackBot:
         self.deliver(self.reply_messages(reply, place, echo), place, client, respond)
         return reply
 
-    def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None
+    def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None, share: bool = True
                        ) -> list[Message]:
         """(fallback text, blocks) per message: Block Kit from render, buttons tagged, split within limits."""
         blocks = render_blocks(reply, self.t)
         for block in blocks:
             if block.get("type") == "actions" and block.get("block_id") == "followup":
                 block["block_id"] = place.block_id()
+        sources = next((i for i, b in enumerate(blocks) if b.get("type") == "context"), len(blocks))
+        blocks[sources:sources] = answer_controls(reply, self.service.core.kb, place.block_id("refine"),
+                                                  share=place.kind == "slash" and share)
         if echo:
             one_line = " ".join(echo.split())
             blocks.insert(0, {"type": "context", "elements": [
@@ -253,17 +276,19 @@ class SlackBot:
         return None
 
     @staticmethod
-    def _respond_all(respond: Callable, messages: list[Message]) -> None:
+    def _respond_all(respond: Callable, messages: list[Message], response_type: str = "ephemeral") -> bool:
+        """Post through the response_url; False (logged) when Slack refused or could not be reached."""
         for text, blocks in messages:
             try:
-                resp = respond(text=text, blocks=blocks, response_type="ephemeral", replace_original=False,
+                resp = respond(text=text, blocks=blocks, response_type=response_type, replace_original=False,
                                unfurl_links=False, unfurl_media=False)
             except Exception as exc:                    # noqa: BLE001 - a dead response_url, network errors
                 log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
-                return
+                return False
             if getattr(resp, "status_code", 200) >= 300:
                 log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])
-                return
+                return False
+        return True
 
     # ----- errors -------------------------------------------------------------------------------------------
     def on_error(self, error: Exception, body: dict) -> None:

@@ -52,6 +52,34 @@ _STRINGS: dict[str, dict[str, str]] = {
     "trimmed": {"en": "_The rest of this reply was trimmed to fit Slack's limits; `{cmd} explain {id}` shows the "
                       "rule trace and sources._",
                 "zh": "_为符合 Slack 的限制，回复的其余部分已截断；`{cmd} explain {id}` 可查看规则轨迹和来源。_"},
+    # ----- answer controls (bot/surfaces/slack/controls.py); ask_* are sentences the understanding reads -----
+    "btn_cheaper": {"en": "Cheaper", "zh": "更便宜"},
+    "btn_faster": {"en": "Faster", "zh": "更快"},
+    "btn_cloud": {"en": "Other cloud", "zh": "其他云"},
+    "btn_gpu": {"en": "My own GPUs", "zh": "我自己的 GPU"},
+    "btn_explain": {"en": "Explain", "zh": "解释"},
+    "btn_helpful": {"en": ":thumbsup: Helpful", "zh": ":thumbsup: 有帮助"},
+    "btn_not_helpful": {"en": ":thumbsdown: Not helpful", "zh": ":thumbsdown: 没帮助"},
+    "btn_share": {"en": "Share in channel", "zh": "分享到频道"},
+    "ask_cheaper": {"en": "cheaper", "zh": "更便宜"},
+    "ask_faster": {"en": "finish within {days} days", "zh": "{days} 天内完成"},
+    "ask_cloud": {"en": "on {provider}", "zh": "换成 {provider}"},
+    "ask_gpu": {"en": "I have an {gpu}", "zh": "我有一张 {gpu}"},
+    "thanks_helpful": {"en": "Thanks: noted that advice {id} helped.", "zh": "谢谢：已记录建议 {id} 有帮助。"},
+    "thanks_not_helpful": {"en": "Thanks: noted that advice {id} did not help. Tell me what was off, and I will "
+                                 "try again (or `{cmd} explain {id}` shows why I said it).",
+                           "zh": "谢谢：已记录建议 {id} 没有帮助。告诉我哪里不对，我再试一次（或用 `{cmd} explain {id}` "
+                                 "查看原因）。"},
+    "shared_by": {"en": "Shared by <@{user}> · advice {id}", "zh": "<@{user}> 分享 · 建议 {id}"},
+    "shared": {"en": "Shared in the channel.", "zh": "已分享到频道。"},
+    "share_failed": {"en": "I could not share it here: {reason}.", "zh": "无法分享到这里：{reason}。"},
+    # ----- App Home (bot/surfaces/slack/home.py) -----
+    "home_title": {"en": "GPU advisor", "zh": "GPU 选型助手"},
+    "home_cloud": {"en": "*Default cloud* for your questions that name none:",
+                   "zh": "*默认云*（问题中未指定云时使用）："},
+    "home_cloud_pick": {"en": "Choose a cloud", "zh": "选择云"},
+    "home_server_default": {"en": "Server default ({name})", "zh": "服务器默认（{name}）"},
+    "home_recent": {"en": "*Your recent advice*", "zh": "*你最近的建议*"},
     "failed": {"en": "Sorry, something went wrong while answering; it has been logged. Please try again.",
                "zh": "抱歉，回答时出错了，已记录日志。请再试一次。"},
 }
