@@ -43,21 +43,62 @@ def _dump(obj: Any) -> str:
 
 
 # ----- ask / chat --------------------------------------------------------------------------------------------------
+LAST_ASK = "last-ask"          # the session-store entry that remembers a user's latest `ask` conversation
+
+
+def clean_arg(text: str) -> str:
+    """Text as the user meant it: bytes that were not UTF-8 (Python keeps them as lone surrogates in argv and
+    stdin) become U+FFFD, so they cannot crash the parser, the session store or the audit log."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _ask_session(svc: Any, user: str, session: str | None, cont: bool) -> str:
+    """The conversation an `ask` belongs to: --session names one; --continue takes the previous `ask`'s; otherwise a
+    new one, so that an earlier question (its language, its model) never leaks into an unrelated new one."""
+    from bot.store.sessions import session_key
+    if session:
+        return session
+    key = session_key("cli", None, None, LAST_ASK, user)
+    if cont:
+        last = (svc.sessions.load(key) or {}).get("session")
+        if not last:
+            raise click.UsageError("there is no earlier `ask` to continue (conversations expire after 6 hours); "
+                                   "ask without --continue to start one")
+        return str(last)
+    import uuid
+    sid = f"ask-{uuid.uuid4().hex[:8]}"
+    svc.sessions.save(key, {"session": sid})
+    return sid
+
+
+def _line_editing() -> None:
+    """Line editing and an in-session history (arrow keys) for `chat`, where the platform has readline; stdin
+    bytes that are not UTF-8 are replaced rather than raising."""
+    try:
+        import readline  # noqa: F401  (importing it is what turns on line editing for input())
+    except ImportError:
+        pass
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
 @main.command()
 @click.argument("text", required=False)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per turn (fields as in DESIGN.md).")
 @click.option("--session", help="Conversation id; slots are kept between turns of the same session.")
+@click.option("--continue", "cont", is_flag=True,
+              help="Continue the conversation of your previous `ask` (without it, each `ask` starts a new one).")
 @click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="One question per line (plain text, or JSON objects with 'text' and optional 'session').")
-def ask(text: str | None, as_json: bool, session: str | None, batch: Path | None) -> None:
-    """Ask one question (one conversation turn)."""
+def ask(text: str | None, as_json: bool, session: str | None, cont: bool, batch: Path | None) -> None:
+    """Ask one question (one conversation turn). Each `ask` is a new conversation unless --session or --continue."""
     from bot.surfaces.service import Service
     if batch is None and not text:
         raise click.UsageError("give a question, e.g. gpu-advisor ask \"lora finetune qwen2.5 7b\", or --batch FILE")
     svc = Service()
     user = getpass.getuser()
     if batch is not None:
-        for lineno, line in enumerate(batch.read_text(encoding="utf-8").splitlines(), 1):
+        # invalid UTF-8 in the file becomes U+FFFD instead of ending the run
+        for lineno, line in enumerate(batch.read_bytes().decode("utf-8", "replace").splitlines(), 1):
             if not line.strip():
                 continue
             item: dict[str, Any] = {"text": line}
@@ -76,7 +117,7 @@ def ask(text: str | None, as_json: bool, session: str | None, batch: Path | None
                           session=item.get("session") or session or f"batch-{batch.name}-{lineno}")
             click.echo(_dump(out))
         return
-    out = svc.ask(text or "", surface="cli", user=user, session=session or "default")
+    out = svc.ask(clean_arg(text or ""), surface="cli", user=user, session=_ask_session(svc, user, session, cont))
     if as_json:
         click.echo(_dump(out))
     else:
@@ -93,6 +134,7 @@ def chat(session: str | None) -> None:
     from bot.surfaces.service import Service
     svc = Service()
     sid = session or f"chat-{uuid.uuid4().hex[:8]}"
+    _line_editing()
     click.echo("gpu-advisor: ask which GPU instance to rent for a training, fine-tuning or serving job "
                "(in English or 中文). 'help' for examples, 'reset' to start over, 'quit' to leave.")
     while True:
@@ -101,6 +143,7 @@ def chat(session: str | None) -> None:
         except (EOFError, KeyboardInterrupt):
             click.echo("")
             break
+        line = clean_arg(line)
         if line.strip().lower() in ("quit", "exit", "q", "退出"):
             break
         if not line.strip():
