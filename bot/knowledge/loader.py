@@ -411,6 +411,11 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
                 cited += rec.price.sources
             if kind == "models" and rec.activation_basis is not None:
                 cited.append(rec.activation_basis.source)
+            if kind == "models" and rec.speed_basis is not None:
+                cited.append(rec.speed_basis.source)
+                if rec.speed_basis.gpu not in tables["gpus"]:
+                    problems.append(Problem(loc(kind, rid), f"models[{rid}].speed_basis.gpu",
+                                            f"unknown GPU '{rec.speed_basis.gpu}'", "use an id from gpus.yaml"))
             if kind == "providers":
                 cited += [s for b in rec.billing for s in b.sources]
             for sid in cited:

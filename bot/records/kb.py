@@ -90,6 +90,18 @@ class ActivationBasis(Record):
     source: str
 
 
+class SpeedBasis(Record):
+    """A measured rate of this model on one GPU, scaled to other GPUs by their dense 16-bit throughput (or memory
+    bandwidth, for bandwidth-bound decoders): for models whose FLOPs do not predict their speed (UNets, Whisper)."""
+    rate: float = Field(gt=0)
+    unit: str                    # e.g. "denoiser evaluations/s", "x real time"
+    gpu: str                     # a GPU id in gpus.yaml
+    scale_by: Literal["compute", "bandwidth"] = "compute"
+    px: int | None = Field(default=None, ge=8)      # image side the rate was measured at (diffusion)
+    at: str                      # the measured condition
+    source: str
+
+
 class Model(Record):
     id: str
     name: str
@@ -117,6 +129,17 @@ class Model(Record):
     moe: MoE | None = None
     mla: MLA | None = None
     activation_basis: ActivationBasis | None = None
+    # issue 17: weights as the model is published (DeepSeek-V3/R1 ship FP8 weights; serve them so), forward FLOPs of
+    # one sample (an image, or one denoising step of one image) in billions at `gflops_at` pixels (2 x MACs), the
+    # denoiser passes per step (2 under classifier-free guidance, 1 for guidance-distilled models), a measured rate
+    release_precision: Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"] | None = None
+    gflops: float | None = Field(default=None, gt=0)
+    gflops_at: int | None = Field(default=None, ge=8)
+    guidance_passes: int | None = Field(default=None, ge=1, le=3)
+    speed_basis: SpeedBasis | None = None
+    # a vision-language model: the vision tower's parameters (inside params_b) and the image tokens it feeds the LLM
+    vision_params_b: float | None = Field(default=None, gt=0)
+    image_tokens: int | None = Field(default=None, ge=1)
     aliases: list[str] = []
     sources: list[str] = Field(min_length=1)
     note: str | None = None

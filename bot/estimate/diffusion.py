@@ -1,0 +1,77 @@
+"""Diffusion jobs: images per second when serving (resolution, steps, guidance), images per second and hours when
+training (full, LoRA/DreamBooth), in units that mean something for them.
+
+A denoiser's speed comes from a measured rate where one is on file (UNets: diffusers' PyTorch 2.0 benchmark and
+the SDXL optimisation blog), scaled to another GPU as the record says (the UNets by memory bandwidth: diffusers'
+SD 1.5 rows on V100, T4, RTX 3090 and RTX 4090 follow bandwidth within 6-38 %, dense FLOPS only within 27-59 %)
+and to another resolution by the pixel count; otherwise from its forward FLOPs per step (transformer denoisers: 2 x parameters x latent tokens) at
+the planning utilisation of large matmuls (cost.TRAIN_MFU). Classifier-free guidance runs the denoiser twice per
+step; guidance-distilled models (FLUX.1-dev) once. Training draws one timestep per image: one forward and its
+backward (3 forwards' worth for full training, 2 for LoRA, whose frozen weights need no weight gradients).
+"""
+from __future__ import annotations
+
+from bot.estimate.arch import Note
+from bot.estimate.cost import TRAIN_MFU, peak_tflops
+from bot.records.kb import GPU, Model
+from bot.records.models import JobSpeed, RateTerm, Workload
+
+DEFAULT_STEPS = 30
+
+
+def pixels(w: Workload, model: Model | None) -> int:
+    if w.image_size:
+        return w.image_size
+    basis = model.speed_basis if model else None
+    return (basis.px if basis and basis.px else None) or (model.gflops_at if model and model.gflops_at else 1024)
+
+
+def denoiser_evals(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -> tuple[float, str]:
+    """Denoiser forward passes of one image per second on one GPU, and how that was found."""
+    px = pixels(w, model)
+    peak, which = peak_tflops(gpu, w.precision)
+    basis = model.speed_basis if model else None
+    if basis is not None and basis.gpu in kb_gpus:
+        ref = kb_gpus[basis.gpu]
+        ref_peak, _ = peak_tflops(ref, w.precision)
+        ratio = (gpu.memory_bandwidth_gbs or 1) / (ref.memory_bandwidth_gbs or 1) if basis.scale_by == "bandwidth" \
+            else peak / ref_peak
+        res = ((basis.px or px) / px) ** 2
+        return basis.rate * ratio * res, (f"{basis.rate:g} {basis.unit} measured on {ref.name} ({basis.at}) x "
+                                          f"{ratio:.2f} ({'memory bandwidth' if basis.scale_by == 'bandwidth' else which + ' peak'} ratio)" + (f" x {res:.2f} (pixels)" if res != 1
+                                                                                 else ""))
+    if model is not None and model.gflops and model.gflops_at:
+        g = model.gflops * (px / model.gflops_at) ** 2
+        return peak * 1e3 * TRAIN_MFU / g, (f"{gpu.name} {which} {peak:g} TFLOPS x {TRAIN_MFU:.0%} / {g:,.0f} "
+                                             f"GFLOPs per step at {px}px")
+    raise LookupError("no speed basis or FLOPs on file for this diffusion model")
+
+
+def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -> JobSpeed:
+    """Images per second on w.gpus GPUs (one image per GPU at a time: no tensor parallelism for denoisers)."""
+    evals, how = denoiser_evals(w, model, gpu, kb_gpus)
+    notes: list[Note] = []
+    terms = [RateTerm(name="denoiser passes per second per GPU", value=round(evals, 2), unit="passes/s", formula=how)]
+    if w.task == "inference":
+        steps = w.steps or DEFAULT_STEPS
+        if not w.steps:
+            notes.append(Note("dif.steps", f"{DEFAULT_STEPS} sampling steps assumed", steps=DEFAULT_STEPS))
+        passes = (model.guidance_passes if model and model.guidance_passes else 2)
+        rate = w.gpus * evals / (steps * passes)
+        terms.append(RateTerm(name="images per second", value=round(rate, 3), unit="images/s",
+                              formula=f"{w.gpus} GPU(s) x {evals:.1f} / ({steps} steps x {passes} pass"
+                                      f"{'es' if passes > 1 else ''} per step)"))
+        hours = None
+    else:
+        cost = 2 if w.method in ("lora", "qlora") else 3
+        rate = w.gpus * evals / cost
+        terms.append(RateTerm(name="training images per second", value=round(rate, 2), unit="images/s",
+                              formula=f"{w.gpus} GPU(s) x {evals:.1f} / {cost} (one timestep per image: forward + "
+                                      f"backward{', no weight gradients for the frozen base' if cost == 2 else ''})"))
+        items = (w.dataset_items or 0) * (w.epochs or 1)
+        hours = round(items / rate / 3600, 2) if items else None
+        if hours is not None:
+            terms.append(RateTerm(name="training time", value=hours, unit="h",
+                                  formula=f"{items:,.0f} image steps / {rate:.2f} images/s"))
+    return JobSpeed(kind="diffusion", unit="images/s", rate=round(rate, 3), gpus=w.gpus, hours=hours, terms=terms,
+                    assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])

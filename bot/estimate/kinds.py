@@ -1,0 +1,51 @@
+"""One entry point for every kind of job: which estimator sizes it, and in which unit its speed is told.
+
+The planner calls job_memory() where it called estimate_memory(), and job_speed() for the kinds whose speed is not
+tokens: an LLM's SFT and serving go to memory.py as before; post-training algorithms to posttrain.py; rendering to
+rendering.py; vision, diffusion and speech jobs use the dense estimator for memory (their measured activation
+bases) and their own modules for speed.
+"""
+from __future__ import annotations
+
+from bot.estimate.diffusion import diffusion_speed
+from bot.estimate.memory import estimate_memory
+from bot.estimate.posttrain import posttrain_memory, posttrain_speed
+from bot.estimate.rendering import rendering_memory
+from bot.estimate.speech import speech_speed
+from bot.estimate.vision import vision_speed
+from bot.records.kb import GPU, Model
+from bot.records.models import JobSpeed, MemoryEstimate, Workload, WorkloadKind
+
+_MODEL_KIND = {"cnn": "vision", "detector": "vision", "vision-transformer": "vision", "diffusion": "diffusion",
+               "speech": "speech", "multimodal": "multimodal", "llm": "llm", "encoder": "llm",
+               "encoder-decoder": "llm"}
+
+
+def kind_of_model(model: Model | None) -> WorkloadKind:
+    """The workload kind a model implies (a ViT is a vision job, Whisper a speech job)."""
+    return _MODEL_KIND.get(model.kind, "llm") if model is not None else "llm"  # type: ignore[return-value]
+
+
+def job_memory(w: Workload, model: Model | None) -> MemoryEstimate:
+    if w.kind == "rendering":
+        return rendering_memory(w)
+    if w.algorithm != "sft":
+        return posttrain_memory(w, model)
+    return estimate_memory(w, model)
+
+
+def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, models: list[Model]
+              ) -> JobSpeed | None:
+    """Speed in the job's own unit, or None where the token-based speed model (LLMs) or nothing applies."""
+    try:
+        if w.algorithm != "sft":
+            return posttrain_speed(w, model, gpu)
+        if w.kind == "vision" and model is not None:
+            return vision_speed(w, model, gpu)
+        if w.kind == "diffusion" and model is not None:
+            return diffusion_speed(w, model, gpu, gpus_by_id)
+        if w.kind == "speech" and model is not None:
+            return speech_speed(w, model, gpu, gpus_by_id, models)
+    except LookupError:
+        return None
+    return None

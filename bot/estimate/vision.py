@@ -1,0 +1,80 @@
+"""Vision jobs (classification, detection, segmentation, ViT): images per second and epochs -> hours.
+
+Speed is FLOPs per image at a measured efficiency. Per-image forward FLOPs come from the model record (Ultralytics'
+model summaries; torchvision's GFLOPS, which count multiply-adds, doubled) at its stated input size, scaled with
+the pixel count; a ViT's from its parameters and patch count. Training costs 3x the forward (forward, and the
+backward's two products). The efficiency, 20 % of the dense 16-bit peak, is NVIDIA's measured ResNet-50 training
+on one A100 80GB (2,470 img/s under AMP x 24.5 GFLOPs = 60.6 TFLOPS = 19.4 % of 312): convolution networks with
+batch norm and data loading reach far less of the peak than large matmuls do.
+"""
+from __future__ import annotations
+
+import math
+
+from bot.estimate.arch import Note
+from bot.estimate.cost import peak_tflops
+from bot.records.kb import GPU, Model
+from bot.records.models import JobSpeed, RateTerm, Workload
+
+VISION_EFFICIENCY = 0.20
+DEFAULT_IMAGE = {"detector": 640, "cnn": 224, "vision-transformer": 224}
+
+
+def image_size(w: Workload, model: Model | None) -> int:
+    if w.image_size:
+        return w.image_size
+    if model is not None and model.gflops_at:
+        return model.gflops_at
+    return DEFAULT_IMAGE.get(model.kind if model else "", 224)
+
+
+def forward_gflops(w: Workload, model: Model | None) -> tuple[float, str]:
+    """Forward FLOPs of one image (billions) and how they were found."""
+    px = image_size(w, model)
+    if model is not None and model.gflops and model.gflops_at:
+        scale = (px / model.gflops_at) ** 2
+        return model.gflops * scale, (f"{model.gflops:g} GFLOPs at {model.gflops_at}px" +
+                                      (f" x ({px}/{model.gflops_at})^2" if scale != 1 else ""))
+    if model is not None and model.is_transformer and model.encoder_tokens:
+        # the record's patch count is at 224 px; more pixels, more patches of the same size
+        tokens = round((model.encoder_tokens - 1) * (px / 224) ** 2) + 1
+        g = 2 * model.params_b * tokens + 4 * model.layers * tokens ** 2 * model.hidden / 1e9
+        return g, f"2 x {model.params_b:g}B params x {tokens} patches + attention"
+    raise LookupError("no FLOPs on file for this vision model")
+
+
+def vision_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
+    """Images per second on w.gpus GPUs, training (3x forward) or serving; hours for epochs over a dataset; for
+    video streams, how many streams at w.fps the GPUs keep up with."""
+    g, how = forward_gflops(w, model)
+    train = w.task != "inference"
+    passes = 3 if train else 1
+    peak, which = peak_tflops(gpu, w.precision)
+    rate = w.gpus * peak * 1e3 * VISION_EFFICIENCY / (passes * g)
+    terms = [RateTerm(name="FLOPs per image", value=round(g * passes, 2), unit="GFLOPs",
+                      formula=how + (" x 3 (forward and backward)" if train else "")),
+             RateTerm(name="images per second", value=round(rate, 1), unit="images/s",
+                      formula=f"{w.gpus} x {gpu.name} {which} {peak:g} TFLOPS x {VISION_EFFICIENCY:.0%} / "
+                              f"{g * passes:.1f} GFLOPs")]
+    notes = [Note("vis.efficiency", f"{VISION_EFFICIENCY:.0%} of the dense peak, as NVIDIA measured ResNet-50 "
+                  "training on an A100", eff=f"{VISION_EFFICIENCY:.0%}")]
+    hours = None
+    if train and w.dataset_items:
+        epochs = w.epochs or 1
+        hours = round(w.dataset_items * epochs / rate / 3600, 2)
+        terms.append(RateTerm(name="training time", value=hours, unit="h",
+                              formula=f"{w.dataset_items:,.0f} images x {epochs:g} epochs / {rate:,.0f} images/s"))
+    if not train and w.streams:
+        need = w.streams * (w.fps or 25)
+        terms.append(RateTerm(name="frames needed", value=need, unit="images/s",
+                              formula=f"{w.streams} streams x {w.fps or 25:g} fps"))
+        if not w.fps:
+            notes.append(Note("vis.fps", "25 frames per second per stream assumed", fps=25))
+    return JobSpeed(kind="vision", unit="images/s", rate=round(rate, 1), gpus=w.gpus, hours=hours, terms=terms,
+                    assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
+
+
+def gpus_for_streams(w: Workload, model: Model | None, gpu: GPU) -> int:
+    """GPUs needed to keep up with w.streams video streams at w.fps (25 when not said)."""
+    one = vision_speed(w.model_copy(update={"gpus": 1}), model, gpu).rate
+    return max(1, math.ceil((w.streams or 1) * (w.fps or 25) / one)) if one else 1
