@@ -1,87 +1,60 @@
-"""Compute time and cost: training FLOPs -> GPU-hours at a stated utilisation; inference throughput bounds.
+"""Time and cost of a job: the speed model (speed.py, speed_serve.py) priced per billing mode.
 
-Training compute is about 6 x (active) parameters x tokens (Kaplan et al. 2020; EleutherAI "Transformer Math
-101": C = 6PD), 8 x with full activation recomputation. LoRA skips the weight gradients of the frozen base: about
-4 x P per token. Decode is bounded by memory bandwidth (every step reads the weights and the KV cache), prefill by
-compute.
-"""
+The functions here are the older entry points the planner and the CLI call; they delegate to the speed model, so
+every caller states the same times."""
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable
 
-from bot.estimate.adapters import trainable_params
-from bot.estimate.arch import WEIGHT_BYTES, arch_of
-from bot.records.models import Compute, Workload
+from bot.estimate.speed import serving_speed, training_speed
 from bot.records.kb import GPU, Flavor, Model
+from bot.records.models import Compute, Link, ServingSpeed, Workload
 
-TRAIN_MFU = 0.40          # model FLOPs utilisation assumed for a well-tuned training job
-DECODE_BW_EFFICIENCY = 0.70
-
-
-def peak_tflops(gpu: GPU, precision: str) -> tuple[float, str]:
-    """Dense tensor throughput used for the job's precision, and which figure it was."""
-    if precision in ("fp8",) and gpu.fp8_tflops:
-        return gpu.fp8_tflops, "FP8"
-    if precision in ("bf16", "nf4", "int4", "int8", "fp8") and gpu.bf16_tflops:
-        return gpu.bf16_tflops, "BF16"
-    if precision in ("fp16", "bf16", "nf4", "int4", "int8", "fp8") and gpu.fp16_tflops:
-        return gpu.fp16_tflops, "FP16"
-    if gpu.fp32_tflops:
-        return gpu.fp32_tflops, "FP32"
-    return gpu.fp16_tflops or gpu.bf16_tflops or 0.0, "FP16"
+GPUS_PER_NODE = 8
 
 
-def training_flops(w: Workload, model: Model | None) -> tuple[float, str]:
-    a = arch_of(model, w.params_b)
-    active = a.active_params
-    if w.method in ("lora", "qlora", "freeze"):
-        per_token = 4 * active + 2 * trainable_params(w, a)
-        how = "4 x active params (forward + input gradients) + 2 x trainable params"
-    else:
-        per_token = 6 * active
-        how = "6 x active params"
-    if w.grad_checkpointing:
-        per_token += 2 * active
-        how += " + 2 x active params (recomputed forward)"
-    return per_token * (w.tokens or 0), how
+def on_gpus(w: Workload, gpus: int) -> Workload:
+    """The workload spread over `gpus` GPUs (at most 8 a node), keeping what the user fixed."""
+    nodes = max(w.nodes, math.ceil(gpus / GPUS_PER_NODE))
+    return w.model_copy(update={"gpus": gpus, "nodes": nodes})
 
 
-def training_time(w: Workload, model: Model | None, gpu: GPU, gpus: int, mfu: float = TRAIN_MFU) -> Compute | None:
+def training_time(w: Workload, model: Model | None, gpu: GPU, gpus: int, link: Link | None = None
+                  ) -> Compute | None:
+    """GPU-hours and wall clock for w.tokens on `gpus` GPUs, goodput included."""
     if not w.tokens:
         return None
-    flops, how = training_flops(w, model)
-    peak, which = peak_tflops(gpu, w.precision)
-    if peak <= 0:
+    job = on_gpus(w, gpus)
+    sp = training_speed(job, model, gpu, link)
+    if sp.tokens_per_s <= 0:
         return None
-    seconds_one_gpu = flops / (peak * 1e12 * mfu)
-    gpu_hours = seconds_one_gpu / 3600
-    days = gpu_hours / gpus / 24
-    return Compute(flops=flops, gpu=gpu.id, gpus=gpus, utilization=mfu, gpu_hours=round(gpu_hours, 1),
-                   days=round(days, 2),
-                   basis=f"{w.tokens:.3g} tokens x ({how}) = {flops:.3g} FLOPs at {mfu:.0%} of {gpu.name} "
-                         f"dense {which} {peak:g} TFLOPS")
+    hours = w.tokens / sp.tokens_per_s / 3600 / sp.goodput
+    flops = sp.flops_per_token * w.tokens
+    return Compute(flops=flops, gpu=gpu.id, gpus=gpus, utilization=round(sp.mfu, 3),
+                   gpu_hours=round(hours * gpus, 1), days=round(hours / 24, 2), hours=round(hours, 2),
+                   tokens_per_s_per_gpu=round(sp.tokens_per_s_per_gpu, 1), mfu=round(sp.mfu, 3),
+                   basis=f"{w.tokens:.3g} tokens x {sp.flops_per_token:.3g} model FLOPs = {flops:.3g} FLOPs, at "
+                         f"{sp.tokens_per_s_per_gpu:,.0f} tokens/s per GPU "
+                         f"(MFU {sp.mfu:.0%} of {gpu.name}) on {gpus} GPU(s), {sp.goodput:.0%} goodput")
+
+
+def serving(w: Workload, model: Model | None, gpu: GPU, gpus: int = 1, link: Link | None = None) -> ServingSpeed:
+    """One replica on `gpus` GPUs, tensor-parallel across them unless the workload says otherwise."""
+    tp = w.tensor_parallel if w.tensor_parallel > 1 else gpus
+    return serving_speed(on_gpus(w, gpus).model_copy(update={"tensor_parallel": tp}), model, gpu, link)
 
 
 def decode_tokens_per_second(w: Workload, model: Model | None, gpu: GPU, gpus: int = 1) -> float | None:
-    """Upper bound on aggregate decode throughput: each step reads all weights once plus every sequence's KV."""
+    """Output tokens/s of one replica at w.concurrency, prefill included (what a user of the service sees)."""
     if not gpu.memory_bandwidth_gbs:
         return None
-    a = arch_of(model, w.params_b)
-    weights = a.params * WEIGHT_BYTES[w.precision]
-    active_weights = a.active_params * WEIGHT_BYTES[w.precision]
-    kv_per_seq = a.kv_dim * 2 * (a.decoder_layers or a.layers) * (w.context / 2) if a.transformer else 0
-    bytes_per_step = min(weights, active_weights * max(1, w.concurrency)) + kv_per_seq * w.concurrency
-    bandwidth = gpu.memory_bandwidth_gbs * 1e9 * gpus * DECODE_BW_EFFICIENCY
-    return w.concurrency * bandwidth / bytes_per_step
+    return serving(w, model, gpu, gpus).output_tokens_per_s
 
 
-def prefill_tokens_per_second(w: Workload, model: Model | None, gpu: GPU, gpus: int = 1, mfu: float = 0.5
-                              ) -> float | None:
-    a = arch_of(model, w.params_b)
-    peak, _ = peak_tflops(gpu, w.precision)
-    if not peak:
-        return None
-    return peak * 1e12 * mfu * gpus / (2 * a.active_params)
+def prefill_tokens_per_second(w: Workload, model: Model | None, gpu: GPU, gpus: int = 1) -> float | None:
+    """Prompt tokens/s of one replica prefilling alone."""
+    return serving(w, model, gpu, gpus).prefill_tokens_per_s_max
 
 
 def job_costs(gpu_hours: float, flavors: Iterable[Flavor]) -> list[dict[str, Any]]:

@@ -69,6 +69,8 @@ class Workload(BaseModel):
     sharding: Sharding = "none"
     offload: Offload = "none"
     grad_checkpointing: bool = False
+    # activation checkpointing: "selective" recomputes only the attention core; grad_checkpointing=True means "full"
+    checkpointing: Literal["none", "full", "selective"] = "none"
     flash_attention: bool = True
     chunked_loss: bool = False        # cross-entropy over chunks of the sequence (torchtune, Liger, unsloth)
     # LoRA under FSDP with frozen and trainable parameters in the same FSDP units (use_orig_params=True): PyTorch
@@ -123,6 +125,10 @@ class Workload(BaseModel):
     streams: int | None = Field(default=None, ge=1, le=100_000)      # concurrent audio or video streams
     fps: float | None = Field(default=None, gt=0, le=1000)           # frames per second per video stream
     scene_gib: float | None = Field(default=None, gt=0, le=4096)     # rendering: the scene's geometry and textures
+    pipeline_parallel: int = Field(default=1, ge=1, le=1024)
+    input_len: int | None = Field(default=None, ge=1, le=10_000_000)     # serving: prompt tokens per request
+    output_len: int | None = Field(default=None, ge=1, le=10_000_000)    # serving: generated tokens per request
+    kv_dtype: Precision | None = None       # serving: KV-cache element type (None: the weights' 16-bit type)
 
 
 class MemoryTerm(BaseModel):
@@ -152,6 +158,53 @@ class Compute(BaseModel):
     days: float
     basis: str
     costs: list[dict[str, Any]] = []     # the GPU-hours priced per billing mode (cost.job_costs)
+    tokens_per_s_per_gpu: float | None = None    # the speed model's training throughput (speed.training_speed)
+    mfu: float | None = None
+    hours: float | None = None           # wall clock on `gpus` GPUs, goodput included
+
+
+class Link(BaseModel):
+    """How the GPUs of a job talk: inside a node (per GPU, one direction) and between nodes (per node)."""
+    intra: Literal["nvlink", "pcie", "unknown"] = "unknown"
+    intra_gbs: float | None = Field(default=None, gt=0)
+    inter: Literal["rdma", "tcp", "none", "unknown"] = "unknown"
+    inter_gbs: float | None = Field(default=None, gt=0)
+
+
+class SpeedTerm(BaseModel):
+    """One named quantity of a speed estimate, with the arithmetic that produced it."""
+    name: str
+    value: float
+    unit: str
+    formula: str
+
+
+class TrainingSpeed(BaseModel):
+    tokens_per_s_per_gpu: float
+    tokens_per_s: float            # all w.gpus together
+    mfu: float                     # model FLOPs (no recomputation) / dense peak of the precision used
+    flops_per_token: float         # model FLOPs per token (what MFU counts)
+    step_s: float                  # one optimizer step (w.batch_size x w.grad_accumulation micro-batches per GPU)
+    goodput: float                 # share of wall-clock time that trains (restarts, checkpoints); hours divide by it
+    terms: list[SpeedTerm]
+    assumptions: list[str]
+    assumption_keys: list[dict[str, Any]] = []     # the same assumptions as template keys, for other languages
+
+
+class ServingSpeed(BaseModel):
+    ttft_ms: float
+    tpot_ms: float
+    output_tokens_per_s: float     # the replica's w.gpus GPUs together, at w.concurrency, prefill included
+    requests_per_s: float
+    max_concurrency: int           # sequences of input_len + output_len tokens the KV cache holds
+    decode_tokens_per_s_max: float # decode alone at max_concurrency
+    prefill_tokens_per_s_max: float
+    concurrency: int
+    input_len: int
+    output_len: int
+    terms: list[SpeedTerm]
+    assumptions: list[str]
+    assumption_keys: list[dict[str, Any]] = []
 
 
 class RateTerm(BaseModel):

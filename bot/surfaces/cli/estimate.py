@@ -34,8 +34,46 @@ def resolve_model(name: str):
                    did_you_mean=did_you_mean(name, list(kb.models)))
 
 
+def training_compute(w: Workload, model, gpu, kb) -> dict[str, Any] | None:
+    """The contract's `compute`: GPU-hours, wall clock, tokens/s per GPU, MFU, priced per billing mode, and the
+    speed model's terms."""
+    from bot.estimate.cost import job_costs, on_gpus, training_time
+    from bot.estimate.speed import training_speed
+    ct = training_time(w, model, gpu, w.gpus)
+    if ct is None:
+        return None
+    # price the instance shape the job runs on (8 GPUs per node at most), not a cheaper single-GPU slice
+    shape = min(w.gpus, 8)
+    offers = kb.flavors_with_gpu(gpu.id)
+    ct.costs = job_costs(ct.gpu_hours, [f for f in offers if f.gpu_count == shape] or offers)
+    sp = training_speed(on_gpus(w, w.gpus), model, gpu)
+    return {**ct.model_dump(), "terms": [t.model_dump() for t in sp.terms], "speed_assumptions": sp.assumptions}
+
+
+def serving_throughput(w: Workload, model, gpu) -> dict[str, Any]:
+    """The contract's `throughput`: one replica of w.gpus GPUs at w.concurrency."""
+    from bot.estimate.cost import serving
+    sp = serving(w, model, gpu, w.gpus)
+    return {"gpu": gpu.id, "gpus": w.gpus, "tensor_parallel": w.tensor_parallel, "concurrency": sp.concurrency,
+            "input_len": sp.input_len, "output_len": sp.output_len,
+            "output_tokens_per_s": round(sp.output_tokens_per_s), "requests_per_s": round(sp.requests_per_s, 3),
+            "ttft_ms": round(sp.ttft_ms, 1), "tpot_ms": round(sp.tpot_ms, 2), "max_concurrency": sp.max_concurrency,
+            "decode_tokens_per_s_max": round(sp.decode_tokens_per_s_max),
+            "prefill_tokens_per_s_max": round(sp.prefill_tokens_per_s_max),
+            "terms": [t.model_dump() for t in sp.terms], "assumptions": sp.assumptions}
+
+
+def echo_terms(title: str, terms: list[dict[str, Any]], notes: list[str]) -> None:
+    """The speed model's terms, one a line, and what it assumed."""
+    click.echo(f"{title}:")
+    for t in terms:
+        value = f"{t['value']:,.4g}"
+        click.echo(f"  {t['name']:<44}{value:>12} {t['unit']:<18} {t['formula']}")
+    for n in notes:
+        click.echo(f"  note: {n}")
+
+
 def run_estimate(o: dict[str, Any]) -> None:
-    from bot.estimate.cost import decode_tokens_per_second, job_costs, prefill_tokens_per_second, training_time
     from bot.knowledge.loader import default_knowledge
     model = resolve_model(o["model"]) if o["model"] else None
     if model is None and not o["params"]:
@@ -54,14 +92,17 @@ def run_estimate(o: dict[str, Any]) -> None:
             pure_bf16=o["pure_bf16"], optimizer=o["optimizer"],
             batch_size=o["batch_size"] or (1 if inference else 4), seq_len=o["seq_len"] or 1024,
             gpus=o["gpus"], nodes=o["nodes"], sharding=sharding, offload=o["offload"],
-            grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
+            grad_checkpointing=o["grad_checkpointing"] or o["checkpointing"] == "full",
+            checkpointing=o["checkpointing"] or ("full" if o["grad_checkpointing"] else "none"),
+            flash_attention=not o["eager_attention"],
             fsdp_mixed_frozen=o["fsdp_mixed_frozen"], no_sync_accumulation=o["no_sync_accumulation"],
             kbit_upcast=o["kbit_upcast"], grad_accumulation=o["grad_accumulation"], adamw_impl=o["adamw_impl"],
             bnb_saves_input=o["bnb_saves_input"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
             lora_rank=o["lora_rank"], lora_targets=o["lora_targets"], framework=o["framework"],
             lora_dropout=o["lora_dropout"], concurrency=o["concurrency"],
             context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
-            tensor_parallel=o["gpus"] if inference else 1)
+            tensor_parallel=o["tp"] or (o["gpus"] if inference else 1), pipeline_parallel=o["pp"],
+            input_len=o["input_len"], output_len=o["output_len"], kv_dtype=o["kv_dtype"])
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InvalidRequest(f"--{'-'.join(str(p) for p in err['loc'])}: {err['msg']}",
@@ -80,22 +121,8 @@ def run_estimate(o: dict[str, Any]) -> None:
         if family and not o["as_json"]:
             click.echo(f"note: '{o['gpu_name']}' names a family; taken as {gpu.name} (the most memory). Name one of "
                        f"{', '.join(family)} for another.")
-    compute = throughput = None
-    if w.tokens:
-        tgpu = gpu or kb.gpus["a100-80gb"]
-        ct = training_time(w, model, tgpu, w.gpus)
-        if ct:
-            # price the instance shape the job runs on (8 GPUs per node at most), not a cheaper single-GPU slice
-            shape = min(w.gpus, 8)
-            offers = kb.flavors_with_gpu(tgpu.id)
-            ct.costs = job_costs(ct.gpu_hours, [f for f in offers if f.gpu_count == shape] or offers)
-        compute = ct.model_dump() if ct else None
-    if inference and gpu:
-        decode = decode_tokens_per_second(w, model, gpu, w.gpus)
-        prefill = prefill_tokens_per_second(w, model, gpu, w.gpus)
-        throughput = {"gpu": gpu.id, "gpus": w.gpus,
-                      "decode_tokens_per_s_max": round(decode) if decode else None,
-                      "prefill_tokens_per_s_max": round(prefill) if prefill else None}
+    compute = training_compute(w, model, gpu or kb.gpus["a100-80gb"], kb) if w.tokens else None
+    throughput = serving_throughput(w, model, gpu) if inference and gpu else None
     fit = {}
     for gid in ([gpu.id] if gpu else COMMON_GPUS):
         g = kb.gpus.get(gid)
@@ -132,8 +159,10 @@ def run_estimate(o: dict[str, Any]) -> None:
                    f"{spread.p10_ratio:.0%}-{spread.p90_ratio:.0%} of the estimate (10th-90th percentile, median "
                    f"{spread.median_ratio:.0%}): plan for about {est.per_gpu_gib * spread.p90_ratio:.1f} GiB to be safe")
     if compute:
-        click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['days']} days on {compute['gpus']} GPU(s) "
-                   f"({compute['basis']})")
+        echo_terms("training speed", compute["terms"], compute["speed_assumptions"])
+        click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['hours']:,} hours ({compute['days']} days) "
+                   f"on {compute['gpus']} GPU(s), {compute['tokens_per_s_per_gpu']:,} tokens/s per GPU, MFU "
+                   f"{compute['mfu']:.0%} ({compute['basis']})")
         for c in compute["costs"]:
             click.echo(f"  {c['mode']:<10} {c['cost']:>12,.2f} {c['currency']}  at {c['per_gpu_hour']:g} per GPU-hour "
                        f"({c['flavor']}, {c['price_kind']} price of {c['price_date']})"
@@ -141,9 +170,13 @@ def run_estimate(o: dict[str, Any]) -> None:
         if compute["costs"]:
             click.echo("  yearly/monthly: no comparable hourly price on file; it pays off for jobs running for months")
     if throughput:
-        click.echo(f"throughput on {throughput['gpus']} x {gpu.name}: decode <= {throughput['decode_tokens_per_s_max']:,} "
-                   f"tokens/s in all (memory-bandwidth bound), prefill <= {throughput['prefill_tokens_per_s_max']:,} "
-                   "tokens/s (compute bound)")
+        t = throughput
+        echo_terms("serving speed", t["terms"], t["assumptions"])
+        click.echo(f"throughput on {t['gpus']} x {gpu.name} (tensor parallel {t['tensor_parallel']}), {t['concurrency']} "
+                   f"requests of {t['input_len']} + {t['output_len']} tokens: {t['output_tokens_per_s']:,} output "
+                   f"tokens/s, TTFT {t['ttft_ms']:,} ms, TPOT {t['tpot_ms']} ms; the KV cache holds "
+                   f"{t['max_concurrency']:,} such requests; decode alone <= {t['decode_tokens_per_s_max']:,} tokens/s, "
+                   f"prefill <= {t['prefill_tokens_per_s_max']:,} tokens/s")
     click.echo("fit:")
     for gid, f in fit.items():
         if f["fits"]:

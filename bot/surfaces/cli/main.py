@@ -207,10 +207,22 @@ def chat(session: str | None) -> None:
               help="Inference: concurrent sequences.")
 @click.option("--context", type=click.IntRange(1, 10_000_000), default=None, help="Inference: tokens per sequence.")
 @click.option("--tokens", type=float, default=None, help="Training tokens, for time and cost.")
+@click.option("--checkpointing", type=click.Choice(["none", "full", "selective"]), default=None,
+              help="Activation checkpointing: full recomputes the forward, selective only attention "
+                   "(--grad-checkpointing means full).")
+@click.option("--input-len", type=click.IntRange(1, 10_000_000), default=None,
+              help="Serving: prompt tokens per request (default 1024).")
+@click.option("--output-len", type=click.IntRange(1, 10_000_000), default=None,
+              help="Serving: generated tokens per request (default 256).")
+@click.option("--kv-dtype", type=click.Choice(["bf16", "fp16", "fp8", "int8"]), default=None,
+              help="Serving: KV-cache element type (default: 16-bit; fp8 needs an Ada/Hopper/Blackwell GPU).")
+@click.option("--tp", type=click.IntRange(1, 1024), default=None,
+              help="Tensor-parallel degree (serving default: all --gpus; training default 1).")
+@click.option("--pp", type=click.IntRange(1, 1024), default=1, show_default=True, help="Pipeline-parallel degree.")
 @click.option("--gpu", "gpu_name", default=None, help="A GPU to check the fit on (and to time training on).")
 @click.option("--json", "as_json", is_flag=True)
 def estimate(**opts: Any) -> None:
-    """The memory (and, with --tokens, compute) estimate of one job."""
+    """The memory estimate of one job; with --tokens its training speed and time, with --gpu its serving speed."""
     from bot.surfaces.cli.estimate import run_estimate
     run_estimate(opts)
 

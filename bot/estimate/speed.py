@@ -1,0 +1,214 @@
+"""Training throughput of an LLM job, term by term: FLOPs per token (matrix multiplies, the s^2 attention term,
+recomputation, LoRA's skipped weight gradients, MoE's active parameters), the time the GPU needs for them at the
+share of peak such jobs achieve, memory-bound work (QLoRA's dequantisation, the optimizer step, reading the weights
+of a small micro-batch), and communication (data-parallel all-reduce, ZeRO/FSDP gathers, tensor and pipeline
+parallelism, CPU offload) minus the part frameworks overlap with compute.
+
+FLOP counts: Kaplan et al. 2020 and Narayanan et al. 2021 (Megatron-LM: 6 x params per token plus the attention
+term, counted over the full s x s); Korthikanti et al. 2022 (full and selective recomputation).
+Serving lives in speed_serve.py; it is re-exported here so callers import one module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.estimate.adapters import trainable_params
+from bot.estimate.arch import WEIGHT_BYTES, Arch, Note, arch_of
+from bot.estimate.speed_hw import (ATTENTION_RELATIVE, ATTENTION_RELATIVE_DEFAULT, DEFAULT_EFFICIENCY,
+                                   FP8_RELATIVE, GOODPUT, TRAIN_EFFICIENCY, bus_gbs, compute_type, generation,
+                                   microbatch_factor, note_keys, peak_flops, resolve_link, width_factor)
+from bot.estimate.speed_serve import serving_speed  # noqa: F401  (re-exported: the contract's one module)
+from bot.records.kb import GPU, Model
+from bot.records.models import Link, SpeedTerm, TrainingSpeed, Workload
+
+OVERLAP = 0.8               # share of the step's compute that gradient/parameter collectives can hide behind
+OPTIMIZER_BYTES_PER_PARAM = 32  # AdamW step: read and write fp32 master, two moments, gradient (~16 B each way)
+OFFLOAD_PCIE_GBS = 20.0     # host<->GPU copies of gradients and parameters under CPU offload (PCIe 4.0 x16, achieved)
+
+
+@dataclass
+class _Acc:
+    """Terms collected while computing, in the order they are computed."""
+    terms: list[SpeedTerm] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, name: str, value: float, unit: str, formula: str) -> float:
+        self.terms.append(SpeedTerm(name=name, value=value, unit=unit, formula=formula))
+        return value
+
+
+def checkpointing(w: Workload) -> str:
+    """'none', 'full' or 'selective': the memory model's field once it exists, else the older boolean."""
+    mode = getattr(w, "checkpointing", None)
+    if mode in ("full", "selective"):
+        return mode
+    return "full" if w.grad_checkpointing else "none"
+
+
+def compute_params(a: Arch) -> float:
+    """Parameters a token multiplies through: active parameters minus the input embedding (a lookup, no FLOPs)."""
+    lookup = a.vocab * a.hidden if not a.tied else 0
+    return max(a.active_params - lookup, a.active_params * 0.5)
+
+
+def flops_per_token(w: Workload, a: Arch, acc: _Acc) -> tuple[float, float, float]:
+    """(model FLOPs, executed matrix-multiply FLOPs, executed attention FLOPs) per token."""
+    n = compute_params(a)
+    s = w.seq_len
+    d_attn = a.heads * a.head_dim
+    layers = a.layers
+    attn_fwd = 4 * layers * s * d_attn       # QK^T and AV over the full s x s, per token (Megatron-LM convention)
+    trainable = trainable_params(w, a)
+    if w.method == "full":
+        mm, attn = 6 * n, 3 * attn_fwd
+        how = "6 x compute params (forward, input and weight gradients)"
+    elif w.method == "freeze":
+        share = min(1.0, trainable / max(a.layer_params * layers, 1))
+        mm, attn = 2 * n + 4 * trainable, attn_fwd * (1 + 2 * share)
+        how = "2 x compute params forward + 4 x trainable (backward through the unfrozen blocks only)"
+    else:
+        mm, attn = 4 * n + 2 * trainable, 3 * attn_fwd
+        how = "4 x compute params (forward, input gradients) + 2 x trainable (adapter weight gradients)"
+    acc.add("parameters multiplied per token", n, "params",
+            f"{a.active_params / 1e9:.3g}B active" + (" minus the input embedding" if not a.tied else ""))
+    acc.add("matrix-multiply FLOPs per token", mm, "FLOP", how)
+    acc.add("attention FLOPs per token", attn, "FLOP",
+            f"{attn / attn_fwd:.3g} x 4 x {layers} layers x {s} tokens x {d_attn} (QK^T and AV, full s x s)")
+    model = mm + attn
+    mode = checkpointing(w)
+    if mode == "full":
+        acc.add("recomputed forward FLOPs per token", 2 * n + attn_fwd, "FLOP",
+                "full activation checkpointing repeats the forward: 2 x params + attention")
+        mm, attn = mm + 2 * n, attn + attn_fwd
+    elif mode == "selective":
+        attn += acc.add("recomputed attention FLOPs per token", attn_fwd, "FLOP",
+                        "selective checkpointing recomputes only the attention core (Korthikanti et al.)")
+    return model, mm, attn
+
+
+def efficiency(w: Workload, a: Arch, gpu: GPU, acc: _Acc) -> tuple[float, float, str]:
+    """(achieved FLOP/s on matrix multiplies, on attention, the peak's name)."""
+    ctype = compute_type(w.precision, gpu, training=True)
+    if w.precision == "fp8" and ctype != "fp8":
+        acc.notes.append(Note("speed.no_fp8", f"{gpu.name} has no FP8 tensor cores: timed in 16-bit",
+                              gpu=gpu.name))
+    peak, which = peak_flops(gpu, ctype)
+    gen = generation(gpu)
+    base = TRAIN_EFFICIENCY.get(gen, DEFAULT_EFFICIENCY) * (FP8_RELATIVE if ctype == "fp8" else 1.0)
+    tokens = w.batch_size * w.seq_len
+    share = base * width_factor(a.hidden) * microbatch_factor(tokens)
+    acc.add("dense peak", peak / 1e12, "TFLOP/s", f"{gpu.name} dense {which}")
+    acc.add("achieved share of peak", share, "fraction",
+            f"{base:.2f} ({gen}{', FP8' if ctype == 'fp8' else ''}) x width {width_factor(a.hidden):.2f} "
+            f"(hidden {a.hidden}) x micro-batch {microbatch_factor(tokens):.2f} ({tokens} tokens)")
+    rel = ATTENTION_RELATIVE.get(gen, ATTENTION_RELATIVE_DEFAULT)
+    return peak * share, peak * share * rel, which
+
+
+def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tuple[float, float]:
+    """(seconds per micro-batch that only memory bandwidth bounds, seconds per optimizer step)."""
+    bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9 * 0.8
+    passes = 3 if checkpointing(w) == "full" else 2
+    per_mb = 0.0
+    if w.method == "qlora" or (w.precision in ("nf4", "int4") and w.method != "full"):
+        # every pass dequantises each 4-bit weight to 16-bit: read 0.5 B, write 2 B, the matmul reads the 2 B again
+        per_mb = acc.add("4-bit dequantisation per micro-batch", passes * a.params * 4.5 / bw, "s",
+                         f"{passes} passes x {a.params / 1e9:.3g}B weights x 4.5 bytes / {bw / 1e9:.0f} GB/s")
+    step = 0.0
+    trainable = trainable_params(w, a)
+    if w.offload == "none":
+        step = acc.add("optimizer step", trainable / shards * OPTIMIZER_BYTES_PER_PARAM / bw, "s",
+                       f"{trainable / shards / 1e9:.3g}B trainable params on this GPU x "
+                       f"{OPTIMIZER_BYTES_PER_PARAM} bytes / {bw / 1e9:.0f} GB/s")
+    return per_mb, step
+
+
+def weights_floor_s(w: Workload, a: Arch, gpu: GPU, tp_pp: int) -> float:
+    """A micro-batch reads every weight once per pass: the floor under very small micro-batches."""
+    bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9 * 0.8
+    passes = 3 if checkpointing(w) == "full" else 2
+    wbytes = 0.5 if w.method == "qlora" else WEIGHT_BYTES.get(w.precision, 2.0)
+    return passes * a.params * wbytes / tp_pp / bw
+
+
+def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> float:
+    """Exposed seconds per optimizer step spent in collectives, after overlap with compute."""
+    tp, pp = w.tensor_parallel, w.pipeline_parallel
+    dp = max(1, w.gpus // (tp * pp))
+    per_node = max(1, w.gpus // max(1, w.nodes))
+    grad_bytes = 2.0
+    shard_params = a.params / (tp * pp)
+    exposed = 0.0
+    if dp > 1:
+        bw = bus_gbs(link, w.nodes > 1)     # data parallelism is the outermost dimension: it spans the nodes
+        ring = 2 * (dp - 1) / dp
+        if w.sharding in ("zero3", "fsdp"):
+            vol = 1.5 * ring * shard_params * grad_bytes * w.grad_accumulation
+            how = "gather forward + gather backward + reduce-scatter, every micro-batch"
+        else:
+            vol = ring * trainable_params(w, a) / (tp * pp) * grad_bytes
+            how = "all-reduce of the gradients once a step"
+        t = vol / bw
+        acc.add("data-parallel traffic per GPU per step", vol / 1e9, "GB", f"{how} over {dp} replicas")
+        hidden = min(t, compute_s * OVERLAP)
+        exposed += acc.add("exposed data-parallel communication per step", t - hidden, "s",
+                           f"{t:.3g} s at {bw / 1e9:.0f} GB/s, {hidden:.3g} s hidden behind compute")
+    if tp > 1:
+        bw = bus_gbs(link, tp > per_node)
+        ckpt = 3 if checkpointing(w) == "full" else 2
+        act = w.batch_size * w.seq_len * a.hidden * 2
+        vol = 2 * ckpt * a.layers / pp * 2 * (tp - 1) / tp * act * w.grad_accumulation
+        exposed += acc.add("tensor-parallel all-reduces per step", vol / bw, "s",
+                           f"{2 * ckpt} all-reduces a layer of {act / 1e6:.3g} MB, {w.grad_accumulation} "
+                           f"micro-batches, at {bw / 1e9:.0f} GB/s, not overlapped")
+    if w.offload != "none":
+        moved = trainable_params(w, a) / max(dp, 1) * (2 + 2) * (2 if w.offload == "full" else 1)
+        exposed += acc.add("CPU offload copies per step", moved / (OFFLOAD_PCIE_GBS * 1e9), "s",
+                           f"gradients to the host and parameters back over PCIe at {OFFLOAD_PCIE_GBS:g} GB/s")
+    return exposed
+
+
+def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None = None) -> TrainingSpeed:
+    """Tokens per second per GPU and in all for one training job on w.gpus GPUs of one kind."""
+    a = arch_of(model, w.params_b)
+    acc = _Acc()
+    link, notes = resolve_link(gpu, w.nodes, link)
+    if w.gpus > 1:
+        acc.notes.extend(notes)
+    model_f, mm_f, attn_f = flops_per_token(w, a, acc)
+    mm_rate, attn_rate, which = efficiency(w, a, gpu, acc)
+    tp, pp = w.tensor_parallel, w.pipeline_parallel
+    tokens_mb = w.batch_size * w.seq_len           # one micro-batch of one model replica
+    compute_mb = tokens_mb * (mm_f / mm_rate + attn_f / attn_rate) / (tp * pp)
+    floor = weights_floor_s(w, a, gpu, tp * pp)
+    shards = w.gpus if w.sharding in ("zero1", "zero2", "zero3", "fsdp") else tp * pp
+    dequant, opt = memory_bound_s(w, a, gpu, shards, acc)
+    mb_s = max(compute_mb, floor) + dequant
+    acc.add("one micro-batch", mb_s, "s", f"{tokens_mb} tokens: compute {compute_mb:.3g} s "
+            f"(weights-read floor {floor:.3g} s) + dequantisation {dequant:.3g} s")
+    bubble = (pp - 1) / w.grad_accumulation if pp > 1 else 0.0
+    if pp > 1:
+        acc.add("pipeline bubble", bubble, "fraction of compute",
+                f"({pp} stages - 1) / {w.grad_accumulation} micro-batches (1F1B)")
+    compute_step = mb_s * w.grad_accumulation * (1 + bubble)
+    step = compute_step + opt + comm_s(w, a, link, compute_step, acc)
+    replica_tokens = tokens_mb * w.grad_accumulation
+    per_gpu = replica_tokens / step / (tp * pp)
+    peak, _ = peak_flops(gpu, compute_type(w.precision, gpu, training=True))
+    mfu = per_gpu * model_f / peak if peak else 0.0
+    acc.add("training throughput per GPU", per_gpu, "tokens/s",
+            f"{replica_tokens} tokens a step per replica / {step:.3g} s / {tp * pp} GPUs per replica")
+    acc.add("model FLOPs utilisation", mfu, "fraction", f"{per_gpu:.0f} x {model_f:.3g} FLOP / {which} peak")
+    return TrainingSpeed(tokens_per_s_per_gpu=per_gpu, tokens_per_s=per_gpu * w.gpus, mfu=mfu,
+                         flops_per_token=model_f, step_s=step, goodput=GOODPUT, terms=acc.terms,
+                         assumptions=list(acc.notes), assumption_keys=note_keys(acc.notes))
+
+
+def training_hours(w: Workload, model: Model | None, gpu: GPU, link: Link | None = None) -> float | None:
+    """Wall-clock hours for w.tokens on w.gpus GPUs, with the goodput factor (restarts, checkpoints) included."""
+    if not w.tokens:
+        return None
+    sp = training_speed(w, model, gpu, link)
+    if sp.tokens_per_s <= 0:
+        return None
+    return w.tokens / sp.tokens_per_s / 3600 / sp.goodput

@@ -1,0 +1,133 @@
+"""What the speed model knows about hardware: the dense peak for a precision, the share of it that jobs achieve, and
+the bandwidth of the links between GPUs.
+
+The achieved shares are not vendor figures: they are fitted to the published measurements in
+tests/data/measured_speed.yaml (bench/speed_accuracy.py prints how well), one number per GPU generation, then scaled
+by what those measurements show the share depends on: model width, tokens per micro-batch, precision.
+"""
+from __future__ import annotations
+
+from bot.estimate.arch import Note
+from bot.records.kb import GPU
+from bot.records.models import Link
+
+# Share of the dense 16-bit peak that a large dense transformer's matrix multiplies reach in training (executed
+# FLOPs, recomputation included), by GPU generation. Fitted: A100 llm-foundry/torchtitan rows reach 60-77 % of
+# 312 TFLOPS, H100 rows 40-57 % of 989 TFLOPS (its peak grew faster than memory bandwidth and kernel maturity).
+TRAIN_EFFICIENCY = {"ampere": 0.72, "hopper": 0.55, "ada": 0.50, "blackwell": 0.50, "volta": 0.50,
+                    "turing": 0.45, "pascal": 0.40, "da vinci": 0.40}
+DEFAULT_EFFICIENCY = 0.45
+# The s^2 attention kernels reach a lower share than the large matrix multiplies (counted over the full s x s as
+# Megatron-LM and llm-foundry count them): A100 rows lose 15 % of MFU from 4k to 64k tokens, H100 rows 30 %.
+ATTENTION_RELATIVE = {"ampere": 0.8, "hopper": 0.55}
+ATTENTION_RELATIVE_DEFAULT = 0.65
+# FP8 training (Transformer Engine, torchao float8) on Hopper/Ada/Blackwell: the share of the FP8 peak relative to
+# the 16-bit share; llm-foundry's H100 FP8 rows are 1.1-1.3x faster than its BF16 rows, not 2x.
+FP8_RELATIVE = 0.62
+WIDTH_HALF = 400            # hidden size at which the width factor is half: narrow models waste the tensor cores
+WIDTH_REFERENCE = 4096      # the width factor is 1 at this hidden size (the 7B class the shares were fitted on)
+MICROBATCH_HALF = 512       # tokens per micro-batch at which the micro-batch factor is half
+# Serving: share of memory bandwidth decode reaches, of the compute peak prefill reaches, and a fixed cost per
+# decode step (scheduling, sampling, kernel launches) that dominates small models.
+DECODE_BANDWIDTH_EFFICIENCY = 0.8   # one request's decode on an A100 runs at "roughly 77%" of bandwidth (vLLM)
+PREFILL_EFFICIENCY = {"ampere": 0.65, "hopper": 0.55}
+PREFILL_EFFICIENCY_DEFAULT = 0.5
+DECODE_COMPUTE_EFFICIENCY = 0.5
+STEP_OVERHEAD_S = 0.0005   # CUDA-graph decode steps (vLLM V1, TensorRT-LLM)
+# Collective bandwidth achieved relative to the link's one-direction rate (NCCL bus bandwidth on NVLink/IB).
+COLLECTIVE_EFFICIENCY = 0.8
+COLLECTIVE_LATENCY_S = 20e-6        # per all-reduce of a small message (TP at decode)
+# Links assumed when nothing is known: PCIe by the card's PCIe generation (GB/s one direction, x16), and between
+# nodes a training cluster's network, 8 x 200 Gbit/s per node (llm-foundry's A100 clusters: "1600 Gbps node-node
+# interconnect (RoCE)"; Llama 2's clusters: 200 Gbps per GPU); the planner passes the flavor's real link instead.
+PCIE_GBS = {"5.0": 50.0, "4.0": 25.0, "3.0": 12.0}
+UNKNOWN_INTER_GBS = 200.0
+TCP_GBS = 3.0               # 25 Gbit/s Ethernet without RDMA
+RDMA_GBS = 200.0            # RDMA of unstated speed: 8 x 200 Gbit/s per node, as above
+GOODPUT = 0.9               # Llama 3 paper: "more than 90% effective training time"
+
+
+def note_keys(notes: list) -> list[dict]:
+    """The notes as template keys and values, so a reply in another language can say them."""
+    return [{"key": n.key, "ctx": n.ctx} for n in notes if isinstance(n, Note)]
+
+
+def generation(gpu: GPU) -> str:
+    arch = gpu.architecture.lower()
+    for gen in ("blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "da vinci"):
+        if gen in arch:
+            return gen
+    return "other"
+
+
+def peak_flops(gpu: GPU, compute: str) -> tuple[float, str]:
+    """Dense tensor FLOP/s for the type the matrix multiplies run in ('fp8', 'int8', or 16-bit), and its name."""
+    if compute == "fp8" and gpu.fp8_tflops:
+        return gpu.fp8_tflops * 1e12, "FP8"
+    if compute == "int8" and gpu.int8_tops:
+        return gpu.int8_tops * 1e12, "INT8"
+    if compute == "fp32" and gpu.fp32_tflops:
+        return gpu.fp32_tflops * 1e12, "FP32"
+    if gpu.bf16_tflops:
+        return gpu.bf16_tflops * 1e12, "BF16"
+    if gpu.fp16_tflops:
+        return gpu.fp16_tflops * 1e12, "FP16"
+    return (gpu.fp32_tflops or 0.0) * 1e12, "FP32"
+
+
+def compute_type(precision: str, gpu: GPU, training: bool) -> str:
+    """The type the matrix multiplies run in: FP8/INT8 only where the GPU has them; 4-bit weights are dequantised."""
+    if precision == "fp8" and gpu.fp8_tflops:
+        return "fp8"
+    if precision == "int8" and not training and gpu.int8_tops:
+        return "int8"
+    if precision == "fp32":
+        return "fp32"
+    return "16-bit"
+
+
+def width_factor(hidden: int) -> float:
+    ref = WIDTH_REFERENCE / (WIDTH_REFERENCE + WIDTH_HALF)
+    return min(1.0, hidden / (hidden + WIDTH_HALF) / ref)
+
+
+def microbatch_factor(tokens: float) -> float:
+    return tokens / (tokens + MICROBATCH_HALF)
+
+
+def pcie_gbs(gpu: GPU) -> float:
+    form = gpu.form_factor or ""
+    for gen, gbs in PCIE_GBS.items():
+        if f"PCIe {gen}" in form:
+            return gbs
+    return PCIE_GBS["4.0"]
+
+
+def resolve_link(gpu: GPU, nodes: int, link: Link | None) -> tuple[Link, list[Note]]:
+    """The link with every bandwidth filled in, and a note for each part that was assumed rather than known."""
+    link = link or Link()
+    notes: list[Note] = []
+    intra, intra_gbs = link.intra, link.intra_gbs
+    if intra == "unknown":
+        intra = "nvlink" if gpu.nvlink_gbs else "pcie"
+        notes.append(Note("speed.assumed_intra", f"link inside a node not known: assumed {intra} (what a "
+                          f"{gpu.name} usually has)", link=intra, gpu=gpu.name))
+    if intra_gbs is None:
+        intra_gbs = gpu.nvlink_gbs / 2 if intra == "nvlink" and gpu.nvlink_gbs else pcie_gbs(gpu)
+    inter, inter_gbs = link.inter, link.inter_gbs
+    if nodes > 1 and inter in ("unknown", "none"):
+        inter = "unknown"
+        notes.append(Note("speed.assumed_inter", f"network between nodes not known: assumed "
+                          f"{UNKNOWN_INTER_GBS * 8:g} Gbit/s per node", gbits=UNKNOWN_INTER_GBS * 8))
+    if inter_gbs is None:
+        inter_gbs = {"rdma": RDMA_GBS, "tcp": TCP_GBS}.get(inter, UNKNOWN_INTER_GBS)
+    return Link(intra=intra, intra_gbs=intra_gbs, inter=inter, inter_gbs=inter_gbs), notes
+
+
+def bus_gbs(link: Link, across_nodes: bool) -> float:
+    """Bandwidth a ring collective achieves per GPU: the intra-node link, or the node's network when the group
+    spans nodes (each of the node's rings crosses on its own NIC, so a ring gets the node's whole network)."""
+    bw = link.intra_gbs or PCIE_GBS["4.0"]
+    if across_nodes:
+        bw = min(bw, link.inter_gbs or UNKNOWN_INTER_GBS)
+    return bw * COLLECTIVE_EFFICIENCY * 1e9
