@@ -7,11 +7,45 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+from bot.estimate.adapters import trainable_params
+from bot.estimate.arch import arch_of
 from bot.estimate.speed import serving_speed, training_speed
 from bot.records.kb import GPU, Flavor, Model
 from bot.records.models import Compute, Link, ServingSpeed, Workload
 
 GPUS_PER_NODE = 8
+# The fixed-utilisation rule that came before the speed model; posttrain.py (issue 17) still sizes RL/DPO jobs with
+# it, and bench/speed_accuracy.py keeps it as a peer.
+TRAIN_MFU = 0.40
+
+
+def peak_tflops(gpu: GPU, precision: str) -> tuple[float, str]:
+    """Dense tensor throughput used for the job's precision, and which figure it was."""
+    if precision in ("fp8",) and gpu.fp8_tflops:
+        return gpu.fp8_tflops, "FP8"
+    if precision in ("bf16", "nf4", "int4", "int8", "fp8") and gpu.bf16_tflops:
+        return gpu.bf16_tflops, "BF16"
+    if precision in ("fp16", "bf16", "nf4", "int4", "int8", "fp8") and gpu.fp16_tflops:
+        return gpu.fp16_tflops, "FP16"
+    if gpu.fp32_tflops:
+        return gpu.fp32_tflops, "FP32"
+    return gpu.fp16_tflops or gpu.bf16_tflops or 0.0, "FP16"
+
+
+def training_flops(w: Workload, model: Model | None) -> tuple[float, str]:
+    """6 x active params x tokens (4 x + 2 x trainable for adapters, + 2 x with recomputation): the older rule."""
+    a = arch_of(model, w.params_b)
+    active = a.active_params
+    if w.method in ("lora", "qlora", "freeze"):
+        per_token = 4 * active + 2 * trainable_params(w, a)
+        how = "4 x active params (forward + input gradients) + 2 x trainable params"
+    else:
+        per_token = 6 * active
+        how = "6 x active params"
+    if w.grad_checkpointing:
+        per_token += 2 * active
+        how += " + 2 x active params (recomputed forward)"
+    return per_token * (w.tokens or 0), how
 
 
 def on_gpus(w: Workload, gpus: int) -> Workload:
