@@ -22,7 +22,8 @@ def ruleset(tmp: Path, rules: list[dict]):
 
 RULE = {"id": "r1", "when": {"all": [{"fact": "task", "op": "eq", "value": "train"},
                                      {"fact": "gpus_needed", "op": "gt", "value": 1}]},
-        "then": {"require": [{"attribute": "nvlink", "value": True}]}, "cite": ["s1"]}
+        "then": {"require": [{"attribute": "nvlink", "value": True}]}, "cite": ["s1"],
+        "justify": [{"source": "s1", "quote": "a sentence of s1"}]}
 
 
 @pytest.mark.parametrize("facts, fired, phrase", [

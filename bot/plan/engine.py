@@ -79,6 +79,12 @@ class Then(Strict):
     billing: str | None = None        # the billing mode this rule recommends
 
 
+class Quote(Strict):
+    """The source sentence a rule rests on, verbatim (as recorded in that source's note in knowledge/sources)."""
+    source: str
+    quote: str
+
+
 class Rule(Strict):
     id: str
     stage: Literal["select", "check"] = "select"
@@ -87,6 +93,7 @@ class Rule(Strict):
     when: Node
     then: Then
     cite: list[str] = Field(min_length=1)
+    justify: list[Quote] = []         # a rule that says "require" names the sentence that makes it a requirement
 
     @model_validator(mode="before")
     @classmethod
@@ -203,6 +210,13 @@ def _check_rule(file: str, rule: Rule, facts: dict[str, Fact], source_ids, templ
                 guess = did_you_mean(con.attribute, ATTRIBUTES)
                 out.append(Problem(file, f"{where}.then.{kind}", f"unknown attribute '{con.attribute}'",
                                    f"did you mean '{guess[0]}'?" if guess else f"use one of {', '.join(ATTRIBUTES)}"))
+    if rule.then.require and not rule.justify:
+        out.append(Problem(file, f"{where}.justify", "a 'require' rule names no source sentence that justifies it",
+                           "add justify: [{source: <id from cite>, quote: <the sentence>}] or make it 'prefer'"))
+    for q in rule.justify:
+        if q.source not in rule.cite:
+            out.append(Problem(file, f"{where}.justify", f"quote from '{q.source}', which the rule does not cite",
+                               f"add '{q.source}' to cite"))
     if source_ids is not None:
         for sid in rule.cite:
             if sid not in source_ids:

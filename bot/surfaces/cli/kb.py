@@ -15,10 +15,27 @@ def flavor_json(f: Flavor) -> dict[str, Any]:
     return {"id": f.id, "provider": f.provider, "flavor": f.flavor, "family": f.family, "service": f.service,
             "gpu": f.gpu, "gpu_count": f.gpu_count, "gpu_memory_gib": f.gpu_memory_gib, "vcpus": f.vcpus,
             "memory_gib": f.memory_gib, "interconnect": f.interconnect, "rdma": f.rdma, "network": f.network,
+            "interconnect_evidence": f.interconnect_evidence, "rdma_evidence": f.rdma_evidence,
+            "price_region": p.region if p else None, "price_flags": list(p.flags) if p else [],
             "price_per_hour": p.on_demand if p else None, "spot_price_per_hour": p.spot if p else None,
             "currency": p.currency if p else None, "price_kind": p.kind if p else None,
             "price_date": p.date.isoformat() if p else None, "price_basis": p.basis if p else None,
             "region": f.region, "evidence": f.evidence, "sources": list(f.sources), "note": f.note}
+
+
+def rule_quote_problems(rules: Any, kb: Any) -> list:
+    """Each rule's `justify` quote must stand, verbatim, in the note of the source it names: a rule cannot
+    rest on a sentence nobody can find."""
+    from bot.records.errors import Problem
+    out = []
+    for r in rules:
+        for q in r.justify:
+            src = kb.sources.get(q.source)
+            if src is not None and q.quote not in " ".join((src.note or "").split()):
+                out.append(Problem("rules/advice.yaml", f"rules[{r.id}].justify",
+                                   f"the quote is not in source '{q.source}''s note",
+                                   "copy the sentence into that source's note (verbatim), or fix the quote"))
+    return out
 
 
 def record_json(rec: Any) -> dict[str, Any]:

@@ -244,6 +244,9 @@ def kb_validate() -> None:
     sources = set(kbase.sources) if kbase else None
     _rs, rproblems = check_rules(config.rules_dir(), sources, default_templates().keys)
     problems += rproblems
+    if kbase is not None and _rs is not None:
+        from bot.surfaces.cli.kb import rule_quote_problems
+        problems += rule_quote_problems(_rs.rules, kbase)
     if problems:
         for p in problems:
             click.echo(str(p), err=True)
