@@ -18,7 +18,8 @@ What it rejects, as Slack does (https://docs.slack.dev/reference/block-kit/block
   (`missing_fallback_text`); Slack only warns, but our contract says every message carries one.
 The same block checks apply to response_url posts (answered 400 with the error, as Slack's webhooks do).
 Test controls: `ratelimit(method, times, retry_after)` answers 429 + Retry-After; `fail(method, error)` answers
-`ok: false` with that error once; `wait_for(pred, timeout)` polls the record. `apps.connections.open` (Socket
+`ok: false` with that error once; `http_error(method, status, times)` answers HTTP 500/503 `times` times;
+`delay(method, seconds)` makes a method slow (0 again to stop); `wait_for(pred, timeout)` polls the record. `apps.connections.open` (Socket
 Mode) answers `invalid_auth` unless `socket_url` is set (to a tests/socket_stub.py server's `url`) and the call
 carries the app token; then it answers that URL.
 """
@@ -193,11 +194,14 @@ class SlackStub:
     def __init__(self, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN):
         self.bot_token, self.app_token = bot_token, app_token
         self.calls: list[Call] = []
+        self.messages: list[dict[str, Any]] = []   # what chat.postMessage posted, for conversations.history
         self.socket_url: str | None = None     # a tests/socket_stub.py server's URL, for apps.connections.open
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._ratelimits: dict[str, list[int]] = {}
         self._failures: dict[str, list[str]] = {}
+        self._http_errors: dict[str, list[int]] = {}
+        self._delays: dict[str, float] = {}
         self._ts = 1_700_000_000.000100
         stub = self
 
@@ -207,6 +211,10 @@ class SlackStub:
             def log_message(self, *args: Any) -> None:   # quiet
                 pass
 
+            def do_GET(self) -> None:                 # conversations.history / .replies are GET with a query
+                path, _, query = self.path.partition("?")
+                self._reply(*stub._answer(path, dict(self.headers), dict(parse_qsl(query, keep_blank_values=True))))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode("utf-8")
@@ -215,7 +223,9 @@ class SlackStub:
                     body = json.loads(raw) if "json" in ctype else dict(parse_qsl(raw, keep_blank_values=True))
                 except ValueError:
                     body = {"_raw": raw}
-                status, answer, extra = stub._answer(self.path, dict(self.headers), body)
+                self._reply(*stub._answer(self.path, dict(self.headers), body))
+
+            def _reply(self, status: int, answer: Any, extra: dict) -> None:
                 data = json.dumps(answer).encode() if isinstance(answer, dict) else str(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json" if isinstance(answer, dict) else "text/plain")
@@ -241,8 +251,11 @@ class SlackStub:
     def reset(self) -> None:
         with self._lock:
             self.calls.clear()
+            self.messages.clear()
             self._ratelimits.clear()
             self._failures.clear()
+            self._http_errors.clear()
+            self._delays.clear()
 
     def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
         with self._lock:
@@ -251,6 +264,14 @@ class SlackStub:
     def fail(self, method: str, error: str) -> None:
         with self._lock:
             self._failures.setdefault(method, []).append(error)
+
+    def http_error(self, method: str, status: int = 500, times: int = 1) -> None:
+        with self._lock:
+            self._http_errors[method] = [times, status]
+
+    def delay(self, method: str, seconds: float) -> None:
+        with self._lock:
+            self._delays[method] = seconds
 
     def response_url(self, name: str) -> str:
         return f"{self.base_url}/response/{name}"
@@ -299,6 +320,8 @@ class SlackStub:
 
     def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict]:
         headers = {k.lower(): v for k, v in headers.items()}
+        if path.startswith("/response/") and self._delays.get("response_url"):
+            time.sleep(self._delays["response_url"])
         if path.startswith("/response/"):
             err = check_message(body, need_channel=False)
             call = Call("response_url", path, headers, body, 400 if err else 200, {"ok": not err, "error": err})
@@ -306,6 +329,18 @@ class SlackStub:
             return (400, err, {}) if err else (200, "ok", {})
         method = path.removeprefix("/api/").split("?")[0]
         call = Call(method, path, headers, body)
+        with self._lock:
+            wait = self._delays.get(method, 0.0)
+            broken = self._http_errors.get(method)
+            status = broken[1] if broken and broken[0] > 0 else None
+            if status:
+                broken[0] -= 1
+        if wait:
+            time.sleep(wait)
+        if status:
+            call.status, call.answer = status, {"ok": False, "error": f"HTTP {status}"}
+            self._record(call)
+            return status, "server error", {}
         with self._lock:
             limit = self._ratelimits.get(method)
             if limit and limit[0] > 0:
@@ -346,8 +381,11 @@ class SlackStub:
                 return {"ok": False, "error": err.split(":")[0],
                         "response_metadata": {"messages": [f"[ERROR] {err}"]}}
             with self._lock:
-                self._ts += 1
+                self._ts = max(self._ts + 0.0001, time.time())     # real clock, as Slack's ts
                 ts = body.get("ts") if method == "chat.update" else f"{self._ts:.6f}"
+                if method == "chat.postMessage":
+                    self.messages.append({"channel": body["channel"], "ts": ts, "text": body.get("text"),
+                                          "thread_ts": body.get("thread_ts"), "metadata": body.get("metadata")})
             return {"ok": True, "channel": body["channel"], "ts": ts,
                     "message": {"text": body.get("text"), "ts": ts, "bot_id": BOT_ID}}
         if method == "views.publish":                      # the App Home tab
@@ -361,7 +399,21 @@ class SlackStub:
             if err := validate_blocks(view.get("blocks"), VIEW_BLOCKS_MAX):
                 return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": [err]}}
             return {"ok": True, "view": {**view, "id": "V0HOME"}}
+        if method in ("conversations.history", "conversations.replies"):
+            return self._history(method, body)
         return {"ok": False, "error": "unknown_method"}
+
+    def _history(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Messages the bot posted (newest first), with their metadata when include_all_metadata is set."""
+        channel, oldest = body.get("channel"), float(body.get("oldest") or 0)
+        with self._lock:
+            found = [m for m in self.messages if m["channel"] == channel and float(m["ts"]) >= oldest and
+                     (m["thread_ts"] is None if method == "conversations.history"
+                      else body.get("ts") in (m["thread_ts"], m["ts"]))]
+        keep = str(body.get("include_all_metadata")).lower() in ("1", "true")
+        return {"ok": True, "messages": [{"type": "message", "ts": m["ts"], "text": m["text"], "bot_id": BOT_ID,
+                                          **({"metadata": m["metadata"]} if keep and m["metadata"] else {})}
+                                         for m in reversed(found)]}
 
 
 # ----- the other direction: requests as Slack sends them to the app ----------------------------------------------

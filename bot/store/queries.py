@@ -30,6 +30,13 @@ class AuditQueries:
             row = next(self._rows(conn, f"SELECT {select_columns()} FROM advice WHERE seq = ?", (seq,)), None)
         return decode(row) if row else None
 
+    def by_event(self, event_id: str) -> dict[str, Any] | None:
+        """The record written for this Slack event / job id, JSON columns decoded; None when there is none."""
+        with self._read() as conn:
+            row = next(self._rows(conn, f"SELECT {select_columns()} FROM advice WHERE event_id = ?", (event_id,)),
+                       None)
+        return decode(row) if row else None
+
     def id_range(self) -> tuple[str, str] | None:
         """(first id, last id) present, for error messages; None when the log is empty."""
         with self._read() as conn:

@@ -177,16 +177,37 @@ def show_cmd(record_id: str, as_json: bool) -> None:
     with _open_log() as log:
         row = log.get(record_id)
         span = log.id_range() if row is None else None
+        job = _delivery(log, record_id) if row is not None else None
     if row is None:
         held = f"the log holds {span[0]}..{span[1]}" if span else "the log is empty"
         _fail(f"no audit record {record_id} ({held}); run `gpu-advisor audit list` to see ids")
     if as_json:
-        click.echo(_dump(row))
+        click.echo(_dump(row if job is None else {**row, "delivery": _delivery_json(job)}))
         return
-    click.echo(_render(row))
+    click.echo(_render(row, job))
 
 
-def _render(row: dict[str, Any]) -> str:
+def _delivery(log: AuditLog, record_id: str) -> Any:
+    """The Slack inbox job that carried this reply (None for the CLI, or a log older than the inbox)."""
+    from bot.store.inbox import Inbox
+    with Inbox(log.path) as inbox:
+        return inbox.delivery(record_id)
+
+
+def _delivery_json(job: Any) -> dict[str, Any]:
+    return {"job": job.id, "state": job.state, "delivered": job.delivered, "attempts": job.attempts,
+            "error": job.error}
+
+
+def _delivery_text(job: Any) -> str:
+    if job.delivered:
+        return f"yes (job {job.id}, {job.attempts} attempt(s))"
+    if job.delivered is False:
+        return f"NO: {job.error or 'unknown reason'} (job {job.id}, {job.attempts} attempt(s))"
+    return f"not yet ({job.state}, job {job.id})"
+
+
+def _render(row: dict[str, Any], job: Any = None) -> str:
     reply = _reply(row)
     where = " ".join(f"{k} {row[k]}" for k in ("team", "channel", "user") if row.get(k))
     lines = [f"{row['id']}  {_when(row.get('ts'))} UTC  {row.get('surface')}" + (f"  {where}" if where else "")]
@@ -197,6 +218,7 @@ def _render(row: dict[str, Any]) -> str:
 
     kv("session", row.get("session"))
     kv("event", row.get("event_id"))
+    kv("delivered", _delivery_text(job) if job is not None else None)
     kv("question", row.get("question"))
     kv("status", f"{row.get('status')}" + (f" (intent {row['intent']})" if row.get("intent") else ""))
     kv("kb", row.get("kb_version"))

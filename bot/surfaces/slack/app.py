@@ -19,19 +19,21 @@ collapses a mention delivered as both `message` and `app_mention`); a follow-up 
 """
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import json
 import logging
 import re
 import signal
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
 from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from bot.surfaces.slack import text as T
 from bot.records.errors import AdvisorError, ConfigError
@@ -44,13 +46,16 @@ from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.store.slack_state import SlackState
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
+from bot.store.inbox import Inbox, Job
+from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
+from bot.surfaces.slack.outbound import reason as _reason
+from bot.surfaces.slack.worker import DEFAULT_ATTEMPTS, DEFAULT_WORKERS, WorkerPool
 
 log = logging.getLogger("gpu_advisor.slack")
 
 FOLLOWUP_ACTION = re.compile(r"^followup_choice_\d+$")
 _SLACK_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _ANSWERED_SUBTYPES = (None, "thread_broadcast", "file_share")
-_BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "too_many_blocks"}
 
 
 @dataclass(frozen=True)
@@ -78,14 +83,24 @@ class Place:
 
 
 class SlackBot(Interactions):
-    """The listeners. Plain methods: Bolt injects ack/respond/client/context by parameter name."""
+    """The listeners (intake: write the job, then ack) and the job handler the worker pool runs.
 
-    def __init__(self, settings: SlackSettings, service: Any, templates: Templates | None = None):
+    Plain methods: Bolt injects ack/body/context... by parameter name. Listeners never call Slack: they only
+    record a job in the durable inbox (bot/store/inbox.py), so the HTTP response or Socket Mode ack follows
+    within milliseconds whatever the load; `process(job)` runs in a worker thread and posts through `Outbound`.
+    """
+
+    def __init__(self, settings: SlackSettings, service: Any, templates: Templates | None = None, *,
+                 client: WebClient | None = None, inbox: Inbox | None = None, workers: int = DEFAULT_WORKERS,
+                 max_attempts: int = DEFAULT_ATTEMPTS):
         self.settings = settings
         self.service = service
         self.t = templates or default_templates()
         self.cmd = settings.slash_command
         self.state = SlackState(service.audit.path)
+        self.out = Outbound(client or web_client(settings))
+        self.inbox = inbox or Inbox(service.audit.path)
+        self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts)
 
     def register(self, app: App) -> App:
         app.event("app_mention")(self.on_mention)
@@ -95,6 +110,18 @@ class SlackBot(Interactions):
         self.register_interactions(app)
         app.error(self.on_error)
         return app
+
+    def enqueue(self, job_id: str, kind: str, payload: dict[str, Any], keys: list[str] = (), request: Any = None
+                ) -> bool:
+        """Write the job (deduplicated by id and keys) and hand it to the workers; False for a duplicate."""
+        if not self.inbox.put(job_id, kind, payload, keys):
+            header = (lambda name: (request.headers.get(name) or [None])[0]) if request is not None else lambda n: None
+            retry = f" (retry {header('x-slack-retry-num')}, {header('x-slack-retry-reason')})" \
+                if header("x-slack-retry-num") else ""
+            log.info("%s %s already handled%s: not answered again", kind, job_id, retry)
+            return False
+        self.pool.submit(job_id)
+        return True
 
     # ----- events ----------------------------------------------------------------------------------------------
     def on_message(self, body: dict, event: dict, context: Any, request: Any) -> None:
@@ -125,15 +152,6 @@ class SlackBot(Interactions):
             return
         if event.get("subtype") not in _ANSWERED_SUBTYPES or not (user and channel and ts):
             return
-        event_id = body.get("event_id")
-        retry = (request.headers.get("x-slack-retry-num") or [None])[0] if request is not None else None
-        if event_id and not self.service.audit.claim_event(event_id):
-            log.info("event %s already handled (retry %s, %s): not answered again", event_id, retry,
-                     (request.headers.get("x-slack-retry-reason") or [None])[0] if request is not None else None)
-            return
-        if not self.service.audit.claim_event(f"msg:{channel}:{ts}"):
-            log.info("message %s in %s already answered (event %s): not answered again", ts, channel, event_id)
-            return
         if kind == "mention":
             root = event.get("thread_ts") or ts
             place = Place("mention", channel, root, root, user)
@@ -143,7 +161,10 @@ class SlackBot(Interactions):
         text = to_plain(event.get("text"), context.bot_user_id) or "help"
         if kind == "mention":
             self.state.join_thread(channel, place.session_thread or ts)
-        self.answer(text, place, team=team, surface=kind, event_id=event_id, client=context.client)
+        message_key = f"msg:{channel}:{ts}"            # also collapses a mention sent as message + app_mention
+        job_id = body.get("event_id") or message_key
+        self.enqueue(job_id, kind, {"task": "answer", "text": text, "place": asdict(place), "team": team,
+                                    "surface": kind}, [message_key], request)
 
     @staticmethod
     def _from_bot(event: dict, context: Any) -> bool:
@@ -153,7 +174,7 @@ class SlackBot(Interactions):
         return bool(me and event.get("user") == me)
 
     # ----- slash command ----------------------------------------------------------------------------------------
-    def on_command(self, ack: Callable, command: dict, respond: Callable, context: Any) -> None:
+    def on_command(self, ack: Callable, command: dict, request: Any) -> None:
         text = to_plain(command.get("text"))
         word, _, rest = text.partition(" ")
         lang = lang_of(text)
@@ -162,20 +183,22 @@ class SlackBot(Interactions):
         if verb in ("", "help", "帮助", "?"):
             ack(text=T.say("help", lang, cmd=self.cmd), response_type="ephemeral")
             return
-        if verb in ("history", "历史"):
-            ack()
-            self._respond_all(respond, history_messages(self.service.audit, user, team, lang, self.cmd))
-            return
-        if verb in ("explain", "解释"):
-            ack()
-            self._respond_all(respond, explain_messages(self.service.audit, rest.strip(), user, team, lang, self.cmd))
-            return
-        ack(text=T.say("working", lang), response_type="ephemeral")
+        task = {"history": "history", "历史": "history", "explain": "explain", "解释": "explain"}.get(verb, "answer")
+        job_id, keys = _request_ids("cmd", command, request)
         place = Place("slash", channel, None, None, user)
-        self.answer(text, place, team=team, surface="slash", client=context.client, respond=respond, echo=text)
+        waiting = self.pool.depth()
+        new = self.enqueue(job_id, "slash", {"task": task, "text": text, "rest": rest.strip(), "lang": lang,
+                                             "place": asdict(place), "team": team, "surface": "slash",
+                                             "response_url": command.get("response_url"), "echo": text}, keys)
+        if task != "answer" or not new:
+            ack()
+        elif waiting >= self.pool.size:
+            ack(text=T.say("queued", lang, n=waiting - self.pool.size + 1), response_type="ephemeral")
+        else:
+            ack(text=T.say("working", lang), response_type="ephemeral")
 
     # ----- follow-up buttons ------------------------------------------------------------------------------------
-    def on_followup(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
+    def on_followup(self, ack: Callable, body: dict, action: dict, context: Any, request: Any) -> None:
         ack()
         user = (body.get("user") or {}).get("id") or ""
         team = (body.get("team") or {}).get("id") or context.team_id or ""
@@ -185,48 +208,83 @@ class SlackBot(Interactions):
         lang = lang_of(message.get("text") or "")
         place = Place.from_block_id(action.get("block_id"), channel)
         value = str(action.get("value") or "").strip()
+        notice_id, keys = _request_ids("note", body, request)
+        notice = {"task": "notice", "lang": lang, "response_url": body.get("response_url"),
+                  "place": asdict(Place("slash", channel or "", None, None, user))}   # privately, to the clicker
         if place is None or not value:
-            self._respond_all(respond, [(T.say("expired", lang), None)])
+            self.enqueue(notice_id, "button", {**notice, "say": "expired"}, keys)
             return
         if user != place.owner:
-            self._respond_all(respond, [(T.say("not_owner", lang, cmd=self.cmd), None)])
+            self.enqueue(notice_id, "button", {**notice, "say": "not_owner"}, keys)
             return
         message_ts = container.get("message_ts") or message.get("ts") or ""
-        if not self.service.audit.claim_event(f"act:{channel}:{message_ts}"):
-            log.info("follow-up on message %s in %s already answered", message_ts, channel)
-            return
-        reply = self.answer(value, place, team=team, surface="button", client=context.client, respond=respond,
-                            echo=value if place.kind == "slash" else None)
-        if reply is not None and message.get("blocks") and not container.get("is_ephemeral"):
-            label = ((action.get("text") or {}).get("text")) or value
-            self._mark_chosen(context.client, channel, message_ts, message, action.get("block_id"), label, lang)
+        chosen = None
+        if message.get("blocks") and not container.get("is_ephemeral"):
+            chosen = {"ts": message_ts, "text": message.get("text"), "blocks": message["blocks"],
+                      "block_id": action.get("block_id"), "label": ((action.get("text") or {}).get("text")) or value}
+        self.enqueue(f"act:{channel}:{message_ts}", "button",
+                     {"task": "answer", "text": value, "place": asdict(place), "team": team, "surface": "button",
+                      "lang": lang, "response_url": body.get("response_url"), "chosen": chosen,
+                      "echo": value if place.kind == "slash" else None}, keys)
 
-    def _mark_chosen(self, client: WebClient, channel: str, ts: str, message: dict, block_id: str, label: str,
-                     lang: str) -> None:
+    # ----- one job, in a worker thread -------------------------------------------------------------------------
+    def process(self, job: Job) -> None:
+        """Run one inbox job to the end: the turn (once), the reply's parts not posted yet, the job marked done."""
+        p = job.payload
+        place = Place(**p["place"])
+        task = p.get("task")
+        if task == "notice":
+            messages = [(T.say(p["say"], p.get("lang") or "en", cmd=self.cmd), None)]
+            advice_id = None
+        elif task == "messages":
+            messages = [(text, blocks) for text, blocks in p.get("messages") or []]
+            advice_id = None
+        elif task in ("history", "explain"):
+            view = history_messages if task == "history" else explain_messages
+            args = () if task == "history" else (p.get("rest") or "",)
+            messages = view(self.service.audit, *args, place.owner, p.get("team") or "", p.get("lang") or "en",
+                            self.cmd)
+            advice_id = None
+        else:
+            reply = self._reply_of(job, place)
+            messages = self.reply_messages(reply, place, p.get("echo"))
+            advice_id = reply.get("advice_id")
+        resumed = _epoch(job.received) if job.attempts > 1 else None
+        delivered, error = self.out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
+                                            posted=lambda n: self.inbox.posted(job.id, n, advice_id), job=job.id,
+                                            resumed_since=resumed, response_type=p.get("response_type"))
+        if delivered and p.get("chosen"):
+            self._mark_chosen(place.channel, p["chosen"], p.get("lang") or "en")
+        self.inbox.finish(job.id, advice_id=advice_id, delivered=delivered, error=error)
+
+    def _reply_of(self, job: Job, place: Place) -> dict[str, Any]:
+        """The turn's reply; a resumed job whose turn was recorded before the crash reuses that record."""
+        recorded = self.service.audit.by_event(job.id) if job.attempts > 1 else None
+        if recorded and isinstance(recorded.get("reply"), dict):
+            return {**recorded["reply"], "advice_id": recorded["id"]}
+        p = job.payload
+        team = p.get("team") or ""
+        return self.service.ask(p["text"], surface=p["surface"], user=place.owner, team=team,
+                                channel=place.channel, thread=place.session_thread or "", event_id=job.id,
+                                default_provider=self.state.prefs(team, place.owner).get("provider"))
+
+    def apologise(self, job: Job, error: BaseException) -> bool:
+        """The last attempt failed: tell the user, in the language of the question. True when it was delivered."""
+        p = job.payload
+        try:
+            place = Place(**p["place"])
+        except (KeyError, TypeError):
+            return False
+        lang = p.get("lang") or lang_of(p.get("text") or "")
+        delivered, _ = self.out.deliver([(T.say("failed", lang), None)], place, p.get("response_url"))
+        return delivered
+
+    def _mark_chosen(self, channel: str, chosen: dict[str, Any], lang: str) -> None:
         """Replace the buttons by a line saying what was chosen, so the question cannot be answered twice."""
-        chosen = {"type": "context", "elements": [
-            {"type": "mrkdwn", "text": clip(T.say("chosen", lang, choice=escape(label)), 2000)}]}
-        new = [chosen if b.get("block_id") == block_id else b for b in message["blocks"]]
-        try:
-            client.chat_update(channel=channel, ts=ts, text=message.get("text") or "…", blocks=fit(new))
-        except SlackApiError as exc:
-            log.error("chat.update of %s in %s failed: %s", ts, channel, _reason(exc))
-
-    # ----- one turn -----------------------------------------------------------------------------------------
-    def answer(self, text: str, place: Place, *, team: str, surface: str, client: WebClient,
-               respond: Callable | None = None, event_id: str | None = None, echo: str | None = None
-               ) -> dict[str, Any] | None:
-        """Run the turn, then post the reply where `place` says; None when the turn failed (already reported)."""
-        try:
-            reply = self.service.ask(text, surface=surface, user=place.owner, team=team, channel=place.channel,
-                                     thread=place.session_thread or "", event_id=event_id,
-                                     default_provider=self.state.prefs(team, place.owner).get("provider"))
-        except Exception:                               # noqa: BLE001 - reported to the user and the log
-            log.exception("the %s turn in %s failed", surface, place.channel)
-            self.deliver([(T.say("failed", lang_of(text)), None)], place, client, respond)
-            return None
-        self.deliver(self.reply_messages(reply, place, echo), place, client, respond)
-        return reply
+        line = {"type": "context", "elements": [
+            {"type": "mrkdwn", "text": clip(T.say("chosen", lang, choice=escape(chosen["label"])), 2000)}]}
+        new = [line if b.get("block_id") == chosen["block_id"] else b for b in chosen["blocks"]]
+        self.out.update(channel, chosen["ts"], chosen.get("text") or "…", fit(new))
 
     def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None, share: bool = True
                        ) -> list[Message]:
@@ -245,50 +303,28 @@ class SlackBot(Interactions):
         note = T.say("trimmed", reply["lang"], cmd=self.cmd, id=reply.get("advice_id") or "")
         return with_fallbacks(split(fit(blocks), note), reply.get("text") or "")
 
-    def deliver(self, messages: list[Message], place: Place, client: WebClient,
-                respond: Callable | None) -> None:
-        if place.kind == "slash" and respond is not None:
-            self._respond_all(respond, messages)
-            return
-        for text, blocks in messages:
-            if self.post(client, place.channel, place.reply_thread, text, blocks) is None:
-                break
+    # ----- for the interactions (bot/surfaces/slack/interactions.py): the same inbox path -------------------
+    def answer(self, text: str, place: Place, *, team: str, surface: str, client: WebClient | None = None,
+               respond: Callable | None = None, event_id: str | None = None, echo: str | None = None) -> None:
+        """Queue a turn whose reply goes where `place` says (the caller has deduplicated the request)."""
+        self.enqueue(event_id or f"ans:{uuid.uuid4().hex}", surface,
+                     {"task": "answer", "text": text, "place": asdict(place), "team": team, "surface": surface,
+                      "response_url": getattr(respond, "response_url", None), "echo": echo})
+
+    def _respond_all(self, respond: Callable, messages: list[Message], response_type: str = "ephemeral") -> bool:
+        """Queue ready-made messages for the response_url (True: queued; the worker posts them, with retries)."""
+        url = getattr(respond, "response_url", None)
+        if not url:
+            log.error("no response_url to answer through: %d message(s) dropped", len(messages))
+            return False
+        self.enqueue(f"out:{uuid.uuid4().hex}", "button",
+                     {"task": "messages", "messages": [list(m) for m in messages], "response_url": url,
+                      "response_type": response_type, "place": asdict(Place("slash", "", None, None, ""))})
+        return True
 
     def post(self, client: WebClient, channel: str, thread_ts: str | None, text: str, blocks: list[dict] | None):
-        """chat.postMessage with unfurling off; a failure is logged with Slack's reason (and blocks dropped once)."""
-        kwargs: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False, "unfurl_media": False}
-        if blocks:
-            kwargs["blocks"] = blocks
-        if thread_ts:
-            kwargs["thread_ts"] = thread_ts
-        try:
-            return client.chat_postMessage(**kwargs)
-        except SlackApiError as exc:
-            reason = _reason(exc)
-            log.error("chat.postMessage to %s failed: %s", channel, reason)
-            if blocks and reason.split(" ")[0] in _BLOCK_ERRORS:
-                try:
-                    return client.chat_postMessage(**{k: v for k, v in kwargs.items() if k != "blocks"})
-                except SlackApiError as again:
-                    log.error("chat.postMessage (text only) to %s failed: %s", channel, _reason(again))
-        except Exception as exc:                        # noqa: BLE001 - network errors after the retries
-            log.error("chat.postMessage to %s failed: %s: %s", channel, type(exc).__name__, exc)
-        return None
-
-    @staticmethod
-    def _respond_all(respond: Callable, messages: list[Message], response_type: str = "ephemeral") -> bool:
-        """Post through the response_url; False (logged) when Slack refused or could not be reached."""
-        for text, blocks in messages:
-            try:
-                resp = respond(text=text, blocks=blocks, response_type=response_type, replace_original=False,
-                               unfurl_links=False, unfurl_media=False)
-            except Exception as exc:                    # noqa: BLE001 - a dead response_url, network errors
-                log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
-                return False
-            if getattr(resp, "status_code", 200) >= 300:
-                log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])
-                return False
-        return True
+        """chat.postMessage now (with retries); True when posted, None when not (logged with Slack's reason)."""
+        return None if self.out.post(channel, thread_ts, text, blocks) else True
 
     # ----- errors -------------------------------------------------------------------------------------------
     def on_error(self, error: Exception, body: dict) -> None:
@@ -297,14 +333,27 @@ class SlackBot(Interactions):
                   exc_info=(type(error), error, error.__traceback__))
 
 
-def _reason(exc: SlackApiError) -> str:
-    response = getattr(exc, "response", None)
-    try:
-        reason = response.get("error") or str(exc)
-        details = (response.get("response_metadata") or {}).get("messages") or []
-    except Exception:                                   # noqa: BLE001 - a response that is not JSON
-        return str(exc)
-    return reason + (f" ({'; '.join(map(str, details))[:300]})" if details else "")
+def _epoch(iso: str) -> float:
+    """Seconds since 1970 of an ISO-8601 UTC stamp, one second early (the inbox stamps whole seconds)."""
+    return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() - 1
+
+
+def _request_ids(prefix: str, payload: dict, request: Any) -> tuple[str, list[str]]:
+    """A job id for a request without an event id, from what is unique per invocation: its response_url (one per
+    command or click, in both modes), else the hash of its signature (HTTP mode).
+
+    A replayed signed request carries the same response_url and signature, so it is recognised and answered once.
+    """
+    keys = []
+    url = payload.get("response_url") if isinstance(payload, dict) else None
+    if isinstance(url, str) and url:
+        keys.append(f"{prefix}:url:{hashlib.sha256(url.encode()).hexdigest()[:32]}")
+    signature = (request.headers.get("x-slack-signature") or [None])[0] if request is not None else None
+    if signature:
+        keys.append(f"{prefix}:sig:{hashlib.sha256(signature.encode()).hexdigest()[:32]}")
+    if not keys:
+        keys.append(f"{prefix}:{uuid.uuid4().hex}")
+    return keys[0], keys[1:]
 
 
 # ----- building and serving ---------------------------------------------------------------------------------------
@@ -325,24 +374,29 @@ def _env_hidden() -> Iterator[None]:
 
 
 def web_client(settings: SlackSettings) -> WebClient:
-    """The Web API client: SLACK_API_BASE_URL, retries on rate limits (Retry-After) and on dropped connections."""
-    return WebClient(token=settings.bot_token, base_url=settings.api_base_url, timeout=15,
-                     retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=1),
-                                     RateLimitErrorRetryHandler(max_retry_count=2)])
+    """The Web API client: SLACK_API_BASE_URL; bounded retries on 5xx, 429 (Retry-After) and dropped connections."""
+    return WebClient(token=settings.bot_token, base_url=settings.api_base_url, timeout=TIMEOUT_S,
+                     retry_handlers=retry_handlers())
 
 
 def build_app(settings: SlackSettings, service: Any = None, templates: Templates | None = None) -> App:
-    """The Bolt app with every listener registered. No Slack call happens here: auth.test waits for the first
-    request (token_verification_enabled=False), so building needs no network."""
+    """The Bolt app with every listener registered, and its worker pool started (jobs left open by a previous
+    process are resumed). No Slack call happens here: auth.test waits for the first request
+    (token_verification_enabled=False), so building needs no network.
+
+    process_before_response=True: Bolt answers a request only after its listener returned, and listeners only
+    write the job to the inbox, so nothing is acknowledged before it is on disk, and acks stay fast."""
     if service is None:
         from bot.surfaces.service import Service
         service = Service()
     with _env_hidden():
         app = App(client=web_client(settings), signing_secret=settings.signing_secret or "",
                   request_verification_enabled=bool(settings.signing_secret),
-                  token_verification_enabled=False, name="gpu-advisor",
-                  listener_executor=ThreadPoolExecutor(max_workers=8, thread_name_prefix="slack-listener"))
-    SlackBot(settings, service, templates).register(app)
+                  token_verification_enabled=False, name="gpu-advisor", process_before_response=True,
+                  listener_executor=ThreadPoolExecutor(max_workers=2, thread_name_prefix="slack-listener"))
+    bot = SlackBot(settings, service, templates, client=app.client)
+    bot.register(app)
+    bot.pool.start()
     return app
 
 

@@ -24,6 +24,8 @@ _STRINGS: dict[str, dict[str, str]] = {
                "也可以私信我，或在频道里 @ 我：我在该消息的话题中回答，对话在话题里继续。"),
     },
     "working": {"en": "Working on it…", "zh": "正在分析…"},
+    "queued": {"en": "Busy right now: your question is queued ({n} ahead of it); the answer will come here.",
+               "zh": "现在比较忙：你的问题已排队（前面还有 {n} 个），答案会发到这里。"},
     "you_asked": {"en": "*You asked:* {question}", "zh": "*你的问题：* {question}"},
     "history_head": {"en": "*Your last {n} pieces of advice* (newest first)",
                      "zh": "*你最近的 {n}条建议*（最新在前）"},

@@ -1,0 +1,174 @@
+"""The durable inbox: every Slack event, command and button click is written here before it is acknowledged.
+
+Why: Slack does not redeliver an acknowledged event, so work held only in memory is lost when the process dies
+(`kill -9` with 150 DMs in flight lost 100 of them). The Slack edge now writes a job (deduplicated by its keys:
+the Slack event id, `msg:{channel}:{ts}`, the request signature...) in one transaction and only then answers
+2xx; worker threads take jobs, run the turn, post the reply, and mark the job done with the reply's audit id
+and whether Slack accepted it. On start, jobs not done are resumed. A job that keeps failing ends `failed` with
+an apology posted to the user (the worker's part) and its error kept here.
+
+Exactly-once replies, as far as Slack allows: the turn runs once per job (a resumed job whose audit row exists
+reuses the recorded reply), and each posted message part is counted (`parts_posted`) as soon as Slack accepts
+it, so a resumed job posts only what was not posted yet. The one window left is between Slack accepting a post
+and that count being written (a few milliseconds); a crash exactly there posts that part again.
+
+Table `inbox` (same SQLite file as the audit log): id, kind, payload (JSON), state (queued, running, done,
+failed), attempts, received, updated, advice_id, delivered (1/0, NULL until tried), parts_posted, error.
+The dedupe keys share table `slack_events` with the older claims. Pure: the standard library and bot.store only.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import pathlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from bot.store.chain import iso_utc, to_json_value, utc_now
+from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
+
+__all__ = ["Inbox", "Job", "OPEN_STATES"]
+
+OPEN_STATES = ("queued", "running")
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS inbox (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        received TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        advice_id TEXT,
+        delivered INTEGER,
+        parts_posted INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS inbox_state ON inbox(state, received)",
+    "CREATE TABLE IF NOT EXISTS slack_events (event_id TEXT PRIMARY KEY, ts TEXT NOT NULL)",
+)
+_COLUMNS = ("id", "kind", "payload", "state", "attempts", "received", "updated", "advice_id", "delivered",
+            "parts_posted", "error")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of Slack work as stored."""
+    id: str
+    kind: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    state: str = "queued"
+    attempts: int = 0
+    received: str = ""
+    advice_id: str | None = None
+    delivered: bool | None = None
+    parts_posted: int = 0
+    error: str | None = None
+
+
+def _job(row: tuple) -> Job:
+    data = dict(zip(_COLUMNS, row))
+    try:
+        payload = json.loads(data["payload"])
+    except ValueError:
+        payload = {}
+    delivered = None if data["delivered"] is None else bool(data["delivered"])
+    return Job(data["id"], data["kind"], payload if isinstance(payload, dict) else {}, data["state"],
+               data["attempts"], data["received"], data["advice_id"], delivered, data["parts_posted"], data["error"])
+
+
+class Inbox(LockedDatabase):
+    """Jobs in the `inbox` table of one SQLite file. Thread-safe; several processes may share the file."""
+
+    def __init__(self, path: str | os.PathLike, *, clock: Callable[[], dt.datetime] = utc_now,
+                 timeout: float = DEFAULT_TIMEOUT_S):
+        self.path = pathlib.Path(path)
+        self._clock = clock
+        self._open(self.path, timeout)
+        with self._write() as conn:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+    def _now(self) -> str:
+        return iso_utc(self._clock())
+
+    def put(self, job_id: str, kind: str, payload: dict[str, Any], keys: Iterable[str] = ()) -> bool:
+        """Record a job once: False (nothing written but the missing keys) when the id or any key was seen before.
+
+        One transaction: when this returns, the job survives a crash, so the request may be acknowledged.
+        """
+        keys = [k for k in dict.fromkeys([job_id, *keys]) if k]
+        now = self._now()
+        text = json.dumps(to_json_value(payload), ensure_ascii=False, separators=(",", ":"))
+        with self._write() as conn:
+            seen = any(conn.execute("SELECT 1 FROM slack_events WHERE event_id = ?", (k,)).fetchone() for k in keys)
+            seen = seen or conn.execute("SELECT 1 FROM inbox WHERE id = ?", (job_id,)).fetchone() is not None
+            conn.executemany("INSERT OR IGNORE INTO slack_events (event_id, ts) VALUES (?, ?)",
+                             [(k, now) for k in keys])
+            if seen:
+                return False
+            conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated) "
+                         "VALUES (?, ?, ?, 'queued', ?, ?)", (job_id, kind, text, now, now))
+        return True
+
+    def get(self, job_id: str) -> Job | None:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM inbox WHERE id = ?", (job_id,)).fetchone()
+        return _job(row) if row else None
+
+    def open_jobs(self) -> list[Job]:
+        """Jobs not finished (queued, or running when the process stopped), oldest first: what to resume."""
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM inbox WHERE state IN ('queued', 'running') "
+                                "ORDER BY received, rowid").fetchall()
+        return [_job(r) for r in rows]
+
+    def start(self, job_id: str) -> Job | None:
+        """Mark a job running and count the attempt; None when it is already finished (or unknown)."""
+        with self._write() as conn:
+            cursor = conn.execute("UPDATE inbox SET state = 'running', attempts = attempts + 1, updated = ? "
+                                  "WHERE id = ? AND state IN ('queued', 'running')", (self._now(), job_id))
+            if cursor.rowcount != 1:
+                return None
+            row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM inbox WHERE id = ?", (job_id,)).fetchone()
+        return _job(row)
+
+    def posted(self, job_id: str, parts: int, advice_id: str | None = None) -> None:
+        """Count the message parts Slack accepted so far (a resumed job skips them)."""
+        self._update(job_id, "parts_posted = max(parts_posted, ?), advice_id = coalesce(?, advice_id)",
+                     (parts, advice_id))
+
+    def retry(self, job_id: str, error: str) -> None:
+        """Back to the queue after a failed attempt (the error is kept for the operator)."""
+        self._update(job_id, "state = 'queued', error = ?", (error[:2000],))
+
+    def finish(self, job_id: str, *, advice_id: str | None, delivered: bool, error: str | None = None) -> None:
+        """Done: the reply's audit id and whether Slack took it; the response_url (a capability) is forgotten."""
+        self._update(job_id, "state = 'done', advice_id = coalesce(?, advice_id), delivered = ?, error = ?, "
+                             "payload = json_remove(payload, '$.response_url')",
+                     (advice_id, int(delivered), error and error[:2000]))
+
+    def fail(self, job_id: str, error: str, *, delivered: bool) -> None:
+        """Given up after the last attempt; `delivered` says whether the apology reached the user."""
+        self._update(job_id, "state = 'failed', delivered = ?, error = ?, "
+                             "payload = json_remove(payload, '$.response_url')", (int(delivered), error[:2000]))
+
+    def _update(self, job_id: str, assignments: str, params: tuple) -> None:
+        with self._write() as conn:
+            conn.execute(f"UPDATE inbox SET {assignments}, updated = ? WHERE id = ?", (*params, self._now(), job_id))
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per state, for /healthz and `doctor`."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT state, count(*) FROM inbox GROUP BY state").fetchall()
+        return {state: n for state, n in rows}
+
+    def delivery(self, advice_id: str) -> Job | None:
+        """The job whose reply is audit record `advice_id` (for `audit show`: was it delivered?)."""
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM inbox WHERE advice_id = ? LIMIT 1",
+                               (advice_id,)).fetchone()
+        return _job(row) if row else None
+

@@ -1,0 +1,145 @@
+"""Everything the bot sends to Slack: chat.postMessage, chat.update and response_url posts, with bounded retries.
+
+Why: a single HTTP 500 or 503 from chat.postMessage used to drop the reply while the audit log said it was
+answered. Both clients now carry slack_sdk's retry handlers (server errors, 429 with Retry-After, connection
+errors; `RETRIES` attempts each at most), and `deliver` reports whether Slack took every part, which the worker
+records on the job (`audit show` prints it). Slack's answer is logged with its reason, never with a token.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import (ConnectionErrorRetryHandler, RateLimitErrorRetryHandler,
+                                                   ServerErrorRetryHandler)
+from slack_sdk.webhook import WebhookClient
+
+from bot.surfaces.slack.format import Message
+
+log = logging.getLogger("gpu_advisor.slack")
+
+RETRIES = 3                     # per failure kind, per call: bounded, so a dead Slack cannot hold a worker forever
+TIMEOUT_S = 15
+META_TYPE = "gpu_advisor_reply"    # message metadata on every reply: which job and part it is
+_BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "too_many_blocks"}
+
+
+def retry_handlers() -> list:
+    """slack_sdk's own handlers: 5xx, 429 (waits Retry-After) and dropped connections, `RETRIES` times each."""
+    return [ConnectionErrorRetryHandler(max_retry_count=RETRIES), RateLimitErrorRetryHandler(max_retry_count=RETRIES),
+            ServerErrorRetryHandler(max_retry_count=RETRIES)]
+
+
+def reason(exc: SlackApiError) -> str:
+    """Slack's error code plus its response_metadata messages (what was wrong with the blocks)."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", 200)
+    try:
+        text = response.get("error") or str(exc)
+        details = (response.get("response_metadata") or {}).get("messages") or []
+    except Exception:                                   # noqa: BLE001 - a response that is not JSON
+        return f"HTTP {status} ({str(exc)[:200]})" if isinstance(status, int) and status >= 300 else str(exc)
+    if isinstance(status, int) and status >= 300:
+        text = f"HTTP {status}: {text}"
+    return text + (f" ({'; '.join(map(str, details))[:300]})" if details else "")
+
+
+class Outbound:
+    """Posts replies where a conversation lives: the channel/thread, or the response_url of a slash command."""
+
+    def __init__(self, client: WebClient):
+        self.client = client
+
+    def deliver(self, messages: list[Message], place: Any, response_url: str | None, *, skip: int = 0,
+                posted: Callable[[int], None] | None = None, job: str | None = None,
+                resumed_since: float | None = None, response_type: str | None = None) -> tuple[bool, str | None]:
+        """Post `messages[skip:]`; (True, None) when Slack took all of them, else (False, why).
+
+        `posted(n)` is called after each part Slack accepted, so a resumed job does not post it again. Each
+        channel post carries the job id and part number as message metadata; for a resumed job
+        (`resumed_since`: when it was received) the first part not counted is looked up in the conversation
+        first, since the process may have died after Slack took it but before it was counted.
+        """
+        for n, (text, blocks) in enumerate(messages, 1):
+            if n <= skip:
+                continue
+            if place.kind == "slash" and response_url:
+                error = self.respond(response_url, text, blocks, response_type or "ephemeral")
+            elif job and resumed_since is not None and n == skip + 1 and self.find(place, job, n, resumed_since):
+                log.info("part %d of job %s was posted before the restart: not posted again", n, job)
+                error = None
+            else:
+                meta = {"event_type": META_TYPE, "event_payload": {"job": job, "part": n}} if job else None
+                error = self.post(place.channel, place.reply_thread, text, blocks, meta)
+            if error:
+                return False, error
+            if posted:
+                posted(n)
+        return True, None
+
+    def find(self, place: Any, job: str, part: int, since: float) -> bool:
+        """Is part `part` of `job` already in the conversation? (False when it cannot be told: posted again)."""
+        try:
+            if place.reply_thread:
+                resp = self.client.conversations_replies(channel=place.channel, ts=place.reply_thread,
+                                                         oldest=f"{since:.6f}", include_all_metadata=True, limit=200)
+            else:
+                resp = self.client.conversations_history(channel=place.channel, oldest=f"{since:.6f}",
+                                                         include_all_metadata=True, limit=200)
+        except Exception as exc:                        # noqa: BLE001 - a missing scope, a network error
+            log.warning("could not check %s for part %d of job %s (%s): posting it again", place.channel, part, job,
+                        reason(exc) if isinstance(exc, SlackApiError) else type(exc).__name__)
+            return False
+        for message in resp.get("messages") or []:
+            meta = message.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            if meta.get("event_type") == META_TYPE and payload.get("job") == job and payload.get("part") == part:
+                return True
+        return False
+
+    def post(self, channel: str, thread_ts: str | None, text: str, blocks: list[dict] | None,
+             metadata: dict[str, Any] | None = None) -> str | None:
+        """chat.postMessage with unfurling off; None when posted, else Slack's reason (blocks dropped once)."""
+        kwargs: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False, "unfurl_media": False}
+        if blocks:
+            kwargs["blocks"] = blocks
+        if thread_ts:
+            kwargs["thread_ts"] = thread_ts
+        if metadata:
+            kwargs["metadata"] = metadata
+        try:
+            self.client.chat_postMessage(**kwargs)
+            return None
+        except SlackApiError as exc:
+            why = reason(exc)
+            log.error("chat.postMessage to %s failed: %s", channel, why)
+            if blocks and why.split(" ")[0] in _BLOCK_ERRORS:
+                return self.post(channel, thread_ts, text, None, metadata)
+            return why
+        except Exception as exc:                        # noqa: BLE001 - network errors after the retries
+            log.error("chat.postMessage to %s failed: %s: %s", channel, type(exc).__name__, exc)
+            return f"{type(exc).__name__}: {exc}"
+
+    def respond(self, url: str, text: str, blocks: list[dict] | None, response_type: str = "ephemeral") -> str | None:
+        """One message (ephemeral, or in_channel when shared) to a response_url; None when Slack took it."""
+        hook = WebhookClient(url, timeout=TIMEOUT_S, retry_handlers=retry_handlers())
+        try:
+            resp = hook.send(text=text, blocks=blocks, response_type=response_type, replace_original=False,
+                             unfurl_links=False, unfurl_media=False)
+        except Exception as exc:                        # noqa: BLE001 - a dead response_url, network errors
+            log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
+            return f"{type(exc).__name__}: {exc}"
+        if resp.status_code >= 300:
+            log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])
+            return f"HTTP {resp.status_code} {(resp.body or '')[:200]}"
+        return None
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict]) -> None:
+        try:
+            self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+        except SlackApiError as exc:
+            log.error("chat.update of %s in %s failed: %s", ts, channel, reason(exc))
+        except Exception as exc:                        # noqa: BLE001 - network errors after the retries
+            log.error("chat.update of %s in %s failed: %s: %s", ts, channel, type(exc).__name__, exc)

@@ -1,0 +1,107 @@
+"""A bounded pool of worker threads that run the Slack jobs of the durable inbox (bot/store/inbox.py).
+
+Why a pool of our own rather than Bolt's listener threads: acknowledging a request must never wait behind
+answer work. The HTTP (or Socket Mode) thread only writes the job and answers; `size` workers run the turns and
+post the replies, so a slow Slack API or a burst of questions lengthens the queue, not the acks. The in-memory
+queue holds job ids only; the jobs themselves are in SQLite, so a crash loses nothing that was acknowledged.
+
+Failures: an attempt that raises is retried after a short, growing delay; after `max_attempts` the job ends
+`failed`, `give_up(job, error)` tells the user (an apology) and the error is logged. A job that was running when
+the process died counts that run as an attempt, so a question that crashes the process cannot loop forever.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import Callable
+
+from bot.store.inbox import Inbox, Job
+
+log = logging.getLogger("gpu_advisor.slack")
+
+DEFAULT_WORKERS = 4
+DEFAULT_ATTEMPTS = 3
+
+
+class WorkerPool:
+    """`submit(job_id)` after the inbox holds the job; `start()` resumes what a previous process left open."""
+
+    def __init__(self, inbox: Inbox, handle: Callable[[Job], None], give_up: Callable[[Job, BaseException], bool],
+                 *, size: int = DEFAULT_WORKERS, max_attempts: int = DEFAULT_ATTEMPTS, retry_delay_s: float = 0.5):
+        self.inbox, self.handle, self.give_up = inbox, handle, give_up
+        self.size, self.max_attempts, self.retry_delay_s = max(1, size), max(1, max_attempts), retry_delay_s
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._busy = 0
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> int:
+        """Start the workers and queue every job left open; returns how many were resumed."""
+        resumed = self.inbox.open_jobs()
+        for job in resumed:
+            self._queue.put(job.id)
+        if resumed:
+            log.info("resuming %d unfinished Slack job(s) from the inbox", len(resumed))
+        for n in range(self.size):
+            thread = threading.Thread(target=self._loop, name=f"slack-worker-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return len(resumed)
+
+    def submit(self, job_id: str) -> None:
+        self._queue.put(job_id)
+
+    def depth(self) -> int:
+        """Jobs waiting or running: what a new question queues behind."""
+        with self._lock:
+            return self._queue.qsize() + self._busy
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Let the workers finish their current job and exit (jobs still queued stay in the inbox)."""
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def _loop(self) -> None:
+        while True:
+            job_id = self._queue.get()
+            if job_id is None:
+                return
+            with self._lock:
+                self._busy += 1
+            try:
+                self._run(job_id)
+            except Exception:                           # noqa: BLE001 - the inbox itself failed: keep the worker
+                log.exception("could not run Slack job %s (the inbox is not usable)", job_id)
+            finally:
+                with self._lock:
+                    self._busy -= 1
+
+    def _run(self, job_id: str) -> None:
+        job = self.inbox.start(job_id)
+        if job is None:                                 # finished meanwhile (a duplicate submit): nothing to do
+            return
+        try:
+            self.handle(job)
+        except Exception as exc:                        # noqa: BLE001 - retried, then reported to the user
+            self._failed(job, exc)
+
+    def _failed(self, job: Job, exc: BaseException) -> None:
+        error = f"{type(exc).__name__}: {exc}"
+        if job.attempts < self.max_attempts:
+            log.warning("Slack job %s failed (attempt %d of %d), retrying: %s", job.id, job.attempts,
+                        self.max_attempts, error)
+            self.inbox.retry(job.id, error)
+            timer = threading.Timer(self.retry_delay_s * job.attempts, self.submit, (job.id,))
+            timer.daemon = True
+            timer.start()
+            return
+        log.error("Slack job %s (%s) failed after %d attempt(s): %s", job.id, job.kind, job.attempts, error,
+                  exc_info=(type(exc), exc, exc.__traceback__))
+        delivered = False
+        try:
+            delivered = self.give_up(job, exc)
+        finally:
+            self.inbox.fail(job.id, error, delivered=delivered)

@@ -1,0 +1,195 @@
+"""The Slack edge under faults: a crash mid-load, Slack API errors and slowness, replays, floods and idle sockets.
+
+Each test runs `gpu-advisor serve --http` in a subprocess against the loopback Slack stub (tests/slack_stub.py)
+and asserts what the user sees (the stub's record) and what the database holds (audit log and inbox). Loads and
+waits are bounded so the file stays within seconds on two cores; nothing leaves 127.0.0.1.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from slack_stub import BOT_TOKEN, BotProcess, SlackStub, TEAM_ID, event_callback, send, sign
+
+REPO = Path(__file__).resolve().parent.parent
+SECRET = "8f742231b10e8888abcd991234567a5b"
+_ids = itertools.count(1)
+
+
+def uid(prefix: str) -> str:
+    return f"{prefix}{os.getpid() % 1000:03d}F{next(_ids):04d}"
+
+
+class Bot(BotProcess):
+    def __init__(self, proc: subprocess.Popen, url: str, log: list[str], db: Path):
+        super().__init__(proc, log, db)
+        self.url = url
+
+    def events(self, body: str, *, content_type: str = "application/json", headers: dict | None = None,
+               timeout: float = 10.0) -> tuple[int, str, float]:
+        return send(self.url + "/slack/events", body, content_type, {**sign(body, SECRET), **(headers or {})},
+                    timeout=timeout)
+
+    def dm(self, text: str, channel: str, user: str, event_id: str | None = None) -> tuple[int, str, float]:
+        event = {"type": "message", "channel_type": "im", "channel": channel, "user": user, "text": text,
+                 "ts": f"{time.time():.6f}"}
+        return self.events(event_callback(event, event_id or uid("Ev")))
+
+    def inbox(self) -> list[dict]:
+        conn = sqlite3.connect(str(self.db))
+        conn.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in conn.execute("SELECT * FROM inbox")]
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def start_bot(stub: SlackStub, db: Path, **env_extra: str) -> Bot:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
+           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
+    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
+               ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="INFO", PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **env_extra)
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1", "--port", "0"],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log: list[str] = []
+    threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
+    end = time.monotonic() + 30
+    while True:
+        for line in list(log):
+            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
+                return Bot(proc, m.group(1), log, db)
+        if proc.poll() is not None or time.monotonic() > end:
+            proc.kill()
+            raise RuntimeError("the bot did not start:\n" + "\n".join(log))
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def stub():
+    s = SlackStub()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def fresh(stub, tmp_path):
+    """A bot on its own database, stopped at the end of the test."""
+    stub.reset()
+    bots: list[Bot] = []
+
+    def make(**env: str) -> Bot:
+        bot = start_bot(stub, tmp_path / "advisor.db", **env)
+        bots.append(bot)
+        return bot
+    yield make
+    for bot in bots:
+        if bot.proc.poll() is None:
+            bot.stop()
+
+
+def posts(stub: SlackStub, channel: str, ok: bool | None = True) -> list:
+    return [c for c in stub.of("chat.postMessage", ok=ok) if c.body.get("channel") == channel]
+
+
+# ----- a crash mid-load ----------------------------------------------------------------------------------------
+def test_kill_9_mid_load_loses_no_acknowledged_event_and_answers_each_once(stub, fresh):
+    """60 DMs acknowledged while Slack is slow, kill -9, restart: every one answered exactly once."""
+    bot = fresh()
+    stub.delay("chat.postMessage", 0.3)                 # posts in flight when the process dies
+    channels = [(uid("D"), uid("U")) for _ in range(60)]
+    with ThreadPoolExecutor(16) as pool:
+        acks = list(pool.map(lambda cu: bot.dm("serve llama 3 8b for 4 users", *cu), channels))
+    assert [a[0] for a in acks] == [200] * len(channels)
+    bot.proc.kill()                                      # SIGKILL: no clean shutdown, nothing flushed
+    bot.proc.wait(5)
+    answered_before = {c.body["channel"] for c in stub.of("chat.postMessage")}
+    assert len(answered_before) < len(channels)         # the crash really interrupted the work
+    stub.delay("chat.postMessage", 0)
+
+    again = fresh()
+    again.wait_log(r"resuming \d+ unfinished Slack job")
+    stub.wait_for(lambda s: all(posts(s, c) for c, _ in channels), timeout=30)
+    stub.settle()
+    for channel, _ in channels:
+        assert len(posts(stub, channel)) == 1, f"{channel} was answered {len(posts(stub, channel))} times"
+    records = again.audit()
+    assert sorted(r["channel"] for r in records) == sorted(c for c, _ in channels)   # one record each
+    jobs = again.inbox()
+    assert len(jobs) == len(channels) and {j["state"] for j in jobs} == {"done"}
+    assert all(j["delivered"] == 1 and j["advice_id"] for j in jobs)
+
+
+# ----- Slack API errors -----------------------------------------------------------------------------------------
+def test_a_503_then_a_500_are_retried_and_the_reply_is_delivered_once(stub, fresh):
+    bot = fresh()
+    channel, user = uid("D"), uid("U")
+    stub.http_error("chat.postMessage", 503, times=1)
+    bot.dm("serve llama 3 8b for 4 users", channel, user)
+    stub.wait_for(lambda s: posts(s, channel), timeout=15)
+    stub.settle()
+    assert [c.status for c in posts(stub, channel, ok=None)] == [503, 200]
+    [job] = bot.inbox()
+    [record] = bot.audit(channel=channel)
+    assert job["state"] == "done" and job["delivered"] == 1 and job["advice_id"] == record["id"]
+
+
+def test_slack_down_for_good_is_recorded_as_not_delivered(stub, fresh):
+    """Every attempt answers 500: bounded retries, then the job says 'not delivered' and `audit show` says so."""
+    from click.testing import CliRunner
+
+    from bot.surfaces.cli.audit import audit as audit_cli
+    bot = fresh()
+    channel, user = uid("D"), uid("U")
+    stub.http_error("chat.postMessage", 500, times=1000)
+    bot.dm("serve llama 3 8b for 4 users", channel, user)
+    stub.wait_for(lambda s: len(posts(s, channel, ok=None)) >= 4, timeout=20)
+    end = time.monotonic() + 20
+    while not any(j["delivered"] == 0 for j in bot.inbox()) and time.monotonic() < end:
+        time.sleep(0.1)
+    [job] = bot.inbox()
+    assert job["state"] == "done" and job["delivered"] == 0 and "500" in job["error"]
+    assert len(posts(stub, channel, ok=None)) == 4          # one try and 3 retries, no more
+    stub.http_error("chat.postMessage", 500, times=0)
+    out = CliRunner().invoke(audit_cli, ["show", job["advice_id"]], env={"ADVISOR_DB": str(bot.db)})
+    assert out.exit_code == 0 and re.search(r"delivered\s+NO: .*500", out.output), out.output
+
+
+# ----- replays ---------------------------------------------------------------------------------------------------
+def test_a_replayed_signed_slash_command_is_answered_once(stub, fresh):
+    bot = fresh()
+    user, name = uid("U"), uid("resp")
+    body = urllib.parse.urlencode({
+        "token": "legacy", "team_id": TEAM_ID, "channel_id": uid("C"), "user_id": user, "command": "/gpu-advisor",
+        "text": "serve llama 3 8b for 4 users", "response_url": stub.response_url(name), "trigger_id": "1.2.3"})
+    headers = sign(body, SECRET)
+    first = send(bot.url + "/slack/events", body, "application/x-www-form-urlencoded", headers)
+    replay = send(bot.url + "/slack/events", body, "application/x-www-form-urlencoded", headers)
+    assert first[0] == 200 and replay[0] == 200 and "Working" in first[1]
+    stub.wait_for(lambda s: [c for c in s.of("response_url") if c.path.endswith(name)])
+    stub.settle()
+    assert len([c for c in stub.of("response_url") if c.path.endswith(name)]) == 1
+    assert len(bot.audit(user=user)) == 1
+    bot.wait_log(r"slash cmd:url:\w+ already handled: not answered again")
