@@ -253,6 +253,8 @@ class SlackBot(Interactions):
         delivered, error = self.out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
                                             posted=lambda n: self.inbox.posted(job.id, n, advice_id), job=job.id,
                                             resumed_since=resumed, response_type=p.get("response_type"))
+        if delivered and p.get("then") and p.get("response_url"):
+            self.out.respond(p["response_url"], p["then"], None, replace_original=True)
         if delivered and p.get("chosen"):
             self._mark_chosen(place.channel, p["chosen"], p.get("lang") or "en")
         self.inbox.finish(job.id, advice_id=advice_id, delivered=delivered, error=error)
@@ -311,15 +313,18 @@ class SlackBot(Interactions):
                      {"task": "answer", "text": text, "place": asdict(place), "team": team, "surface": surface,
                       "response_url": getattr(respond, "response_url", None), "echo": echo})
 
-    def _respond_all(self, respond: Callable, messages: list[Message], response_type: str = "ephemeral") -> bool:
-        """Queue ready-made messages for the response_url (True: queued; the worker posts them, with retries)."""
+    def _respond_all(self, respond: Callable, messages: list[Message], response_type: str = "ephemeral",
+                     then: str | None = None) -> bool:
+        """Queue ready-made messages for the response_url (True: queued; the worker posts them, with retries);
+        `then`, once they are posted, replaces the message the click came from (the share button's note)."""
         url = getattr(respond, "response_url", None)
         if not url:
             log.error("no response_url to answer through: %d message(s) dropped", len(messages))
             return False
         self.enqueue(f"out:{uuid.uuid4().hex}", "button",
                      {"task": "messages", "messages": [list(m) for m in messages], "response_url": url,
-                      "response_type": response_type, "place": asdict(Place("slash", "", None, None, ""))})
+                      "response_type": response_type, "then": then,
+                      "place": asdict(Place("slash", "", None, None, ""))})
         return True
 
     def post(self, client: WebClient, channel: str, thread_ts: str | None, text: str, blocks: list[dict] | None):

@@ -120,8 +120,7 @@ class Interactions:
         if blocks and blocks[0].get("type") == "context":
             blocks[0]["elements"].append({"type": "mrkdwn", "text": T.say("shared_by", lang, user=user,
                                                                           id=record["id"])})
-        if self._respond_all(respond, messages, response_type="in_channel"):
-            respond(text=T.say("shared", lang), replace_original=True, response_type="ephemeral")
+        if self._respond_all(respond, messages, response_type="in_channel", then=T.say("shared", lang)):
             log.info("advice %s shared in %s", record["id"], channel)
 
     # ----- message shortcut -----------------------------------------------------------------------------------

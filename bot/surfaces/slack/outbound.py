@@ -122,12 +122,13 @@ class Outbound:
             log.error("chat.postMessage to %s failed: %s: %s", channel, type(exc).__name__, exc)
             return f"{type(exc).__name__}: {exc}"
 
-    def respond(self, url: str, text: str, blocks: list[dict] | None, response_type: str = "ephemeral") -> str | None:
+    def respond(self, url: str, text: str, blocks: list[dict] | None, response_type: str = "ephemeral", *,
+                replace_original: bool = False) -> str | None:
         """One message (ephemeral, or in_channel when shared) to a response_url; None when Slack took it."""
         hook = WebhookClient(url, timeout=TIMEOUT_S, retry_handlers=retry_handlers())
         try:
-            resp = hook.send(text=text, blocks=blocks, response_type=response_type, replace_original=False,
-                             unfurl_links=False, unfurl_media=False)
+            resp = hook.send(text=text, blocks=blocks, response_type=response_type,
+                             replace_original=replace_original, unfurl_links=False, unfurl_media=False)
         except Exception as exc:                        # noqa: BLE001 - a dead response_url, network errors
             log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
             return f"{type(exc).__name__}: {exc}"
