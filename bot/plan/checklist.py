@@ -6,6 +6,8 @@ from typing import Any
 
 from bot.estimate.fit import make_it_fit
 from bot.knowledge.loader import KnowledgeBase
+from bot.knowledge.prices import is_stale, price_age_days
+from bot.records import config
 from bot.records.kb import Flavor, Model
 from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
@@ -34,6 +36,7 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "pick_instances": pick["instances"], "pick_nvlink": f.nvlink, "pick_rdma": f.rdma,
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
             "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16,
+            "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
             "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
             "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (
                 w.sharding in ("zero3", "fsdp") or pick["gpus_total"] != w.gpus),
@@ -44,7 +47,8 @@ def note_ctx(kb: KnowledgeBase, pick, provider: str, lang: str = "en") -> dict[s
     ctx = {"provider": kb.providers[provider].display_name(lang)}
     if pick:
         f = pick["flavor"]
-        ctx.update(flavor=f.flavor, price_date=f.price.date.isoformat() if f.price else "-")
+        ctx.update(flavor=f.flavor, price_date=f.price.date.isoformat() if f.price else "-",
+                   price_age_days=price_age_days(f.price) if f.price else "-")
     return ctx
 
 

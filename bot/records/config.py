@@ -72,3 +72,16 @@ def local_prices_file() -> Path | None:
     except ConfigError:
         return None
     return path if path.exists() else None
+
+
+def price_max_age_days() -> int:
+    """ADVISOR_PRICE_MAX_AGE_DAYS (default 90): a price older than this is flagged in answers and in `kb audit`."""
+    value = os.environ.get("ADVISOR_PRICE_MAX_AGE_DAYS", "90").strip()
+    try:
+        days = int(value)
+    except ValueError:
+        days = -1
+    if days < 0:
+        raise ConfigError(f"ADVISOR_PRICE_MAX_AGE_DAYS={value!r} is not a number of days",
+                          fix="set a whole number of days, e.g. ADVISOR_PRICE_MAX_AGE_DAYS=90")
+    return days

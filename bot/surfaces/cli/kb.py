@@ -91,3 +91,49 @@ def show_record(rid: str, as_json: bool) -> None:
         s = kb.sources.get(sid)
         if s:
             click.echo(f"  source {sid}: {s.title} {s.url or s.section or ''}")
+
+
+# ----- kb update-prices / kb audit ---------------------------------------------------------------------------------
+def _pct(c: dict[str, Any]) -> str:
+    return f" ({c['pct']:+.1f} %)" if c.get("pct") is not None else ""
+
+
+def print_update_report(r: dict[str, Any], as_json: bool) -> None:
+    """What `kb update-prices` changed, newest facts first: sizes added or gone, price moves, flagged rows."""
+    if as_json:
+        click.echo(json.dumps(r, ensure_ascii=False, default=str))
+        return
+    verb = "would change" if r["dry_run"] else "changed"
+    click.echo(f"catalog for {', '.join(r['providers'])}, prices dated {r['date']}: "
+               f"{len(r['added'])} added, {len(r['removed'])} removed, {len(r['changed'])} price field(s) {verb}")
+    for fid in r["added"]:
+        click.echo(f"  + {fid}")
+    for fid in r["removed"]:
+        click.echo(f"  - {fid}")
+    for c in r["changed"]:
+        click.echo(f"  ~ {c['id']} {c['field']}: {c['old']} -> {c['new']}{_pct(c)}")
+    if r["flagged"]:
+        click.echo(f"  ! {len(r['flagged'])} row(s) the catalog flags as data quirks, imported as 'flagged' "
+                   f"(never a list price): {', '.join(r['flagged'][:6])}{' ...' if len(r['flagged']) > 6 else ''}")
+    for path in r["written"]:
+        click.echo(f"  wrote {path}")
+    if r["written"]:
+        click.echo("Run `gpu-advisor kb validate`, then commit knowledge/flavors/.")
+
+
+def print_audit(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, default=str))
+        return
+    titles = {"weakly_sourced": "facts without a findable or independent source",
+              "same_stack_only": "flavors documented only by a same-stack cloud (Open Telekom Cloud)",
+              "unknown_decision_fields": "decision-relevant fields no source fills (unknown, not 'no')",
+              "stale_prices": f"prices and rates older than {report['max_age_days']} days (on {report['today']})"}
+    for key, title in titles.items():
+        rows = report[key]
+        click.echo(f"{title}: {len(rows)}")
+        for row in rows[:40]:
+            detail = row.get("why") or f"{row.get('date')}, {row.get('age_days')} days, {row.get('kind')}"
+            click.echo(f"  {row['id']}{' ' + row['field'] if row.get('field') else ''}: {detail}")
+        if len(rows) > 40:
+            click.echo(f"  ... and {len(rows) - 40} more (--json lists all)")

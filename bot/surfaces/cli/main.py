@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from bot.surfaces.cli.audit import audit
-from bot.records.errors import AdvisorError
+from bot.records.errors import AdvisorError, ConfigError
 
 
 def _fail(exc: AdvisorError) -> None:
@@ -255,6 +255,45 @@ def kb_validate() -> None:
     counts = ", ".join(f"{len(getattr(kbase, k))} {k}" for k in
                        ("sources", "gpus", "models", "flavors", "providers", "claims", "topics"))
     click.echo(f"ok: {counts}; {len(_rs.rules)} rules; version {kbase.version}+{_rs.version}")
+
+
+@kb.command("update-prices")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--date", "price_date", type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="The date the prices were collected (default: the newest CSV's modification date).")
+@click.option("--networks", type=click.Path(exists=True, path_type=Path),
+              help="networks.yaml with interconnects per family (default: next to the CSVs, else data/catalog/).")
+@click.option("--dry-run", is_flag=True, help="Report what would change without writing knowledge/flavors/.")
+@click.option("--json", "as_json", is_flag=True)
+def kb_update_prices(path: Path, price_date, networks: Path | None, dry_run: bool, as_json: bool) -> None:
+    """Re-import a SkyPilot-format price catalog (a directory of <provider>.csv, or one such file) into
+    knowledge/flavors/ and report what changed. Rows the catalog flags as data quirks stay 'flagged'."""
+    from bot.knowledge.catalog import ImportError_, update_prices
+    from bot.records import config
+    from bot.surfaces.cli.kb import print_update_report
+    try:
+        report = update_prices(path, config.knowledge_dir(), networks,
+                               price_date.date() if price_date else None, dry_run)
+    except (ImportError_, OSError, ValueError, KeyError) as exc:
+        _fail(ConfigError(f"cannot import {path}: {exc}",
+                          fix="check the CSV has the SkyPilot columns of data/catalog/README.md"))
+        return
+    print_update_report(report, as_json)
+
+
+@kb.command("audit")
+@click.option("--max-age-days", type=int, default=None,
+              help="Warning age for prices and rates (default: ADVISOR_PRICE_MAX_AGE_DAYS, else 90).")
+@click.option("--json", "as_json", is_flag=True)
+def kb_audit(max_age_days: int | None, as_json: bool) -> None:
+    """List what answers could rest on without enough behind it: weakly sourced facts, same-stack-only flavors,
+    unknown interconnect/RDMA/bf16/fp8, and prices older than the warning age."""
+    from bot.knowledge.audit import audit
+    from bot.knowledge.loader import default_knowledge
+    from bot.records import config
+    from bot.surfaces.cli.kb import print_audit
+    age = max_age_days if max_age_days is not None else config.price_max_age_days()
+    print_audit(audit(default_knowledge(), age), as_json)
 
 
 @kb.command("list")
