@@ -18,8 +18,9 @@ SCENARIOS = [
     # the spread in knowledge/estimate_spread.yaml above the estimate, more than the 22 % of room left
     ("lora finetune qwen2.5 7b, batch size 1, tight budget", "finetune",
      dict(lang="en", cheapest=True, gpus_total=1, checklist={"oom": "warn", "topology": "ok", "billing": "warn"})),
-    # 2 nodes x 8 GPUs: Huawei ECS documents no RDMA, so the answer must come from a flavor that has it
-    ("两机十六卡训练 30B 模型", "train", dict(lang="zh", rdma=True, instances=2, checklist={"topology": "ok"})),
+    # 2 nodes x 8 GPUs: two 8-GPU instances. Huawei ECS documents no RDMA, which is evidence, not a gate: the plan
+    # stays on the cloud asked about and the topology check says to confirm RDMA (ok where it is documented)
+    ("两机十六卡训练 30B 模型", "train", dict(lang="zh", instances=2, checklist={"topology": ("ok", "warn")})),
     # a 70B service: tensor parallel inside one instance, never across instances without RDMA
     ("serve llama 3 70b for 50 concurrent users", "inference", dict(lang="en", instances=1, min_gpus=2)),
     # full fine-tune of a 6B model: memory-heavy, one node

@@ -17,7 +17,10 @@ from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.checklist import NO_PICK_FACTS, Checklist, citations, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
-from bot.plan.ranking import Ranker, shortlist
+from bot.plan.choose import choose
+from bot.plan.links import link_of
+from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training
+from bot.plan.ranking import Ranker, over_budget
 from bot.plan.workload import build_workload, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -57,6 +60,7 @@ class _Job:
     sizer: Sizer
     base: MemoryEstimate
     provider: str
+    targets: Targets
     facts: dict[str, Any] = field(default_factory=dict)
     shapes: Shapes | None = None
 
@@ -89,8 +93,9 @@ class Advisor:
         job = self._job(intent, slots, assumed, lang)
         rows, fallback = self._rows(job)
         rows = self._user_gpu_first(job, rows)
-        recs, considered = shortlist(rows)
+        recs, considered = choose(rows, self._passes_for(job))
         pick = recs[0] if recs else None
+        self._faster(job, pick, recs)
         advice = self._assemble(job, pick, recs, considered, fallback)
         self._extras(job, pick, advice)
         return advice
@@ -98,14 +103,18 @@ class Advisor:
     def _job(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> _Job:
         """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
         w, model, assumptions = self.workload(intent, slots, assumed)
-        sizer = Sizer(w, model, {}, user_fixed_plan(w, slots))
+        targets = Targets.from_slots(slots, w.context)
+        # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
+        sized_w = w.model_copy(update={"concurrency": SIZING_CONCURRENCY}) \
+            if w.method == "inference" and (targets.load_sequences() or 0) > SIZING_CONCURRENCY else w
+        sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots))
         base = sizer.est(w.gpus)
         provider = slots.get("provider") or self.default_provider
         if provider not in self.kb.providers:
             provider = self.default_provider
         if not slots.get("provider"):
             assumptions.append(("assume.provider", {"provider": self.kb.providers[provider].display_name(lang)}))
-        job = _Job(intent, slots, lang, w, model, assumptions, sizer, base, provider)
+        job = _Job(intent, slots, lang, w, model, assumptions, sizer, base, provider, targets)
         job.facts = job_facts(intent, w, model, slots, base, gpus_needed(self.kb, sizer), provider)
         job.shapes = Shapes(self.rules, job.facts, lang)
         if sizer.user_fixed and not any(sizer.plan(f) for f in self.kb.candidates(per_shape=1) if not f.vgpu):
@@ -118,16 +127,16 @@ class Advisor:
     def _rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """The provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
         pool = list(self.kb.candidates(job.provider, per_shape=SHOWN_PER_SHAPE))
-        ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots)
+        ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)
         if any(not r["ruled_out"] for r in ranked):
-            return ranked, None
+            return self._elsewhere(job, ranked)
         # the requirements that ruled this provider's flavors out (the job's own, or those of a candidate's
         # shape: several GPUs need NVLink, several instances RDMA)
         hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
                        if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
                       | {c.attribute for c, _ in job.shapes.job.require})
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
-        alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots) if not r["ruled_out"]]
+        alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets) if not r["ruled_out"]]
         fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
         lang = job.lang
         reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard else ""
@@ -137,6 +146,21 @@ class Advisor:
         fallback = {"provider": self.kb.providers[job.provider].display_name(lang), "requirement": reqs,
                     "key": "fallback.other_provider" if alt else "fallback.nothing"}
         return alt + ranked, fallback
+
+    def _elsewhere(self, job: _Job, ranked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict | None]:
+        """The provider was assumed, not asked for, and none of its plans meets the targets (a deadline, the
+        horizon, the latency): plans elsewhere that do come first, and the answer says why."""
+        fitting = [r for r in ranked if not r["ruled_out"]]
+        if job.slots.get("provider") or any(not r.get("breaks") and r.get("hourly") is not None for r in fitting):
+            return ranked, None
+        others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
+        alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets)
+               if not r["ruled_out"] and not r.get("breaks") and r.get("hourly") is not None]
+        if not alt:
+            return ranked, None
+        what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for r in fitting for b in r["breaks"]))
+        return alt + ranked, {"provider": self.kb.providers[job.provider].display_name(job.lang),
+                              "requirement": what, "key": "fallback.targets"}
 
     def _user_gpu_first(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The GPU (or card size) the user named goes first when it is a sensible choice, not at any price."""
@@ -150,6 +174,39 @@ class Advisor:
         best_cost = next((r["cost"] for r in rows if not r["ruled_out"]), math.inf)
         mine = [r for r in mine if r["cost"] <= best_cost * 1.5 or best_cost == math.inf]
         return mine + [r for r in rows if r not in mine] if mine else rows
+
+    def _passes_for(self, job: _Job):
+        """A row passes when its own checklist has no failing item (memoised per row)."""
+        memo: dict[int, bool] = {}
+
+        def passes(r: dict[str, Any]) -> bool:
+            if id(r) not in memo:
+                facts = {**job.facts, **pick_facts(self.kb, r, job.w)}
+                checks = evaluate(self.rules, facts, "check", job.lang)
+                memo[id(r)] = all(c.status != "fail" for c, _cite, _rid in checks.checks)
+            return memo[id(r)]
+        return passes
+
+    def _faster(self, job: _Job, pick, recs: list[dict[str, Any]]) -> None:
+        """No deadline and no faster plan shown: the pick's flavor at a quarter of its time, with its cost."""
+        if not pick or not pick.get("hours") or job.targets.deadline_h or job.sizer.user_fixed:
+            return
+        if any(r.get("label") == "fastest" for r in recs):
+            return
+        f = pick["flavor"]
+        quick = size_training(f, self.kb.gpus[f.gpu], pick["instances"], pick["gpus_total"], pick["estimate"],
+                              job.sizer, Targets(deadline_h=pick["hours"] / 4), link_of(self.kb, f))
+        if quick.hours >= pick["hours"] * 0.9 or pick.get("hourly") is None:
+            return
+        hourly = pick["hourly"] / pick["instances"] * quick.instances
+        row = {**pick, "instances": quick.instances, "gpus_total": quick.gpus_total, "estimate": quick.estimate,
+               "layout": quick.layout, "hours": quick.hours, "hourly": hourly, "job_cost": hourly * quick.hours,
+               "headroom": round(100 * (1 - quick.estimate.per_gpu_gib / f.gpu_memory_gib), 1),
+               "label": "fastest", "breaks": []}
+        row["over_budget"] = over_budget(self.kb, hourly, row["job_cost"], f, job.slots)
+        row["why"] = ["costs_more"] if row["job_cost"] > pick["job_cost"] * 1.0005 else ["same_cost"]
+        recs.insert(1, row)
+        del recs[3:]
 
     def _assemble(self, job: _Job, pick, recs, considered, fallback) -> Advice:
         """The check rules on the pick, the checklist, notes and citations, and the Advice itself."""
@@ -174,23 +231,35 @@ class Advisor:
         if pick:
             gpu = self.kb.gpus[pick["gpu"]]
             if w.tokens:
-                ct = cost.training_time(w, model, gpu, pick["gpus_total"])
-                if ct:
-                    advice.compute = ct.model_dump()
-                    deadline = job.slots.get("deadline_days")
-                    if deadline and ct.days > deadline:
-                        advice.compute["deadline_days"] = deadline
-                        advice.compute["gpus_for_deadline"] = math.ceil(ct.gpu_hours / 24 / deadline)
+                advice.compute = self._compute(job, pick, gpu)
             if w.method == "inference":
-                tps = cost.decode_tokens_per_second(w, model, gpu, pick["gpus_total"])
+                sized = pick.get("sized")
+                conc = sized.replica_concurrency if sized and sized.replica_concurrency else w.concurrency
+                sw = w.model_copy(update={"concurrency": conc})
+                tps = cost.decode_tokens_per_second(sw, model, gpu, pick["gpus_total"])
                 if tps:
-                    advice.throughput = {"gpu": gpu.name, "tokens_per_s": round(tps), "concurrency": w.concurrency}
+                    advice.throughput = {"gpu": gpu.name, "tokens_per_s": round(tps), "concurrency": conc}
         named = job.slots.get("gpu_model")
         card_mem = job.slots.get("gpu_memory_gib") if not named else None
         if named:
             advice.gpu_verdict = self._judge_gpu(named, job)
         elif card_mem:
             advice.gpu_verdict = self._judge_memory(card_mem, job)
+
+    def _compute(self, job: _Job, pick, gpu) -> dict[str, Any] | None:
+        """The pick's compute: FLOPs and basis from cost.py, wall clock from the plan (its link included)."""
+        ct = cost.training_time(job.w, job.model, gpu, pick["gpus_total"])
+        if not ct:
+            return None
+        out = ct.model_dump()
+        if pick.get("hours"):
+            out.update(days=round(pick["hours"] / 24, 2), hours=round(pick["hours"], 1),
+                       gpu_hours=round(pick["hours"] * pick["gpus_total"], 1))
+        deadline = job.slots.get("deadline_days")
+        if deadline and out["days"] > deadline:
+            out["deadline_days"] = deadline
+            out["gpus_for_deadline"] = math.ceil(ct.gpu_hours / 24 / deadline)
+        return out
 
     # ----- the user's GPU ----------------------------------------------------------------------------------------
     def _gpu_ids(self, named: str) -> list[str]:

@@ -133,7 +133,7 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
     f: Flavor = r["flavor"]
     price = f.price
     est = r.get("estimate")
-    k = max(1, r.get("instances", 1))
+    k = max(1, r.get("instances", 1)) * max(1, r.get("replicas", 1))        # what the whole plan pays per hour
     return {
         "id": f.id, "provider": f.provider, "flavor": f.flavor, "gpu": f.gpu, "gpu_name": kb.gpus[f.gpu].name,
         "gpu_count": f.gpu_count, "gpu_memory_gib": f.gpu_memory_gib,
@@ -149,5 +149,25 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "evidence": f.evidence, "region": f.region, "job_cost": round(r["job_cost"], 2) if r.get("job_cost") else None,
         "job_hours": round(r["hours"], 1) if r.get("hours") else None,
         "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),
-        "note": f.note,
+        "note": f.note, **_plan_fields(r),
+    }
+
+
+def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
+    """The plan around the flavor: label, layout, replicas, targets missed, why it lost, link evidence, and for an
+    always-on service its monthly cost (730 h)."""
+    link = r.get("link")
+    hourly = r.get("hourly")
+    serving = bool(r.get("layout")) and r["layout"].get("kv_dtype") is not None
+    return {
+        "label": r.get("label"), "layout": r.get("layout"), "replicas": r.get("replicas", 1),
+        "breaks": list(r.get("breaks") or []), "why": list(r.get("why") or []),
+        "hourly_total": round(hourly, 4) if hourly is not None else None,
+        "monthly_cost": round(hourly * 730, 2) if serving and hourly is not None else None,
+        "interconnect_evidence": link.intra_how if link else None, "intra_link": link.intra if link else None,
+        "inter_link": link.inter if link else None,
+        "comm_share": round(r["sized"].comm_share, 3) if r.get("sized") and r["sized"].comm_share else None,
+        "replica_concurrency": r["sized"].replica_concurrency if r.get("sized") else None,
+        "tpot_ms": round(r["sized"].tpot_ms, 1) if r.get("sized") and r["sized"].tpot_ms else None,
+        "ttft_ms": round(r["sized"].ttft_ms) if r.get("sized") and r["sized"].ttft_ms else None,
     }

@@ -4,9 +4,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from bot.estimate import cost
 from bot.plan.candidates import Sizer
 from bot.plan.engine import satisfies
+from bot.plan.links import link_of
+from bot.plan.plans import Sized, Targets, size_serving, size_training
 from bot.plan.workload import user_fixed_plan
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
@@ -32,50 +33,68 @@ class Ranker:
         attrs["_shape"] = (f.nvlink, f.rdma, tuple(f.use), f.gpu, f.evidence, f.vgpu, f.gpu_count > 1)
         return attrs
 
-    def rank(self, pool: list[Flavor], sizer: Sizer, select_for: Callable, slots: dict[str, Any]) -> list[Row]:
-        """Every flavor of the pool as a row, passing ones first, then by budget, effective cost and headroom."""
+    def rank(self, pool: list[Flavor], sizer: Sizer, select_for: Callable, slots: dict[str, Any],
+             targets: Targets) -> list[Row]:
+        """Every flavor of the pool as a plan row: passing ones first, then those meeting every target, within
+        budget, by effective cost and headroom."""
         rows = []
         verdicts: dict[tuple, tuple[str | None, float]] = {}
-        times: dict[tuple[str, int], float | None] = {}
+        sized: dict[tuple, Sized] = {}
         for f in pool:
-            rows.append(self._row(f, sizer, select_for, slots, verdicts, times))
+            rows.append(self._row(f, sizer, select_for, slots, verdicts, (targets, sized)))
         order = {None: 0}
-        return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("over_budget")), r["cost"],
+        return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("breaks")),
+                                           bool(r.get("over_budget")), r["cost"], r.get("instances", 0),
                                            -r["headroom"], r["id"]))
 
     def _row(self, f: Flavor, sizer: Sizer, select_for: Callable, slots: dict[str, Any], verdicts: dict,
-             times: dict) -> Row:
+             sizing: tuple) -> Row:
         w = sizer.w
         attrs = self.attrs(f)
         p = sizer.plan(f)
         row: Row = {"id": f.id, "flavor": f, "gpu": f.gpu, "ruled_out": None, "reason": None}
+        if sizer.user_fixed and w.nodes > 1 and f.gpu_count < math.ceil(w.gpus / w.nodes):
+            # "two nodes, sixteen cards": a flavor with fewer cards than that per node is another shape of job
+            row.update(ruled_out="requirement.gpus_per_node", need=None, instances=0, gpus_total=0, estimate=None,
+                       headroom=-1.0, cost=math.inf)
+            return row
         if p is None:
             need = sizer.est(1 if not slots.get("gpus") else w.gpus).per_gpu_gib
             row.update(ruled_out="no_fit", need=need, instances=0, gpus_total=0, estimate=None,
                        headroom=-1.0, cost=math.inf)
             return row
-        k, n, est = p
-        row.update(instances=k, gpus_total=n, estimate=est,
+        s = self._sized(f, p, sizer, sizing)
+        k, n, est = s.instances, s.gpus_total, s.estimate
+        row.update(instances=k, gpus_total=n, estimate=est, replicas=s.replicas, layout=s.layout,
+                   breaks=list(s.breaks), sized=s, link=link_of(self.kb, f),
                    headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
         row["ruled_out"], bonus = self._verdict(attrs, select_for(n, k), n, k, verdicts)
         if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
             # it only needed several instances because the job does not fit one: say that instead
             row.update(ruled_out="no_fit", need=sizer.est(f.gpu_count).per_gpu_gib, estimate=None)
-        self._price(row, f, n, k, bonus, sizer, slots, times)
+        self._price(row, f, s, bonus, slots)
         return row
 
-    def _price(self, row: Row, f: Flavor, n: int, k: int, bonus: float, sizer: Sizer, slots: dict[str, Any],
-               times: dict) -> None:
+    def _sized(self, f: Flavor, p, sizer: Sizer, sizing: tuple) -> Sized:
+        """The flavor's plan at the targets; flavors of one GPU, count and link evidence share it."""
+        targets, memo = sizing
+        link = link_of(self.kb, f)
+        key = (f.gpu, f.gpu_count, f.gpu_memory_gib, link)
+        if key not in memo:
+            k, n, est = p
+            gpu = self.kb.gpus[f.gpu]
+            if sizer.w.method == "inference":
+                memo[key] = size_serving(f, gpu, k, n, est, sizer, targets)
+            else:
+                memo[key] = size_training(f, gpu, k, n, est, sizer, targets, link)
+        return memo[key]
+
+    def _price(self, row: Row, f: Flavor, s: Sized, bonus: float, slots: dict[str, Any]) -> None:
         """Hourly and job cost, and the effective cost the ranking sorts by (preferences and tightness weighed)."""
-        w = sizer.w
+        n = s.gpus_total
         price = f.price.on_demand if f.price else None
-        hourly = price * k if price is not None else None
-        hours = None
-        if w.tokens and price is not None:
-            if (f.gpu, n) not in times:
-                ct = cost.training_time(w, sizer.model, self.kb.gpus[f.gpu], n)
-                times[(f.gpu, n)] = ct.days * 24 if ct else None
-            hours = times[(f.gpu, n)]
+        hourly = price * s.instances * s.replicas if price is not None else None
+        hours = s.hours
         row["hourly"] = hourly
         row["job_cost"] = hourly * hours if hourly is not None and hours else None
         row["hours"] = hours
@@ -85,12 +104,12 @@ class Ranker:
             eff = math.inf
         elif slots.get("budget") == "high":
             gpu = self.kb.gpus[f.gpu]
-            speed = (gpu.bf16_tflops or gpu.fp16_tflops or 1) * n
-            eff = 1e6 / speed * (1 - bonus) + base_cost * 1e-6
+            speed = (gpu.bf16_tflops or gpu.fp16_tflops or 1) * n * s.replicas
+            eff = (s.hours if s.hours else 1e6 / speed) * (1 - bonus) + base_cost * 1e-6
         else:
             eff = base_cost * (1 - bonus) * tight
         row["cost"] = eff
-        row["over_budget"] = over_budget(hourly, row["job_cost"], f, slots)
+        row["over_budget"] = over_budget(self.kb, hourly, row["job_cost"], f, slots)
 
     @staticmethod
     def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float]:
@@ -118,11 +137,29 @@ class Ranker:
         return ruled, bonus
 
 
-def over_budget(hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> bool:
-    """Does the flavor break a stated budget (per period, or in total for a job of known length)?"""
-    amount, period = slots.get("budget_amount"), slots.get("budget_period")
-    currency = slots.get("budget_currency")
-    if amount is None or hourly is None or not f.price or currency != f.price.currency:
+def budget_in(kb: KnowledgeBase, slots: dict[str, Any], currency: str) -> float | None:
+    """The stated budget amount in `currency` (the knowledge base's dated rates convert), or None."""
+    amount, theirs = slots.get("budget_amount"), slots.get("budget_currency") or currency
+    if amount is None:
+        return None
+    if theirs == currency:
+        return amount
+    convert = getattr(kb, "convert", None)
+    if convert is None:
+        return None
+    try:
+        return convert(amount, theirs, currency)
+    except Exception:                     # a currency the rate table lacks: the budget cannot be compared
+        return None
+
+
+def over_budget(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> bool:
+    """Does the plan break a stated budget (per period, or in total for a job of known length)?"""
+    period = slots.get("budget_period")
+    if hourly is None or not f.price:
+        return False
+    amount = budget_in(kb, slots, f.price.currency)
+    if amount is None:
         return False
     if period in PERIOD_HOURS:
         return hourly * PERIOD_HOURS[period] > amount

@@ -31,7 +31,8 @@ def price_text(t: Templates, rec: dict[str, Any], lang: str) -> str:
 
 def flavor_line(kb: KnowledgeBase, rec: dict[str, Any]) -> str:
     count = rec["gpu_count"]
-    inst = f"{rec['instances']} x " if rec.get("instances", 1) > 1 else ""
+    total = rec.get("instances", 1) * max(1, rec.get("replicas") or 1)
+    inst = f"{total} x " if total > 1 else ""
     prov = kb.providers[rec["provider"]].name if rec["provider"] in kb.providers else rec["provider"]
     return f"{inst}{rec['flavor']} - {count}x {rec['gpu_name']} {rec['gpu_memory_gib']:g} GiB, {prov}"
 
@@ -77,12 +78,11 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
             model += f" ({t.say(f'method.{method}', lang)})"
         lines.append(f"{label('why')}: " + t.say("why.fits", lang, task=task, model=model,
                                                    need=f"{mem['per_gpu_gib']:.1f}", terms=memory_terms(mem, lang, t)))
-        if top.get("job_cost"):
-            lines.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
-                                          hours=f"{top['job_hours']:,.0f}", instances=top["instances"]))
-        elif top.get("price_per_hour") is not None:
-            lines.append("      " + t.say("why.cheapest", lang, price=price_text(t, top, lang)))
-        others = recs[1:] + reply.get("considered", [])
+        lines += plan_lines(t, top, lang)
+        for r in recs[1:]:
+            if r.get("label") in ("cheapest", "fastest"):
+                lines.append(f"{label(r['label'])}: {flavor_line(kb, r)} - {_time_cost(t, r, lang)}")
+        others = [r for r in recs[1:] if r.get("label") not in ("cheapest", "fastest")] + reply.get("considered", [])
         if others:
             lines.append(f"{label('considered')}:")
             for r in others[:6]:
@@ -120,7 +120,39 @@ def sources_line(citations: list[dict[str, Any]], lang: str, t: Templates) -> st
     return f"{t.say('label.sources', lang)}: " + "  ".join(parts) if parts else ""
 
 
+def plan_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+    """The pick's time and cost (training), or its fleet and monthly cost (serving), and any target it misses."""
+    out = []
+    if top.get("job_cost"):
+        out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
+                                    hours=f"{top['job_hours']:,.0f}", instances=top["instances"]))
+    elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1:
+        out.append("      " + t.say("plan.fleet", lang, replicas=top["replicas"], gpus=top["gpus_total"],
+                                    conc=top.get("replica_concurrency") or "?",
+                                    tpot=f"{top.get('tpot_ms') or 0:.0f}",
+                                    monthly=f"{top['monthly_cost']:,.0f} {top['currency']}"))
+    elif top.get("price_per_hour") is not None:
+        out.append("      " + t.say("why.cheapest", lang, price=price_text(t, top, lang)))
+    if top.get("breaks"):
+        what = ", ".join(t.say(f"breaks.{b}", lang) for b in top["breaks"])
+        out.append("      " + t.say("plan.breaks", lang, what=what))
+    return out
+
+
+def _time_cost(t: Templates, r: dict[str, Any], lang: str) -> str:
+    if r.get("job_cost") and r.get("job_hours"):
+        return t.say("plan.time_cost", lang, hours=f"{r['job_hours']:,.0f}", gpus=r["gpus_total"],
+                     cost=f"{r['job_cost']:,.0f} {r['currency']}")
+    return price_text(t, r, lang)
+
+
 def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> str:
+    """Why a plan lost, from the planner's reasons (which agree with the numbers shown)."""
+    if r.get("why") and not r.get("ruled_out"):
+        price = _time_cost(t, r, lang)
+        hours = f"{r['job_hours']:,.0f}" if r.get("job_hours") else "?"
+        return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours) for w in r["why"]
+                         if f"lost.{w}" in t.table)
     if r.get("ruled_out") == "no_fit":
         return t.say("ruled.no_fit", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}", have=f"{r['gpu_memory_gib']:g}")
     if r.get("ruled_out"):

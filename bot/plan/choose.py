@@ -1,0 +1,108 @@
+"""Choosing among plans: the pick, the cheapest and the fastest within budget, and for every other plan the
+reason it lost, computed from the same numbers the answer prints (a plan "costs more" only if it does).
+
+Rows arrive ranked (passing, meeting every target, within budget, cheapest first). The pick is the first that
+also passes its own checklist; when none meets every target, the nearest one, with what it breaks.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+Row = dict[str, Any]
+SHOWN_CONSIDERED = 6
+
+
+def job_price(r: Row) -> float:
+    """What the plan costs the user: the whole job when its length is known, else per hour."""
+    if r.get("job_cost") is not None:
+        return r["job_cost"]
+    return r["hourly"] if r.get("hourly") is not None else math.inf
+
+
+def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], list[Row]]:
+    """(labelled recommendations, considered rows each with a `why`) from ranked rows."""
+    fitting = [r for r in rows if not r["ruled_out"]]
+    meeting = [r for r in fitting if not r.get("breaks") and not r.get("over_budget")]
+    priced = [r for r in meeting if job_price(r) < math.inf]
+    meeting = priced + [r for r in meeting if job_price(r) == math.inf]      # an unpriced plan cannot win on cost
+    pick = next((r for r in meeting[:12] if passes(r)), None) or (meeting[0] if meeting else _nearest(fitting))
+    if pick is None:
+        return [], _considered(rows, [], None)
+    recs = [_label(pick, "pick")]
+    sensible = [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
+    cheap = min(sensible, key=lambda r: (job_price(r), r.get("hours") or 0, r["id"]))
+    if cheap is not pick and job_price(cheap) < job_price(pick):
+        recs.append(_label(cheap, "cheapest"))
+    timed = [r for r in fitting if r.get("hours") and not r.get("over_budget")]
+    if timed and pick.get("hours"):
+        fast = min(timed, key=lambda r: (r["hours"], job_price(r), r["id"]))
+        if fast["hours"] < pick["hours"] * 0.9 and all(fast is not r for r in recs):
+            recs.append(_label(fast, "fastest"))
+    for r in meeting:
+        if len(recs) >= 3:
+            break
+        if all(r is not x for x in recs):
+            recs.append(_label(r, None))
+    for r in recs[1:]:
+        r["why"] = _why(r, pick, passes)
+    return recs, _considered(rows, recs, pick, passes)
+
+
+def _nearest(fitting: list[Row]) -> Row | None:
+    """No plan meets every target: the one that comes closest (a run that misses its deadline by least; else the
+    first, cheapest, one)."""
+    timed = [r for r in fitting if r.get("hours")]
+    if timed and any(b in ("deadline", "horizon") for r in timed for b in r.get("breaks", [])):
+        within = [r for r in timed if not r.get("over_budget")] or timed
+        return min(within, key=lambda r: (r["hours"], job_price(r), r["id"]))
+    return fitting[0] if fitting else None
+
+
+def _label(r: Row, label: str | None) -> Row:
+    r["label"] = label
+    return r
+
+
+def _considered(rows: list[Row], recs: list[Row], pick: Row | None, passes: Callable[[Row], bool] | None = None
+                ) -> list[Row]:
+    """Like SkyPilot's considered resources: the cheaper plans that lost (and why), then the next ones."""
+    rest = [r for r in rows if all(r is not x for x in recs)]
+    if pick is None:
+        for r in rest:
+            r["why"] = [r["ruled_out"] or "breaks"]
+        return rest[:SHOWN_CONSIDERED]
+    cheaper = [r for r in rest if job_price(r) < job_price(pick) or r["ruled_out"] and _cheaper_hourly(r, pick)]
+    later = [r for r in rest if not r["ruled_out"] and all(r is not x for x in cheaper)]
+    shown = (cheaper[:3] + later[:3]) or rest[:SHOWN_CONSIDERED]
+    for r in shown:
+        r["why"] = _why(r, pick, passes)
+    return shown
+
+
+def _cheaper_hourly(r: Row, pick: Row) -> bool:
+    f = r["flavor"]
+    return bool(f.price and f.price.on_demand is not None and pick.get("hourly") is not None
+                and f.price.on_demand < pick["hourly"])
+
+
+def _why(r: Row, pick: Row, passes: Callable[[Row], bool] | None) -> list[str]:
+    """Why this plan is not the pick, in the order a reader checks: ruled out, misses a target, over budget,
+    fails its checklist, then the numbers: costs more, slower, same cost."""
+    if r["ruled_out"]:
+        return [r["ruled_out"]]
+    why = [f"breaks.{b}" for b in r.get("breaks", [])]
+    if r.get("over_budget"):
+        why.append("over_budget")
+    if passes is not None and not why and not passes(r):
+        why.append("fails_check")
+    mine, theirs = job_price(r), job_price(pick)
+    if mine == math.inf:
+        why.append("no_price")
+    elif mine > theirs * 1.0005:
+        why.append("costs_more")
+    if r.get("hours") and pick.get("hours") and r["hours"] > pick["hours"] * 1.0005:
+        why.append("slower")
+    if not why:
+        why.append("cheaper" if mine < theirs else "same_cost")
+    return why

@@ -1,0 +1,201 @@
+"""Plans, not flavors: a flavor x instances (x replicas for serving) with its parallel layout, memory per GPU,
+wall-clock time and cost, sized to the user's targets.
+
+Training: the fewest GPUs whose memory holds the job, then more instances until the deadline is met (or, with no
+deadline, until the run ends within a sensible horizon). Serving: the fewest GPUs a replica needs for its memory,
+then as many replicas as the load needs at the latency target. Sizing walks the instance counts of one flavor in a
+fixed order, so the result is deterministic.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.plan.candidates import MIN_HEADROOM, Sizer
+from bot.plan.links import LinkEvidence
+from bot.plan import perf
+from bot.estimate.memory import estimate_memory
+from bot.records.kb import GPU, Flavor
+from bot.records.models import MemoryEstimate
+
+HORIZON_DAYS = 30            # no deadline stated: a run longer than this is not a sensible default plan
+TPOT_MS = {"low": 30.0, "normal": 50.0}     # time per output token a chat user reads comfortably (stated)
+TTFT_MS = {"low": 500.0, "normal": 2000.0}
+OUTPUT_LEN = 256             # tokens a chat request generates when the user does not say
+INPUT_LEN = 1024             # prompt tokens per request when the user does not say
+MAX_SCALE_GPUS = 4096       # the largest training plan searched (a big pre-training cluster)
+SIZING_CONCURRENCY = 4       # sequences a serving replica is first sized for; its capacity then comes from memory
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What the user asked for, as numbers the plans are checked against."""
+    deadline_h: float | None = None
+    concurrency: int | None = None           # concurrent sequences the fleet must serve
+    qps: float | None = None
+    input_len: int = INPUT_LEN
+    output_len: int = OUTPUT_LEN
+    tpot_ms: float = TPOT_MS["normal"]
+    ttft_ms: float = TTFT_MS["normal"]
+    latency_stated: bool = False
+
+    @classmethod
+    def from_slots(cls, slots: dict[str, Any], context: int) -> "Targets":
+        lat = slots.get("latency") or "normal"
+        days = slots.get("deadline_days")
+        out_len = min(OUTPUT_LEN, max(1, context // 4))
+        in_len = max(1, min(INPUT_LEN, context - out_len))
+        return cls(deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
+                   qps=slots.get("qps"), input_len=in_len, output_len=out_len, tpot_ms=TPOT_MS[lat],
+                   ttft_ms=TTFT_MS[lat], latency_stated=bool(slots.get("latency")))
+
+    def load_sequences(self) -> int | None:
+        """Concurrent sequences the load means: stated users, or QPS x seconds per request (Little's law)."""
+        from_qps = None
+        if self.qps:
+            per_request_s = (self.ttft_ms + self.output_len * self.tpot_ms) / 1000
+            from_qps = math.ceil(self.qps * per_request_s)
+        return max(filter(None, (self.concurrency, from_qps)), default=None)
+
+
+@dataclass
+class Sized:
+    """One flavor's plan at the targets."""
+    instances: int
+    gpus_total: int
+    estimate: MemoryEstimate
+    layout: dict[str, Any]
+    hours: float | None = None               # training wall clock
+    replicas: int = 1
+    breaks: list[str] = field(default_factory=list)      # targets this plan misses: deadline, latency, load
+    comm_share: float | None = None
+    replica_concurrency: int | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+
+def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1) -> dict[str, Any]:
+    """The parallel layout the memory estimate assumed for n GPUs on k instances."""
+    w = sizer.w
+    if w.method == "inference":
+        tp = n if k == 1 else n // k
+        return {"dp": replicas, "tp": tp, "pp": k, "sharding": "none", "micro_batch": None,
+                "checkpointing": "none", "precision": w.precision, "kv_dtype": w.precision}
+    sharding = "none" if n == 1 else ("zero3" if n != w.gpus or w.sharding == "none" else w.sharding)
+    return {"dp": n, "tp": 1, "pp": 1, "sharding": sharding, "micro_batch": w.batch_size,
+            "checkpointing": "full" if w.grad_checkpointing else "none", "precision": w.precision,
+            "kv_dtype": None}
+
+
+def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, sizer: Sizer, t: Targets,
+                  link: LinkEvidence) -> Sized:
+    """More instances of f until the deadline (or, without one, the horizon) is met; the fewest that do."""
+    base = Sized(k0, n0, est0, layout_of(sizer, n0, k0))
+    if not sizer.w.tokens or sizer.user_fixed:
+        base.hours, base.comm_share = _hours(sizer, gpu, n0, f.gpu_count, link)
+        if t.deadline_h and base.hours and base.hours > t.deadline_h:
+            base.breaks.append("deadline")
+        return base
+    limit = t.deadline_h or HORIZON_DAYS * 24
+    best: Sized | None = None
+    prev = k0
+    for k in _instance_counts(k0, f.gpu_count):
+        if k > k0 and link.inter != "rdma":
+            break                 # scaling out for speed needs a documented RDMA fabric: TCP is not planned on
+        plan = _timed(sizer, f, gpu, k, link)
+        if plan is None:
+            break
+        if best is None or plan.hours < best.hours:
+            best = plan
+        if plan.hours <= limit:
+            return _fewest(sizer, f, gpu, prev, plan, limit, link)
+        if best is not plan:
+            break                 # more GPUs no longer help: the link, not compute, bounds it
+        prev = k
+    assert best is not None
+    best.breaks.append("deadline" if t.deadline_h else "horizon")
+    return best
+
+
+def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Sized | None:
+    n = k * f.gpu_count
+    hours, share = _hours(sizer, gpu, n, f.gpu_count, link)
+    if hours is None:
+        return None
+    return Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, comm_share=share)
+
+
+def _fewest(sizer: Sizer, f: Flavor, gpu: GPU, lo: int, hit: Sized, limit: float, link: LinkEvidence) -> Sized:
+    """Between the last instance count that missed (lo) and the first that met the limit, the fewest that meet
+    it: a doubling overshoots by up to 2x in GPUs."""
+    hi = hit
+    while hi.instances - lo > 1:
+        mid = _timed(sizer, f, gpu, (lo + hi.instances) // 2, link)
+        if mid is not None and mid.hours <= limit:
+            hi = mid
+        else:
+            lo = (lo + hi.instances) // 2
+    return hi
+
+
+def _instance_counts(k0: int, gpus_per_instance: int):
+    """k0, k0+1, ... up to 4, then doubling, up to MAX_SCALE_GPUS GPUs in all."""
+    k = k0
+    while k * gpus_per_instance <= MAX_SCALE_GPUS:
+        yield k
+        k = k + 1 if k < 4 else k * 2
+
+
+def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence
+           ) -> tuple[float | None, float | None]:
+    w = sizer.w
+    if not w.tokens:
+        return None, None
+    wn = w if n == w.gpus else w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
+                                                    "nodes": max(1, math.ceil(n / per_instance))})
+    tt = perf.train_time(wn, sizer.model, gpu, n, per_instance, link)
+    return (tt.hours, tt.comm_share) if tt else (None, None)
+
+
+def est_workload(sizer: Sizer, n: int, k: int):
+    """The workload the estimate for a replica of n GPUs on k instances assumed (candidates.estimate_on)."""
+    w = sizer.w
+    if n == w.gpus:
+        return w
+    return w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": max(1, math.ceil(n / 8))})
+
+
+def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets) -> Sized:
+    """Replicas of a k-instance, n-GPU replica for the load, at the latency target."""
+    w = sizer.w
+    sized = Sized(k, n, est, layout_of(sizer, n, k))
+    usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
+    kv = est.breakdown.get("kv_cache", 0.0)
+    per_seq = kv / max(1, w.concurrency) * 1.07          # + the allocator's 7 % slack on tensors
+    fixed = est.per_gpu_gib - kv * 1.07
+    max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else 4096, 4096))
+    speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms)
+    if speed is None:
+        return sized
+    if speed.concurrency != w.concurrency:        # the memory each GPU of the replica holds at that concurrency
+        sized.estimate = estimate_memory(est_workload(sizer, n, k).model_copy(
+            update={"concurrency": speed.concurrency}), sizer.model)
+        over = sized.estimate.per_gpu_gib - usable
+        if over > 0 and speed.concurrency > 1:    # activations grow with the batch too: take off what overflows
+            shrink = max(1, int(speed.concurrency * (1 - over / (sized.estimate.per_gpu_gib - fixed)) * 0.98))
+            speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms) or speed
+            sized.estimate = estimate_memory(est_workload(sizer, n, k).model_copy(
+                update={"concurrency": speed.concurrency}), sizer.model)
+    sized.replica_concurrency, sized.tpot_ms = speed.concurrency, speed.tpot_ms
+    sized.ttft_ms = 1000 * t.input_len / speed.prefill_tokens_per_s if speed.prefill_tokens_per_s else None
+    load = t.load_sequences()
+    if load:
+        prefill_share = (t.qps or 0) * t.input_len / speed.prefill_tokens_per_s if speed.prefill_tokens_per_s else 0
+        sized.replicas = max(1, math.ceil(load / speed.concurrency + prefill_share))
+    if speed.tpot_ms > t.tpot_ms and (load or t.latency_stated):
+        sized.breaks.append("latency")
+    if sized.ttft_ms and sized.ttft_ms > t.ttft_ms and t.latency_stated:
+        sized.breaks.append("latency")
+    sized.layout = layout_of(sizer, n, k, sized.replicas)
+    return sized
