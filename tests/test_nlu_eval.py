@@ -113,3 +113,10 @@ def test_the_real_set_is_real_and_labelled():
     assert len({i["text"] for i in items}) == len(items)
     assert {i["lang"] for i in items} == {"en", "zh"}
     assert all("intent" in i and isinstance(i["slots"], dict) for i in items)
+
+
+def test_the_real_set_holds_the_issue_18_targets(core):
+    """Intent accuracy and slot micro-F1 of at least 0.9 on questions nobody wrote for the parser."""
+    real = nlu_eval.evaluate_questions(core.parser, nlu_eval.load_questions(nlu_eval.REAL))
+    assert real.intent_accuracy >= 0.9, real.question_failures
+    assert real.slot_f1 >= 0.9, real.question_failures

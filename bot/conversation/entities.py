@@ -206,6 +206,14 @@ class EntityMatcher:
             found.append(f)
         if found:
             cands, s, e, span = found[-1]
+            # the size before the generation: '70b llama2', 'full training 70B Llama2'
+            size = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bm])[\s\-_]*$", text[max(0, s - 12):s])
+            fits = [c for c in cands if size and self._size_fits(
+                c, float(size.group(1)) / (1000 if size.group(2) == "m" else 1))]
+            if len(fits) == 1:
+                start = max(0, s - 12) + size.start()
+                matches.append(Match("model", fits[0], text[start:e], 100.0))
+                return self._mask(text, [(start, e)], M_MARK), fits[0]
             ambiguous["model"] = list(cands)
             score = round(100.0 / len(cands), 1)
             matches.append(Match("model", None, span, score, [(c, score) for c in cands]))
@@ -252,7 +260,7 @@ class EntityMatcher:
         return text, None
 
     def _find_gpus(self, text: str, matches: list[Match]) -> tuple[str, list[str]]:
-        found = list(self._find_alias(text, self._gpu_aliases, plural=True))
+        found = [self._memory_before(text, f) for f in self._find_alias(text, self._gpu_aliases, plural=True)]
         # "A100 40GB vs 80GB", "H100 PCIe 跟 SXM 版": a bare variant after a connector is the same family's sibling
         for rid, s, e, _span in list(found):
             fam = self._gpu_family_of.get(rid)
@@ -287,6 +295,19 @@ class EntityMatcher:
         # a family and one of its members named: keep the member
         out = [g for g in out if not (g in GPU_FAMILIES and any(x in GPU_FAMILIES[g] for x in out))]
         return self._mask(text, [(f[1], f[2]) for f in found], G_MARK), out
+
+    def _memory_before(self, text: str, found: tuple[str, int, int, str]) -> tuple[str, int, int, str]:
+        """'80GB A100', '两张32G的V100': a memory size before a family name picks the member with that memory, and
+        the size becomes part of the name's span (so '4x 80GB A100' still reads as four cards)."""
+        rid, s, e, span = found
+        if rid not in GPU_FAMILIES:
+            return found
+        m = re.search(r"(?<![\w.])(\d{2,3})\s*g(?:b|ib)?\s*(?:的)?\s*$", text[max(0, s - 12):s])
+        sib = self.kb.gpu_aliases.get(norm_key(f"{rid}{m.group(1)}gb")) if m else None
+        if not sib:
+            return found
+        start = max(0, s - 12) + m.start()
+        return sib, start, e, text[start:e]
 
     def _find_provider(self, text: str) -> str | None:
         found = self._find_alias(text, self._provider_aliases)

@@ -79,6 +79,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         self.latency = {k: CueSet(v) for k, v in lx["latency"].items()}
         self.regions = {k: CueSet(v) for k, v in lx["regions"].items()}
         self.topics = {k: CueSet(v) for k, v in lx["topics"].items()}
+        self.sharding = {k: CueSet(v) for k, v in (lx.get("sharding") or {}).items()}
+        self.offload = {k: CueSet(v) for k, v in (lx.get("offload") or {}).items()}
         self.ordinals = [(Cue(str(k)), int(v)) for k, v in sorted((lx.get("ordinals") or {}).items(),
                                                                  key=lambda kv: (-len(str(kv[0])), str(kv[0])))]
         self.short_days = float(lx.get("short_days", 14))
@@ -119,12 +121,13 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
             unknown = self._unknown_model_word(work)
         scores, recommend = self._intent_scores(work, slots)
         intent, oos = self._decide_intent(work, scores, recommend, slots, ambiguous)
+        invalid, absurd = slots.pop("_bad", {}), slots.pop("_absurd", {})
         if oos:
-            slots, ambiguous, unknown = {}, {}, None
+            slots, ambiguous, unknown, invalid, absurd = {}, {}, None, {}, {}
         self._scope_slots(intent, slots)
         cparams = {c: self.kb.models[c].params_b for c in ambiguous.get("model", [])}
         lang_sure = lang == "zh" or any(w not in self._lang_neutral for w in re.findall(r"[a-z]{2,}", work))
         return Parse(text=text, lang=lang, intent=intent, intent_scores=scores, slots=Slots(**slots),
                      matches=matches, ambiguous=ambiguous, reset=self._is_reset(text), out_of_scope=oos,
                      unknown_model=unknown, unsure=self.unsure.any(text), candidate_params=cparams,
-                     lang_sure=lang_sure)
+                     lang_sure=lang_sure, invalid=invalid, absurd=absurd)

@@ -31,7 +31,7 @@ class Normaliser:
         # every word of the lexicon's own phrases is known
         for section in ("intents", "recommend_cues", "domain_cues", "out_of_scope_cues", "unsure", "methods",
                         "precisions", "budget", "duration", "latency", "topics", "regions", "number_words", "reset",
-                        "help_words", "ordinals"):
+                        "help_words", "ordinals", "sharding", "offload"):
             stack: list[Any] = [self.lex.get(section)]
             while stack:
                 x = stack.pop()
@@ -61,8 +61,23 @@ class Normaliser:
                         words.update(re.findall(r"[a-z]{2,}", str(p).lower()))
         return frozenset(words)
 
+    rx_thousands = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]|\.\d)")
+    rx_scientific = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-]?\d{1,3})(?![\w.])")
+
+    @staticmethod
+    def _plain_number(m: re.Match) -> str:
+        """'1e3' -> '1000' (the count checks then judge '1e12 users'); past a float's range, the largest float."""
+        exponent = int(m.group(2))
+        value = float(m.group(1)) * 10.0 ** exponent if exponent <= 308 else float("inf")
+        if value == float("inf"):
+            return "1" + "0" * 308
+        return f"{value:.0f}" if value >= 1 and value == int(value) else m.group()
+
     def normalise(self, raw: str) -> str:
-        text = normalize(raw or "")[:MAX_CHARS]
+        # '10,000 users' (an ASCII comma as typed: '64，640' is a list in Chinese, and NFKC would make it '64,640')
+        text = self.rx_thousands.sub(lambda m: m.group().replace(",", ""), (raw or "")[:MAX_CHARS])
+        text = normalize(text)[:MAX_CHARS]
+        text = self.rx_scientific.sub(self._plain_number, text)                      # '1e3 users'
         text = text.replace("、", ",").replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
         text = text.replace("（", "(").replace("）", ")").replace("；", ";")
         if self.zh_map_rx is not None and has_cjk(text):

@@ -26,15 +26,19 @@ class NumberPatterns:
         N = self.NUM
         G = G_MARK
         card = r"(?:卡|显卡|gpus?|cards?|accelerators?|npus?)"
-        self.rx_nodes = re.compile(rf"(单|{N[1:-1]})\s*(?:台机器|台服务器|台主机|台|机(?!器|房|构)|个节点|节点|nodes?|"
+        self.rx_nodes = re.compile(rf"(单|{N[1:-1]})\s*(?:(?:different|separate|physical|gpu)\s+)?(?:台机器|台服务器|台主机|台|机(?!器|房|构)|个节点|节点|nodes?|"
                                    r"machines?|servers?|boxes|hosts?)(?![a-z])")
         self.rx_gpu_counts = [
             re.compile(rf"{N}\s*-?\s*(?:张|块|个|枚)?\s*{card}(?![a-z])"),
             re.compile(rf"{N}\s*(?:[x×*]\s*)?(?:张|块|个)?\s*{G}"),
-            re.compile(rf"{G}\s*[x×*]\s*(\d+)(?![\d.])"),
+            re.compile(rf"{G}\s*\)?\s*(?:\(\s*\d{{2,3}}\s*g(?:b|ib)?\s*\)\s*)?[x×*]\s*(\d+)(?![\d.])"),
+            # a count and each card's memory: '4*80G', '8 x 48GB GPUs', '2张24G', '一张48G的显卡'
+            re.compile(rf"{N}\s*(?:[x×*]|张|块|个)\s*(\d{{1,3}})\s*g(?:b|ib)?(?![a-z0-9])"),
+            # a launcher's flags: '--nproc_per_node 8', '--num_gpus=4', '--tensor-parallel-size 4'
+            re.compile(r"(?:nproc[_-]per[_-]node|num[_-]gpus|n[_-]gpus|gpus[_-]per[_-]node)\s*[= ]\s*(\d+)(?![\d.])"),
         ]
         self.rx_single = re.compile(r"单卡|单张|单块|一张卡|一块卡|(?<![a-z])(?:a )?(?:single|one) (?:gpu|card)(?![a-z])")
-        self.rx_per_node_between = re.compile(r"^\s*[,(]?\s*(?:[x×*]|each with|with|of|每台机器|每台|每机|每个节点|"
+        self.rx_per_node_between = re.compile(r"^\s*[,(]?\s*(?:[x×*]|each having|each has|each with|each|with|of|每台机器|每台|每机|每个节点|"
                                               r"每节点|per node)?\s*[(]?\s*$")
         self.rx_per_node_after = re.compile(r"^\s*(?:each|per node|per machine|per server|/node|apiece|每台|每机|"
                                             r"的?\s*(?:机器|服务器|节点|主机))")
@@ -43,7 +47,7 @@ class NumberPatterns:
         """Training tokens, parameter counts, sequence length and batch size."""
         N = self.NUM
         self.rx_tokens = re.compile(rf"{N}\s*(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)?\s*(?:个)?\s*"
-                                    r"(?:tokens?|词元)(?![a-z])")
+                                    r"(?:(?:input|prompt)\s+)?(?:tokens?|词元)(?![a-z])")
         self.rx_tokens_after = re.compile(rf"(?:tokens?|词元)\s*(?:数|量)?\s*(?:大概|大约|约|~|:|=|of|about)?\s*{N}\s*"
                                           r"(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)(?![a-z])")
         self.rx_params = [
@@ -54,7 +58,7 @@ class NumberPatterns:
         ]
         self.rx_seq = [
             re.compile(r"(?:上下文|context(?:\s+(?:length|window|len))?|ctx|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|"
-                       r"序列长度|序列|max[_ ]?len(?:gth)?|窗口|长度)\s*(?:of|is|为|是|=|:|长度)?\s*(\d+(?:\.\d+)?)"
+                       r"序列长度|序列|max[_ -]?(?:model[_ -]?|seq(?:uence)?[_ -]?)?len(?:gth)?|cutoff[_ ]len|model[_ ]max[_ ]length|窗口|长度)\s*(?:of|is|为|是|=|:|长度)?\s*(\d+(?:\.\d+)?)"
                        r"\s*(k|m)?(?![a-z0-9])"),
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m)?\s*(?:tokens?\s*(?:of\s*)?)?(?:上下文|context|ctx|"
                        r"seq(?:uence)?(?:[ _-]?len(?:gth)?)?(?![a-z])|序列长度|的上下文|长文本|长度的)"),
@@ -68,6 +72,8 @@ class NumberPatterns:
         N = self.NUM
         K = r"\s*(k|千|万)?"              # '2k users', '1万并发'
         self.rx_concurrency = [
+            re.compile(rf"{N}{K}\s*(?:requests?|users?|queries|people|calls|streams?|sessions?)\s+(?:concurrently|"
+                       r"simultaneously|at once|at the same time|in parallel)(?![a-z])"),
             re.compile(rf"{N}{K}\s*(?:个)?\s*(?:concurrent|simultaneous|parallel)(?:\s+(?:users?|requests?|sequences?|"
                        r"streams?|sessions?|connections?|people|ppl|clients?))?(?![a-z])"),
             re.compile(rf"{N}{K}\s*(?:个)?\s*(?:video |camera |audio |rtsp |ip )?(?:users?|streams?|ppl|people|clients?|"
@@ -83,7 +89,7 @@ class NumberPatterns:
         self.rx_qps = [
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:qps|rps|requests?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|req/s|"
                        r"个?请求\s*(?:/|每)\s*秒)"),
-            re.compile(r"(?<![a-z])(?:qps|rps)\s*(?:约|大概|大约|=|:|of|~|在)?\s*(\d+(?:\.\d+)?)"),
+            re.compile(r"(?<![a-z])(?:qps|rps)\s*(?:约|大概|大约|of|在|target|峰值)?[\s:=>~≈]*(\d+(?:\.\d+)?)"),
             re.compile(rf"每秒\s*(?:约|大概)?\s*{N}\s*个?\s*(?:请求|次|queries|query|requests?)"),
         ]
 
@@ -98,7 +104,8 @@ class NumberPatterns:
             re.compile(rf"(?P<num>{_DIGITS}|{_ZH_RUN})\s*{mult}\s*"
                        r"(?P<cur>元|块钱|块|rmb|人民币|dollars?|usd|美元|美金|刀|bucks)"
                        rf"(?!\s*(?:{G_MARK}|卡|显卡|gpu|a\d|h\d|v\d))"),
-            re.compile(rf"(?:预算|budget)\s*(?:是|为|大概|约|大约|around|about|of|is|~|:)?\s*"
+            re.compile(rf"(?:预算|budget)\s*(?:(?:是|为|大概|约|大约|最多|不超过|around|about|of|is|up to|under|below|"
+                       rf"max|within|~|:)\s*)*"
                        rf"(?P<per>每个?(?:月|天|年|小时|周))?\s*"
                        rf"(?P<num>\d+(?:\.\d+)?|{_ZH_NUM}(?=\s*(?:万|千|k|元|块)))\s*{mult}(?![a-z0-9])"),
         ]

@@ -33,6 +33,8 @@ class Parse:
     unsure: bool = False                                  # "not sure" / "你看着办": leaves the open slot to the bot
     candidate_params: dict[str, float] = field(default_factory=dict)   # params_b of ambiguous model candidates
     lang_sure: bool = True                                # False: only names and numbers ('qwen2.5-7b', 'lora')
+    invalid: dict[str, float] = field(default_factory=dict)   # a negative or zero count, asked back ('-8 gpus')
+    absurd: dict[str, float] = field(default_factory=dict)    # beyond any cloud ('1e12 users'), answered as such
 
     def as_dict(self) -> dict[str, Any]:
         return {"lang": self.lang, "intent": self.intent, "slots": self.slots.filled(),

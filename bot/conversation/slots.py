@@ -7,6 +7,12 @@ from typing import Any
 
 from bot.records.text import has_cjk, zh_to_number
 
+# beyond these a number is not a job any cloud can take: the reply says so instead of sizing it
+MAX_GPUS = 100_000          # more GPUs than any cloud region rents to one customer
+MAX_NODES = 10_000
+MAX_CONCURRENCY = 100_000
+MAX_BUDGET = 1e12
+
 
 class SlotReader:
     """Mixin of Parser: needs the compiled patterns of NumberPatterns and the cue sets of Parser._compile_cues."""
@@ -18,7 +24,8 @@ class SlotReader:
             val = float(m.group(1) or m.group(2))
             if 4 <= val <= 512:
                 slots["gpu_memory_gib"] = val
-                t = self._blank(t, m.span())
+                if not re.search(r"[\d一二两三四五六七八九十]\s*(?:[x×*]|张|块|个)\s*$", t[:m.start()]):
+                    t = self._blank(t, m.span())      # '8 x 48GB GPUs' stays for the count
         return t
 
     # ----- numbers ---------------------------------------------------------------------------------------------
@@ -120,6 +127,22 @@ class SlotReader:
                     break
         return t
 
+    @staticmethod
+    def _sane(slot: str, value: float | None, start: int, t: str, limit: float, slots: dict[str, Any]) -> bool:
+        """A count as the user wrote it. Negative or zero ('-8 gpus', '0 users') is kept in slots['_bad'] to be asked
+        back; more than any cloud region or service handles ('1e12 users') in slots['_absurd'], to be answered with
+        that fact. True when the value can be used."""
+        if value is None:
+            return False
+        negative = start > 0 and t[start - 1] == "-" and (start < 2 or not t[start - 2].isalnum())
+        if negative or value == 0:
+            slots.setdefault("_bad", {})[slot] = -value if negative else 0
+            return False
+        if value > limit:
+            slots.setdefault("_absurd", {})[slot] = value
+            return False
+        return True
+
     def _concurrency(self, t: str, slots: dict[str, Any]) -> None:
         for rx in self.rx_concurrency:
             m = rx.search(t)
@@ -127,19 +150,23 @@ class SlotReader:
                 val = self._num(m.group(1))
                 if val and m.lastindex and m.lastindex >= 2 and m.group(2):
                     val *= {"k": 1000, "千": 1000, "万": 10000}[m.group(2)]
-                if val and 1 <= val <= 100_000 and val == int(val):
+                if self._sane("concurrency", val, m.start(1), t, MAX_CONCURRENCY, slots) and val == int(val):
                     slots["concurrency"] = int(val)
-                    break
+                break
+
+    def _nodes(self, t: str, slots: dict[str, Any]) -> tuple[float | None, re.Match | None]:
+        """Machines: '两台', '2 nodes', '4 different nodes', '单机'."""
+        nodes_m = self.rx_nodes.search(t)
+        if not nodes_m:
+            return None, None
+        nodes = 1 if nodes_m.group(1) == "单" else self._num(nodes_m.group(1))
+        if self._sane("nodes", nodes, nodes_m.start(1), t, MAX_NODES, slots) and nodes == int(nodes):
+            slots["nodes"] = int(nodes)
+            return nodes, nodes_m
+        return None, None
 
     def _gpus_and_nodes(self, t: str, slots: dict[str, Any]) -> None:
-        nodes_m = self.rx_nodes.search(t)
-        nodes = None
-        if nodes_m:
-            nodes = 1 if nodes_m.group(1) == "单" else self._num(nodes_m.group(1))
-            if nodes and nodes == int(nodes) and 1 <= nodes <= 10_000:
-                slots["nodes"] = int(nodes)
-            else:
-                nodes, nodes_m = None, None
+        nodes, nodes_m = self._nodes(t, slots)
         counts = []
         for rx in self.rx_gpu_counts:
             for m in rx.finditer(t):
@@ -150,7 +177,9 @@ class SlotReader:
         if counts:
             m = min(counts, key=lambda x: x.start())
             n = self._num(m.group(1))
-            if n and n == int(n) and 1 <= n <= 100_000:
+            if m.re is self.rx_gpu_counts[3] and 4 <= float(m.group(2)) <= 512:
+                slots.setdefault("gpu_memory_gib", float(m.group(2)))     # '4*80G': four cards of 80 GB
+            if self._sane("gpus", n, m.start(1), t, MAX_GPUS, slots) and n == int(n):
                 gpus = int(n)
                 if nodes and nodes > 1 and nodes_m is not None:
                     # "两台 8 卡", "2 nodes x 8 GPUs": a count right after the machines is per machine;
@@ -184,6 +213,9 @@ class SlotReader:
             amount = self._num(g["num"])
             if amount is None or amount <= 0:
                 continue
+            if amount > MAX_BUDGET:
+                slots.setdefault("_absurd", {})["budget_amount"] = amount
+                return self._blank(t, m.span())
             amount *= {"k": 1e3, "w": 1e4, "万": 1e4, "千": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9,
                        "billion": 1e9}.get(g.get("mult") or "", 1)
             currency = "USD" if re.search(r"\$|usd|dollar|美元|美金|刀|bucks", cur) else "CNY"
@@ -234,11 +266,33 @@ class SlotReader:
                 return
 
     # ----- keyword slots ----------------------------------------------------------------------------------------
+    rx_not_method = re.compile(r"(?:(?<![a-z])not|rather than|instead of|而不是|不是|不用|不要)\s*\(?\s*"
+                               r"(?:q-?lora|lora|full(?:[ -]?(?:fine-?tuning|parameters?|params?))?|全参|全量)")
+    rx_no_offload = re.compile(r"no[_ -]?offload(?:ing)?|without (?:cpu )?offload(?:ing)?|不\s*offload")
+
     def _keywords(self, text: str, slots: dict[str, Any]) -> None:
         for prec in ("nf4", "int4", "int8", "fp8", "bf16", "fp16", "fp32"):
             if self.precisions[prec].any(text):
                 slots["precision"] = prec
                 break
+        self._method(self.rx_not_method.sub(lambda m: " " * len(m.group()), text), slots)
+        self._sharding(text, slots)
+        self._other_keywords(text, slots)
+
+    def _sharding(self, text: str, slots: dict[str, Any]) -> None:
+        """'deepspeed zero3', 'FSDP', 'zero3 offload', 'offload_optimizer' (an offload the user rules out is none)."""
+        for level in ("zero3", "zero2", "zero1", "fsdp", "ddp"):
+            if level in self.sharding and self.sharding[level].any(text):
+                slots["sharding"] = level
+                break
+        said = self.rx_no_offload.sub(" ", text)
+        for kind in ("optimizer", "full"):
+            if kind in self.offload and self.offload[kind].any(said):
+                slots["offload"] = kind
+                break
+
+    def _method(self, text: str, slots: dict[str, Any]) -> None:
+        """Full, freeze, LoRA or QLoRA, when exactly one is said ('lora (not qlora)' says LoRA)."""
         spans = {m: [sp for c in self.methods[m].cues for sp in c.spans(text)] for m in ("qlora", "full", "freeze", "lora")}
         # a method only inside another's phrase ('lora' in '4bit lora') was not said on its own
         said = [m for m, sp in spans.items() if sp and not all(
@@ -247,6 +301,8 @@ class SlotReader:
             said = ["qlora"]              # LoRA on a 4-bit base is QLoRA
         if len(said) == 1:
             slots["method"] = said[0]     # two methods named: the user has not chosen ("全参还是lora还没想好")
+
+    def _other_keywords(self, text: str, slots: dict[str, Any]) -> None:
         for level in ("high", "medium", "low"):
             if self.budget[level].any(text):
                 slots["budget"] = level
@@ -272,8 +328,8 @@ class SlotReader:
     def _scope_slots(self, intent: str | None, slots: dict[str, Any]) -> None:
         """Slots that only mean something for some intents (DESIGN.md: method for train/finetune; training tokens)."""
         if intent not in (None, "train", "finetune"):
-            slots.pop("method", None)
-            slots.pop("tokens", None)
+            for key in ("method", "tokens", "sharding", "offload"):
+                slots.pop(key, None)
         if intent == "explain":
             slots.pop("precision", None)  # 'what is fp8' asks about the format, it does not choose it
 

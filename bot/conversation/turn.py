@@ -55,9 +55,29 @@ class Core:
         self._resolve_against_state(parse, state)
         new_state, decision = step(state, parse, self.forms)
         lang = new_state.get("lang") or parse.lang
-        reply = self._reply(decision, parse, lang, new_state)
+        if parse.invalid or parse.absurd:
+            reply, new_state = self._bad_number(parse, lang, state, new_state)
+        else:
+            reply = self._reply(decision, parse, lang, new_state)
         reply.kb_version = self.version
         return reply, new_state
+
+    def _bad_number(self, parse, lang: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[Reply, dict[str, Any]]:
+        """'-8 gpus', '0 users': asked back (the rest of the turn is kept); '1e12 users', 'a budget of 1e308':
+        answered with the fact that no cloud takes such a job (the session is left as it was)."""
+        from bot.conversation.slots import MAX_BUDGET, MAX_CONCURRENCY, MAX_GPUS, MAX_NODES
+        limits = {"gpus": MAX_GPUS, "nodes": MAX_NODES, "concurrency": MAX_CONCURRENCY, "budget_amount": MAX_BUDGET}
+        slots = {k: v for k, v in new.get("slots", {}).items() if k != "topic"}
+        base = dict(lang=lang, intent=new.get("intent") or parse.intent, slots=slots)
+        if parse.invalid:
+            slot, value = next(iter(parse.invalid.items()))
+            question = self.templates.say(f"bad.{slot}", lang, value=_count_text(value))
+            new = {**new, "pending": slot, "answered": False}
+            return Reply(status="follow_up", missing=[slot], follow_up=question, text=question, **base), new
+        slot, value = next(iter(parse.absurd.items()))
+        text = self.templates.say(f"absurd.{slot}", lang, value=_count_text(value), limit=_count_text(limits[slot]))
+        return Reply(status="info", text=text, **{**base, "slots": dict(old.get("slots") or {})}), \
+            {**old, "lang": lang}
 
     def _names_a_claim(self, text: str) -> bool:
         return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
@@ -207,6 +227,13 @@ class Core:
         citations = citation_list(self.kb, cites)
         text = "\n".join(lines) + "\n" + sources_line(citations, lang, t)
         return Reply(text=text, citations=citations, **base)
+
+
+def _count_text(value: float) -> str:
+    """A count as people write it: '-8', '1,000,000,000,000', '1e+31'."""
+    if abs(value) >= 1e15:
+        return f"{value:.0e}"
+    return f"{value:,.0f}" if value == int(value) else f"{value:g}"
 
 
 def _in_lang(text: str, lang: str) -> str:

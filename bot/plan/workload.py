@@ -74,12 +74,24 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
     w = Workload(model=model.id if model else None, params_b=params_b,
                  task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
                  batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
-                 sharding="zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none"),
+                 # what the user said they shard with ("deepspeed zero3", "FSDP") and offload, else the usual default
+                 sharding=slots.get("sharding") or (
+                     "zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none")),
+                 offload=_offload(slots),
                  grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
                  # full fine-tuning at a small micro-batch accumulates: its gradients stay through every forward
                  grad_accumulation=8 if method in ("full", "freeze") else 1)
     notes.extend(_training_notes(method, transformer, batch, seq))
     return w, model, notes
+
+
+def _offload(slots: dict[str, Any]) -> str:
+    """The offload the user named; parameters can only be offloaded when sharded (ZeRO-3, FSDP), so with ZeRO-1/2
+    or DDP "offload" means the optimizer state."""
+    offload = slots.get("offload") or "none"
+    if offload == "full" and slots.get("sharding") not in (None, "zero3", "fsdp"):
+        return "optimizer"
+    return offload
 
 
 def _training_notes(method: str, transformer: bool, batch: int, seq: int) -> Assumptions:

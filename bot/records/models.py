@@ -44,6 +44,8 @@ class Slots(BaseModel):
     batch_size: int | None = None
     tokens: float | None = None
     deadline_days: float | None = None
+    sharding: Sharding | None = None  # "deepspeed zero3", "FSDP": how the user shards (or will shard) the job
+    offload: Offload | None = None    # "zero3 offload" (full), "offload_optimizer" (optimizer)
     region: str | None = None
     provider: str | None = None
     topic: str | None = None          # what an explain/billing question is about (nvlink, spot, ...)
