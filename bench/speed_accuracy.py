@@ -70,6 +70,7 @@ def workload_for(row: dict[str, Any], model: Model | None) -> Workload:
                         concurrency=conc if isinstance(conc, int) else 1, **common)
     ckpt = row.get("checkpointing") or "none"
     return Workload(task="train", method=row.get("method") or "full", batch_size=row.get("batch_size") or 1,
+                    lora_rank=row.get("lora_rank") or 16,
                     seq_len=row["seq_len"], sharding=row.get("sharding") or "none",
                     grad_accumulation=row.get("grad_accumulation") or 1, grad_checkpointing=ckpt == "full",
                     checkpointing=ckpt, offload=row.get("offload") or "none", tokens=row.get("tokens"), **common)
@@ -91,11 +92,18 @@ def predict(row: dict[str, Any], w: Workload, model, gpu, link) -> float:
         sp = training_speed(w, model, gpu, link)
         if row["unit"] == "gpu-hours":
             return row["tokens"] / sp.tokens_per_s_per_gpu / 3600 / sp.goodput
-        return sp.tokens_per_s_per_gpu
+        return sp.tokens_per_s if row["unit"] == "tokens/s" else sp.tokens_per_s_per_gpu
     sp = serving_speed(w, model, gpu, link)
     if row["unit"] == "tokens/s/request":
         return 1000 / sp.tpot_ms
     return sp.output_tokens_per_s
+
+
+def per_gpu_unit(row: dict[str, Any], w: Workload, tokens_per_s_per_gpu: float) -> float:
+    """A per-GPU training rate in the row's unit: itself, all GPUs' rate, or GPU-hours for the row's tokens."""
+    if row["unit"] == "gpu-hours":
+        return row["tokens"] / tokens_per_s_per_gpu / 3600
+    return tokens_per_s_per_gpu * w.gpus if row["unit"] == "tokens/s" else tokens_per_s_per_gpu
 
 
 def rule_of_thumb(row: dict[str, Any], w: Workload, model, gpu) -> float:
@@ -107,8 +115,7 @@ def rule_of_thumb(row: dict[str, Any], w: Workload, model, gpu) -> float:
         if w.grad_checkpointing:
             per_token += 2 * a.active_params
         peak, _ = peak_flops(gpu, "fp8" if w.precision == "fp8" else "16-bit")
-        tps = 0.4 * peak / per_token
-        return row["tokens"] / tps / 3600 if row["unit"] == "gpu-hours" else tps
+        return per_gpu_unit(row, w, 0.4 * peak / per_token)
     wb = WEIGHT_BYTES[w.precision]
     ctx = w.input_len + w.output_len
     kv_seq = a.kv_dim * 2 * a.layers * ctx / 2
@@ -126,8 +133,7 @@ def roofline(row: dict[str, Any], w: Workload, model, gpu) -> float:
     peak, _ = peak_flops(gpu, compute_type(w.precision, gpu, training=row["kind"] == "training"))
     if row["kind"] == "training":
         per_token = 6 * a.active_params + 12 * a.layers * w.seq_len * d_attn
-        tps = peak / per_token
-        return row["tokens"] / tps / 3600 if row["unit"] == "gpu-hours" else tps
+        return per_gpu_unit(row, w, peak / per_token)
     tp, b, inp, out = w.tensor_parallel, w.concurrency, w.input_len, w.output_len
     bw = gpu.memory_bandwidth_gbs * 1e9 * tp
     prefill = (2 * a.active_params * inp + 2 * a.layers * inp * inp * d_attn) / (peak * tp)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from bot.estimate.adapters import trainable_params
 from bot.estimate.arch import WEIGHT_BYTES, Arch, Note, arch_of
 from bot.estimate.speed_hw import (ATTENTION_RELATIVE, ATTENTION_RELATIVE_DEFAULT, DEFAULT_EFFICIENCY,
-                                   FP8_RELATIVE, GOODPUT, TRAIN_EFFICIENCY, bus_gbs, compute_type, generation,
-                                   microbatch_factor, note_keys, peak_flops, resolve_link, width_factor)
+                                   FP8_RELATIVE, GOODPUT, TRAIN_EFFICIENCY, bus_gbs, compute_type, expert_share,
+                                   expert_slowdown, generation, microbatch_factor, note_keys, peak_flops,
+                                   resolve_link, width_factor)
 from bot.estimate.speed_serve import serving_speed  # noqa: F401  (re-exported: the contract's one module)
 from bot.records.kb import GPU, Model
 from bot.records.models import Link, SpeedTerm, TrainingSpeed, Workload
@@ -105,6 +106,17 @@ def efficiency(w: Workload, a: Arch, gpu: GPU, acc: _Acc) -> tuple[float, float,
     return peak * share, peak * share * rel, which
 
 
+def moe_factor(w: Workload, a: Arch, tokens_mb: int, acc: _Acc) -> float:
+    """Time of a mixture of experts' matrix multiplies relative to a dense model's with the same FLOPs."""
+    share = expert_share(a)
+    if not share:
+        return 1.0
+    slow = expert_slowdown(a, tokens_mb, w.gpus)
+    return acc.add("mixture-of-experts slowdown", (1 - share) + share * slow, "x",
+                   f"{share:.0%} of the FLOPs in routed experts (width {a.expert_ffn}, {a.active_experts} of "
+                   f"{a.experts}) at 1/{slow:.2f} of the dense rate")
+
+
 def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tuple[float, float]:
     """(seconds per micro-batch that only memory bandwidth bounds, seconds per optimizer step)."""
     bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9 * 0.8
@@ -179,7 +191,8 @@ def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None
     mm_rate, attn_rate, which = efficiency(w, a, gpu, acc)
     tp, pp = w.tensor_parallel, w.pipeline_parallel
     tokens_mb = w.batch_size * w.seq_len           # one micro-batch of one model replica
-    compute_mb = tokens_mb * (mm_f / mm_rate + attn_f / attn_rate) / (tp * pp)
+    moe = moe_factor(w, a, tokens_mb, acc)
+    compute_mb = tokens_mb * (mm_f * moe / mm_rate + attn_f / attn_rate) / (tp * pp)
     floor = weights_floor_s(w, a, gpu, tp * pp)
     shards = w.gpus if w.sharding in ("zero1", "zero2", "zero3", "fsdp") else tp * pp
     dequant, opt = memory_bound_s(w, a, gpu, shards, acc)

@@ -7,7 +7,7 @@ by what those measurements show the share depends on: model width, tokens per mi
 """
 from __future__ import annotations
 
-from bot.estimate.arch import Note
+from bot.estimate.arch import Arch, Note
 from bot.records.kb import GPU
 from bot.records.models import Link
 
@@ -22,8 +22,16 @@ DEFAULT_EFFICIENCY = 0.45
 ATTENTION_RELATIVE = {"ampere": 0.8, "hopper": 0.55}
 ATTENTION_RELATIVE_DEFAULT = 0.65
 # FP8 training (Transformer Engine, torchao float8) on Hopper/Ada/Blackwell: the share of the FP8 peak relative to
-# the 16-bit share; llm-foundry's H100 FP8 rows are 1.1-1.3x faster than its BF16 rows, not 2x.
-FP8_RELATIVE = 0.62
+# the 16-bit share. llm-foundry's 2023 H100 FP8 rows are 1.1-1.3x faster than its BF16 rows, Megatron-Bridge's 2025
+# FP8 recipes reach 744 model TFLOP/s on an H100 (75 % of the BF16 peak): between the two, not the peaks' 2x.
+FP8_RELATIVE = 0.72
+# Mixture-of-experts: the routed experts' matrix multiplies are narrow (expert_ffn) and each sees only the tokens
+# routed to it (gathered over the expert-parallel group), and routing adds permutation, all-to-all and imbalance.
+# The width half-point and the further factor are fitted to Megatron-Bridge's MoE rows (Qwen3-30B-A3B with
+# 768-wide experts runs at about half the rate per FLOP of DeepSeek-V3 with 2048-wide ones).
+MOE_RELATIVE = 0.76
+EXPERT_WIDTH_HALF = 2048    # grouped expert GEMMs lose efficiency faster with width than dense ones do
+EXPERT_PARALLEL_MAX = 8     # experts spread over the GPUs of a node (NVLink all-to-all)
 WIDTH_HALF = 400            # hidden size at which the width factor is half: narrow models waste the tensor cores
 WIDTH_REFERENCE = 4096      # the width factor is 1 at this hidden size (the 7B class the shares were fitted on)
 MICROBATCH_HALF = 512       # tokens per micro-batch at which the micro-batch factor is half
@@ -93,6 +101,26 @@ def width_factor(hidden: int) -> float:
 
 def microbatch_factor(tokens: float) -> float:
     return tokens / (tokens + MICROBATCH_HALF)
+
+
+def expert_share(a: Arch) -> float:
+    """Share of a token's matrix-multiply FLOPs spent in routed experts (0 for a dense model)."""
+    if a.experts <= 1:
+        return 0.0
+    routed = a.active_experts * 3 * a.hidden * a.expert_ffn * (a.layers - a.dense_layers)
+    return min(0.95, routed / max(a.active_params, 1))
+
+
+def expert_slowdown(a: Arch, tokens: float, gpus: int) -> float:
+    """How much slower a routed expert's FLOPs run than the dense ones, for `tokens` per micro-batch per GPU:
+    narrower matrices, fewer tokens per expert (gathered over up to 8 GPUs), and routing overheads."""
+    if a.experts <= 1:
+        return 1.0
+    ep = max(1, min(gpus, EXPERT_PARALLEL_MAX, a.experts))
+    per_expert = tokens * a.active_experts * ep / a.experts
+    width = a.expert_ffn / (a.expert_ffn + EXPERT_WIDTH_HALF) / width_factor(a.hidden)
+    batch = microbatch_factor(per_expert) / microbatch_factor(tokens)
+    return 1 / (MOE_RELATIVE * width * batch)
 
 
 def pcie_gbs(gpu: GPU) -> float:

@@ -13,7 +13,8 @@ import math
 from bot.estimate.arch import CUDA_CONTEXT_GIB, GIB, WEIGHT_BYTES, Arch, Note, arch_of
 from bot.estimate.speed_hw import (COLLECTIVE_LATENCY_S, DECODE_BANDWIDTH_EFFICIENCY, DECODE_COMPUTE_EFFICIENCY,
                                    PREFILL_EFFICIENCY, PREFILL_EFFICIENCY_DEFAULT, STEP_OVERHEAD_S, bus_gbs,
-                                   compute_type, generation, note_keys, peak_flops, resolve_link)
+                                   compute_type, expert_share, expert_slowdown, generation, note_keys, peak_flops,
+                                   resolve_link)
 from bot.records.kb import GPU, Model
 from bot.records.models import Link, ServingSpeed, SpeedTerm, Workload
 
@@ -103,7 +104,12 @@ def serving_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None 
         return 2 * layers * (COLLECTIVE_LATENCY_S + 2 * (tp - 1) / tp * tokens * a.hidden * 2 / allreduce_bw)
 
     pf_eff = PREFILL_EFFICIENCY.get(generation(gpu), PREFILL_EFFICIENCY_DEFAULT)
-    pf_flops = 2 * a.active_params * inp + 2 * layers * inp * inp * d_attn
+    def moe(tokens: int) -> float:
+        """A mixture of experts' matrix multiplies run slower than dense ones of the same FLOPs."""
+        share = expert_share(a)
+        return (1 - share) + share * expert_slowdown(a, tokens, tp) if share else 1.0
+
+    pf_flops = (2 * a.active_params * moe(inp) + 2 * layers * inp * d_attn) * inp
     prefill = max(pf_flops / (peak * tp * pf_eff), a.params * wb / tp / (bw * DECODE_BANDWIDTH_EFFICIENCY)) \
         + tp_comm(inp)
     term("prefill of one prompt", prefill * 1e3, "ms",
@@ -113,7 +119,7 @@ def serving_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None 
     def decode_step(batch: int) -> float:
         ctx = inp + out / 2
         byts = (read_bytes(a, wb, batch) + batch * kv_token * ctx) / tp
-        flops = batch * (2 * a.active_params + 4 * layers * ctx * d_attn) / tp
+        flops = batch * (2 * a.active_params * moe(batch) + 4 * layers * ctx * d_attn) / tp
         return max(byts / (bw * DECODE_BANDWIDTH_EFFICIENCY), flops / (peak * DECODE_COMPUTE_EFFICIENCY)) \
             + STEP_OVERHEAD_S + tp_comm(batch)
 
