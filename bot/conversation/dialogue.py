@@ -39,6 +39,7 @@ class Decision:
     choices: list[str] = field(default_factory=list)
     choice_labels: dict[str, str] = field(default_factory=dict)
     assumed: dict[str, Any] = field(default_factory=dict)
+    same_for: tuple[str, str, list[str]] | None = None      # (slot, value assumed, values with the same pick)
 
 
 def load_forms(rules_dir: Path) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from bot.plan.advisor import Advisor
 from bot.conversation.dialogue import Decision, load_forms, step
 from bot.plan.engine import RuleSet, load_rules
 from bot.knowledge.loader import KnowledgeBase, default_knowledge
+from bot.records.errors import AdvisorError
 from bot.records.models import Reply
 from bot.conversation.nlu import Parser, load_lexicon
 from bot.render.reply import answer_text, citation_list, refs, sources_line
@@ -55,12 +56,55 @@ class Core:
         self._resolve_against_state(parse, state)
         new_state, decision = step(state, parse, self.forms)
         lang = new_state.get("lang") or parse.lang
+        decision, new_state = self._worth_asking(decision, new_state, lang)
         if parse.invalid or parse.absurd:
             reply, new_state = self._bad_number(parse, lang, state, new_state)
         else:
             reply = self._reply(decision, parse, lang, new_state)
         reply.kb_version = self.version
         return reply, new_state
+
+    # ----- ask only what changes the answer -------------------------------------------------------------------
+    def _plausible(self, d: Decision, state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The values a question would offer, each as the slots it would set: the methods for 'full, LoRA or QLoRA?',
+        the candidates for 'which one do you mean?'. None for an open question (which model at all)."""
+        slot = d.missing[0] if d.missing else None
+        if slot == "method":
+            return [(v, {"method": v}) for v in ("lora", "qlora", "full")]
+        cands = [c for c in state.get("candidates") or {} if c in self.kb.models]
+        sizes = [self.kb.models[c].params_b for c in cands]
+        # 'which size?' (yolov8 n..x) is worth checking; 'which generation?' of one size (Llama 2 / 3 / 3.1 70B) is
+        # a different model, never guessed
+        if slot == "model" and len(cands) > 1 and max(sizes) > 1.5 * min(sizes):
+            return [(c, {"model": c, "params_b": self.kb.models[c].params_b}) for c in cands]
+        return []
+
+    def _pick(self, intent: str, slots: dict[str, Any], lang: str) -> tuple | None:
+        """What the answer would recommend: the first pick (cloud, flavor, count) and whether the named GPU fits."""
+        try:
+            advice = self.advisor.advise(intent, slots, {}, lang)
+        except AdvisorError:
+            return None
+        top = advice.recommendations[0] if advice.recommendations else {}
+        verdict = (advice.gpu_verdict or {}).get("fits") if isinstance(advice.gpu_verdict, dict) else None
+        return top.get("provider"), top.get("flavor"), top.get("instances"), verdict
+
+    def _worth_asking(self, d: Decision, state: dict[str, Any], lang: str) -> tuple[Decision, dict[str, Any]]:
+        """A question is asked only when its answer changes the pick: the plan is evaluated for each value the
+        question offers, and when the pick and the verdict are the same for all of them the bot answers at once,
+        assuming the first (stated in the answer) and offering the others as buttons."""
+        values = self._plausible(d, state) if d.kind == "ask" and d.intent else []
+        if len(values) < 2:
+            return d, state
+        picks = {self._pick(d.intent, {**d.slots, **extra}, lang) for _, extra in values}
+        if len(picks) != 1 or None in picks:
+            return d, state
+        slot = d.missing[0]
+        first = values[-1]            # the largest candidate, or full fine-tuning: the safe side when all pick alike
+        answer = Decision("answer", d.intent, {**d.slots, **first[1]}, same_for=(slot, first[0], [v for v, _ in values]))
+        state = {**state, "slots": {**state.get("slots", {}), **first[1]}, "pending": None, "answered": True,
+                 "candidates": {}, "follow_ups": max(0, int(state.get("follow_ups", 1)) - 1)}
+        return answer, state
 
     def _bad_number(self, parse, lang: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[Reply, dict[str, Any]]:
         """'-8 gpus', '0 users': asked back (the rest of the turn is kept); '1e12 users', 'a budget of 1e308':
@@ -162,6 +206,14 @@ class Core:
         extra = {"task": intent, "model_name": advice.model.name if advice.model else None,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput}
+        if d.same_for:
+            slot, chosen, values = d.same_for
+            label = {v: t.say(f"method.{v}", lang) if slot == "method" and f"method.{v}" in t.table else
+                     (self.kb.models[v].name if v in self.kb.models else v) for v in values}
+            reply.assumptions.insert(0, t.say("assume.same_pick", lang, values=t.say("list.sep", lang).join(
+                                                  label[v] for v in values),
+                                              chosen=label[chosen]))
+            reply.choices = [label[v] for v in values if v != chosen]
         reply.text = answer_text(reply.model_dump(), self.kb, t, extra)
         if advice.gpu_verdict:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
