@@ -166,7 +166,7 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
         "monthly_cost": round(hourly * 730, 2) if serving and hourly is not None else None,
         "interconnect_evidence": link.intra_how if link else None, "intra_link": link.intra if link else None,
         "inter_link": link.inter if link else None,
-        "comm_share": round(r["sized"].comm_share, 3) if r.get("sized") and r["sized"].comm_share else None,
+        "mfu": round(r["sized"].mfu, 3) if r.get("sized") and r["sized"].mfu else None,
         "replica_concurrency": r["sized"].replica_concurrency if r.get("sized") else None,
         "tpot_ms": round(r["sized"].tpot_ms, 1) if r.get("sized") and r["sized"].tpot_ms else None,
         "ttft_ms": round(r["sized"].ttft_ms) if r.get("sized") and r["sized"].ttft_ms else None,

@@ -1,92 +1,71 @@
 """The planner's one door to performance: training wall-clock and a serving replica's capacity.
 
-A thin adapter: every planner module asks here, so swapping the model behind it (bot/estimate/cost.py today, the
-speed model of bot/estimate/speed.py once it lands) changes one file. Until then the training time is cost.py's
-compute time (6-8 x params x tokens at 40 % MFU) or, when longer, the gradient exchange of the steps over the
-plan's slowest link (overlapped with compute, as DDP buckets and FSDP prefetch do).
+A thin adapter over the speed model (bot/estimate/speed.py through cost.py): every planner module asks here, so the
+planner states its own policy in one place. The policy: a link the knowledge base does not document is timed as
+PCIe inside an instance (the answer asks to confirm NVLink with the vendor) and as the speed model's unknown network
+between instances; a documented network figure is passed on.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from bot.estimate import cost
-from bot.estimate.adapters import trainable_params
-from bot.estimate.arch import arch_of
 from bot.plan.links import LinkEvidence
 from bot.records.kb import GPU, Model
-from bot.records.models import Workload
-
-UNKNOWN_INTER_GBS = 25 / 8        # no network figure documented: 25 Gbit/s TCP assumed (stated in the answer)
-GRAD_BYTES = 2.0                  # bf16 gradients on the wire
+from bot.records.models import Link, Workload
 
 
 @dataclass(frozen=True)
 class TrainTime:
     hours: float
-    compute_hours: float
-    comm_share: float                # share of each step spent exchanging gradients/weights
-    link_gbs: float | None           # the slowest link the exchange crosses, GB/s per GPU
+    mfu: float | None
+    tokens_per_s_per_gpu: float | None
+
+
+def speed_link(link: LinkEvidence) -> Link:
+    """The speed model's Link for a flavor's evidence: unknown inside an instance is PCIe, never assumed NVLink."""
+    intra = "pcie" if link.intra == "unknown" else link.intra
+    inter = {"rdma": "rdma", "tcp": "tcp"}.get(link.inter, "unknown")
+    return Link(intra=intra, intra_gbs=link.intra_gbs, inter=inter, inter_gbs=link.inter_gbs)
 
 
 def train_time(w: Workload, model: Model | None, gpu: GPU, n: int, gpus_per_instance: int,
                link: LinkEvidence) -> TrainTime | None:
-    """Wall-clock hours for w.tokens on n GPUs of `gpu`, with the plan's link; None without a token count."""
-    ct = cost.training_time(w, model, gpu, n)
-    if ct is None:
+    """Wall-clock hours (goodput included) for w.tokens on n GPUs of `gpu`, over the plan's link."""
+    nodes = max(1, -(-n // gpus_per_instance))
+    ct = cost.training_time(w.model_copy(update={"nodes": nodes}), model, gpu, n, speed_link(link))
+    if ct is None or not ct.hours:
         return None
-    compute_h = ct.days * 24
-    if n <= 1:
-        return TrainTime(compute_h, compute_h, 0.0, None)
-    bw = link_gbs(link, n, gpus_per_instance)
-    a = arch_of(model, w.params_b)
-    wire = trainable_params(w, a) * GRAD_BYTES * 2 * (n - 1) / n          # ring all-reduce of the gradients
-    if w.sharding in ("zero3", "fsdp"):
-        wire = wire * 1.5 if w.method in ("full", "freeze") else wire + 2 * a.params * GRAD_BYTES * (n - 1) / n
-    tokens_per_step = w.batch_size * w.seq_len * w.grad_accumulation                # per GPU
-    steps = (w.tokens or 0) / (tokens_per_step * n)
-    comm_h = steps * wire / (bw * 1e9) / 3600
-    # DDP's gradient buckets and FSDP's prefetch overlap the exchange with compute: a step takes the longer of the
-    # two (a lower bound where the overlap is imperfect; the link shows once it is the longer one)
-    total = max(compute_h, comm_h)
-    return TrainTime(total, compute_h, comm_h / (compute_h + comm_h) if comm_h else 0.0, bw)
-
-
-def link_gbs(link: LinkEvidence, n: int, gpus_per_instance: int) -> float:
-    """GB/s per GPU, one direction, of the slowest link a collective over n GPUs crosses."""
-    intra = link.intra_gbs or 31.5
-    if n <= gpus_per_instance:
-        return intra
-    inter = link.inter_gbs if link.inter_gbs else UNKNOWN_INTER_GBS
-    return min(intra, inter / gpus_per_instance)
+    return TrainTime(ct.hours, ct.mfu, ct.tokens_per_s_per_gpu)
 
 
 @dataclass(frozen=True)
 class ReplicaSpeed:
     concurrency: int                 # sequences one replica serves at the latency target
-    tokens_per_s: float              # decode tokens/s of the replica at that concurrency
-    prefill_tokens_per_s: float
+    requests_per_s: float
+    tokens_per_s: float              # output tokens/s of the replica at that concurrency
+    ttft_ms: float
     tpot_ms: float
+    max_concurrency: int             # what its KV cache holds
 
 
-def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concurrency: int,
-                  tpot_ms: float) -> ReplicaSpeed | None:
-    """The most sequences one replica of n GPUs decodes while each still gets a token every `tpot_ms` (memory
-    bandwidth bound: cost.decode_tokens_per_second), capped by what its KV cache holds."""
+def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concurrency: int, tpot_ms: float,
+                  link: LinkEvidence) -> ReplicaSpeed | None:
+    """The most sequences one replica of n GPUs serves while each still gets a token every `tpot_ms` (prefills
+    interleaved), capped by `max_concurrency` (the planner's memory estimate) and what the KV cache holds."""
     if max_concurrency < 1:
         return None
+    lk = speed_link(link)
 
-    def per_seq_ms(c: int) -> float:
-        tps = cost.decode_tokens_per_second(w.model_copy(update={"concurrency": c}), model, gpu, n)
-        return 1000 * c / tps if tps else math.inf
-    if per_seq_ms(1) > tpot_ms:
-        c = 1
-    else:
-        lo, hi = 1, max_concurrency
+    def at(c: int):
+        return cost.serving(w.model_copy(update={"concurrency": c}), model, gpu, n, lk)
+    one = at(1)
+    cap = max(1, min(max_concurrency, one.max_concurrency or max_concurrency))
+    lo, hi = 1, cap
+    if one.tpot_ms <= tpot_ms:
         while lo < hi:                        # the largest c whose time per output token meets the target
             mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if per_seq_ms(mid) <= tpot_ms else (lo, mid - 1)
-        c = lo
-    tps = cost.decode_tokens_per_second(w.model_copy(update={"concurrency": c}), model, gpu, n) or 0.0
-    prefill = cost.prefill_tokens_per_second(w, model, gpu, n) or 0.0
-    return ReplicaSpeed(c, tps, prefill, 1000 * c / tps if tps else math.inf)
+            lo, hi = (mid, hi) if at(mid).tpot_ms <= tpot_ms else (lo, mid - 1)
+    sp = at(lo)
+    return ReplicaSpeed(sp.concurrency, sp.requests_per_s, sp.output_tokens_per_s, sp.ttft_ms, sp.tpot_ms,
+                        sp.max_concurrency)

@@ -69,7 +69,7 @@ class Sized:
     hours: float | None = None               # training wall clock
     replicas: int = 1
     breaks: list[str] = field(default_factory=list)      # targets this plan misses: deadline, latency, load
-    comm_share: float | None = None
+    mfu: float | None = None                 # model FLOPs utilisation the speed model gives the plan
     replica_concurrency: int | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
@@ -93,7 +93,7 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
     """More instances of f until the deadline (or, without one, the horizon) is met; the fewest that do."""
     base = Sized(k0, n0, est0, layout_of(sizer, n0, k0))
     if not sizer.w.tokens or sizer.user_fixed:
-        base.hours, base.comm_share = _hours(sizer, gpu, n0, f.gpu_count, link)
+        base.hours, base.mfu = _hours(sizer, gpu, n0, f.gpu_count, link)
         if t.deadline_h and base.hours and base.hours > t.deadline_h:
             base.breaks.append("deadline")
         return base
@@ -123,7 +123,7 @@ def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Siz
     hours, share = _hours(sizer, gpu, n, f.gpu_count, link)
     if hours is None:
         return None
-    return Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, comm_share=share)
+    return Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, mfu=share)
 
 
 def _fewest(sizer: Sizer, f: Flavor, gpu: GPU, lo: int, hit: Sized, limit: float, link: LinkEvidence) -> Sized:
@@ -155,7 +155,7 @@ def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence
     wn = w if n == w.gpus else w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
                                                     "nodes": max(1, math.ceil(n / per_instance))})
     tt = perf.train_time(wn, sizer.model, gpu, n, per_instance, link)
-    return (tt.hours, tt.comm_share) if tt else (None, None)
+    return (tt.hours, tt.mfu) if tt else (None, None)
 
 
 def est_workload(sizer: Sizer, n: int, k: int):
@@ -166,36 +166,38 @@ def est_workload(sizer: Sizer, n: int, k: int):
     return w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": max(1, math.ceil(n / 8))})
 
 
-def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets) -> Sized:
+def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets,
+                 link: LinkEvidence) -> Sized:
     """Replicas of a k-instance, n-GPU replica for the load, at the latency target."""
-    w = sizer.w
+    w = sizer.w.model_copy(update={"input_len": t.input_len, "output_len": t.output_len})
     sized = Sized(k, n, est, layout_of(sizer, n, k))
     usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
     kv = est.breakdown.get("kv_cache", 0.0)
     per_seq = kv / max(1, w.concurrency) * 1.07          # + the allocator's 7 % slack on tensors
     fixed = est.per_gpu_gib - kv * 1.07
     max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else 4096, 4096))
-    speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms)
+    speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link)
     if speed is None:
         return sized
     if speed.concurrency != w.concurrency:        # the memory each GPU of the replica holds at that concurrency
-        sized.estimate = estimate_memory(est_workload(sizer, n, k).model_copy(
-            update={"concurrency": speed.concurrency}), sizer.model)
+        sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency)
         over = sized.estimate.per_gpu_gib - usable
         if over > 0 and speed.concurrency > 1:    # activations grow with the batch too: take off what overflows
             shrink = max(1, int(speed.concurrency * (1 - over / (sized.estimate.per_gpu_gib - fixed)) * 0.98))
-            speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms) or speed
-            sized.estimate = estimate_memory(est_workload(sizer, n, k).model_copy(
-                update={"concurrency": speed.concurrency}), sizer.model)
-    sized.replica_concurrency, sized.tpot_ms = speed.concurrency, speed.tpot_ms
-    sized.ttft_ms = 1000 * t.input_len / speed.prefill_tokens_per_s if speed.prefill_tokens_per_s else None
-    load = t.load_sequences()
-    if load:
-        prefill_share = (t.qps or 0) * t.input_len / speed.prefill_tokens_per_s if speed.prefill_tokens_per_s else 0
-        sized.replicas = max(1, math.ceil(load / speed.concurrency + prefill_share))
-    if speed.tpot_ms > t.tpot_ms and (load or t.latency_stated):
+            speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms, link) or speed
+            sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency)
+    sized.replica_concurrency, sized.tpot_ms, sized.ttft_ms = speed.concurrency, speed.tpot_ms, speed.ttft_ms
+    need = [math.ceil(t.concurrency / speed.concurrency) if t.concurrency else 1,
+            math.ceil(t.qps / speed.requests_per_s) if t.qps and speed.requests_per_s else 1]
+    sized.replicas = max(1, *need)
+    loaded = bool(t.concurrency or t.qps)
+    if speed.tpot_ms > t.tpot_ms and (loaded or t.latency_stated):
         sized.breaks.append("latency")
-    if sized.ttft_ms and sized.ttft_ms > t.ttft_ms and t.latency_stated:
+    elif speed.ttft_ms > t.ttft_ms and t.latency_stated:
         sized.breaks.append("latency")
     sized.layout = layout_of(sizer, n, k, sized.replicas)
     return sized
+
+
+def _replica_estimate(sizer: Sizer, n: int, k: int, concurrency: int) -> MemoryEstimate:
+    return estimate_memory(est_workload(sizer, n, k).model_copy(update={"concurrency": concurrency}), sizer.model)

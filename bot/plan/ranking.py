@@ -84,7 +84,7 @@ class Ranker:
             k, n, est = p
             gpu = self.kb.gpus[f.gpu]
             if sizer.w.method == "inference":
-                memo[key] = size_serving(f, gpu, k, n, est, sizer, targets)
+                memo[key] = size_serving(f, gpu, k, n, est, sizer, targets, link)
             else:
                 memo[key] = size_training(f, gpu, k, n, est, sizer, targets, link)
         return memo[key]
