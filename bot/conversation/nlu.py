@@ -81,6 +81,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         self.topics = {k: CueSet(v) for k, v in lx["topics"].items()}
         self.sharding = {k: CueSet(v) for k, v in (lx.get("sharding") or {}).items()}
         self.offload = {k: CueSet(v) for k, v in (lx.get("offload") or {}).items()}
+        self.job_kinds = {k: CueSet(v) for k, v in (lx.get("job_kinds") or {}).items()}
+        self.algorithms = {k: CueSet(v) for k, v in (lx.get("algorithms") or {}).items()}
         self.ordinals = [(Cue(str(k)), int(v)) for k, v in sorted((lx.get("ordinals") or {}).items(),
                                                                  key=lambda kv: (-len(str(kv[0])), str(kv[0])))]
         self.short_days = float(lx.get("short_days", 14))

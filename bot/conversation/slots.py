@@ -324,6 +324,21 @@ class SlotReader:
             if words.any(text):
                 slots["topic"] = topic
                 break
+        self._job_kind(text, slots)
+
+    def _job_kind(self, text: str, slots: dict[str, Any]) -> None:
+        """The kind of job (rendering, vision, diffusion, speech, multimodal) and a post-training algorithm, from
+        the lexicon's job_kinds / algorithms (first listed wins: GRPO before the RLHF that would mean PPO)."""
+        named = self.kb.models.get(slots.get("model") or "")
+        text_model = named is not None and named.kind in ("llm", "encoder", "encoder-decoder")
+        for kind, words in self.job_kinds.items():
+            if words.any(text) and not (text_model and kind == "vision"):    # BERT classification is text
+                slots["kind"] = kind
+                break
+        for alg, words in self.algorithms.items():
+            if words.any(text):
+                slots["algorithm"] = alg
+                break
 
     def _scope_slots(self, intent: str | None, slots: dict[str, Any]) -> None:
         """Slots that only mean something for some intents (DESIGN.md: method for train/finetune; training tokens)."""

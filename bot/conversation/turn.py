@@ -199,13 +199,19 @@ class Core:
         for key, value in d.assumed.items():
             slots.setdefault(key, value) if key != "params_b" else None
         reply = Reply(status="answer", lang=lang, intent=d.intent, slots=slots, assumptions=assumptions,
-                      memory=memory, compute=advice.compute, recommendations=advice.recommendations,
+                      memory=memory, compute=advice.compute, speed=advice.speed,
+                      recommendations=advice.recommendations,
                       considered=advice.considered, checklist=checklist, citations=citations,
                       rule_trace=advice.trace, notes=notes,
                       billing=[{"mode": b, "text": t.say(f"billing_mode.{b}", lang)} for b in advice.billing])
-        extra = {"task": intent, "model_name": advice.model.name if advice.model else None,
+        w = advice.workload
+        model_name = advice.model.name if advice.model else None
+        if w.kind == "rendering":
+            model_name = t.say("label.scene", lang, gib=f"{w.scene_gib or advice.memory.terms[0].gib:g}")
+        extra = {"task": intent if w.algorithm == "sft" else f"algorithm.{w.algorithm}", "model_name": model_name,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
-                 "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput}
+                 "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
+                 "speed": advice.speed}
         if d.same_for:
             slot, chosen, values = d.same_for
             label = {v: t.say(f"method.{v}", lang) if slot == "method" and f"method.{v}" in t.table else

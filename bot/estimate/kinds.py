@@ -7,6 +7,8 @@ bases) and their own modules for speed.
 """
 from __future__ import annotations
 
+import math
+
 from bot.estimate.diffusion import diffusion_speed
 from bot.estimate.memory import estimate_memory
 from bot.estimate.posttrain import posttrain_memory, posttrain_speed
@@ -41,11 +43,25 @@ def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, mode
         if w.algorithm != "sft":
             return posttrain_speed(w, model, gpu)
         if w.kind == "vision" and model is not None:
-            return vision_speed(w, model, gpu)
+            return _target(w, vision_speed(w, model, gpu))
         if w.kind == "diffusion" and model is not None:
-            return diffusion_speed(w, model, gpu, gpus_by_id)
+            return _target(w, diffusion_speed(w, model, gpu, gpus_by_id))
         if w.kind == "speech" and model is not None:
-            return speech_speed(w, model, gpu, gpus_by_id, models)
+            return _target(w, speech_speed(w, model, gpu, gpus_by_id, models))
     except LookupError:
         return None
     return None
+
+
+def _target(w: Workload, speed: JobSpeed) -> JobSpeed:
+    """GPUs of this kind that reach the rate the user asked for: images/s, the frames of w.streams video streams,
+    or w.streams live audio streams."""
+    if w.target_rate:
+        target = w.target_rate
+    elif w.streams and w.task == "inference" and speed.unit in ("images/s", "x real time"):
+        target = w.streams * ((w.fps or 25) if speed.unit == "images/s" else 1)
+    else:
+        return speed
+    per_gpu = speed.rate / max(1, speed.gpus)
+    need = math.ceil(target / per_gpu) if per_gpu else None
+    return speed.model_copy(update={"target": target, "gpus_for_target": need})

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.estimate import cost
+from bot.estimate.kinds import job_speed
 from bot.estimate.fit import make_it_fit
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
@@ -43,6 +44,7 @@ class Advice:
     citations: list[str]
     compute: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
+    speed: dict[str, Any] | None = None          # JobSpeed of a non-LLM or post-training job (bot/estimate/kinds.py)
     gpu_verdict: dict[str, Any] | None = None
     fallback: dict[str, Any] | None = None
     billing: list[str] = field(default_factory=list)
@@ -232,7 +234,11 @@ class Advisor:
             gpu = self.kb.gpus[pick["gpu"]]
             if w.tokens:
                 advice.compute = self._compute(job, pick, gpu)
-            if w.method == "inference":
+            speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"]}), model, gpu, self.kb.gpus,
+                              list(self.kb.models.values()))
+            if speed is not None:      # images/s, x real time, samples/s: the job's own unit, never tokens
+                advice.speed = speed.model_dump()
+            elif w.method == "inference" and w.kind in ("llm", "multimodal"):
                 sized = pick.get("sized")
                 conc = sized.replica_concurrency if sized and sized.replica_concurrency else w.concurrency
                 sw = w.model_copy(update={"concurrency": conc})
@@ -284,7 +290,9 @@ class Advisor:
         w = job.w
         est = job.sizer.est(w.gpus)
         fits = est.per_gpu_gib <= mem * (1 - MIN_HEADROOM)
-        steps = [] if fits else make_it_fit(w, job.model, mem, MIN_HEADROOM)
+        # the make-it-fit ladder knows one dense model; a scene or several models get no ladder
+        plain = w.kind != "rendering" and w.algorithm == "sft"
+        steps = [] if fits or not plain else make_it_fit(w, job.model, mem, MIN_HEADROOM)
         return {"memory_gib": mem, "need_gib": est.per_gpu_gib, "fits": fits,
                 "steps": [s.model_dump() for s in steps], "gpus": w.gpus}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bot.estimate.memory import estimate_memory
+from bot.estimate.kinds import job_memory, kind_of_model
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -19,13 +19,63 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
                    ) -> tuple[Workload, Model | None, Assumptions]:
     """The workload the slots describe, the model it names (if known) and the defaults assumed for it."""
     model = kb.models.get(slots.get("model") or "")
-    params_b = slots.get("params_b") or (model.params_b if model else None) or assumed.get("params_b", 7)
+    kind = job_kind(intent, slots, model)
     notes: Assumptions = []
+    if kind == "rendering":
+        return _rendering(slots, notes), None, notes
+    if model is None and kind in KIND_DEFAULT_MODEL and not slots.get("params_b"):
+        model = kb.models.get(KIND_DEFAULT_MODEL[kind])     # never a 7B language model for an image or audio job
+        notes.append(("assume.kind_model", {"model": model.name}))
+    params_b = slots.get("params_b") or (model.params_b if model else None) or assumed.get("params_b", 7)
     if not model and not slots.get("params_b"):
         notes.append(("assume.params", {"params_b": params_b}))
     if intent == "inference":
-        return _serving(model, params_b, slots, notes)
-    return _training(intent, model, params_b, slots, assumed, notes)
+        w, model, notes = _serving(model, params_b, slots, notes)
+    else:
+        w, model, notes = _training(intent, model, params_b, slots, assumed, notes)
+    return _with_kind(w, kind, slots, notes), model, notes
+
+
+# the model a job of this kind is sized with when none is named (said back as an assumption)
+KIND_DEFAULT_MODEL = {"vision": "yolov8s", "diffusion": "sdxl", "speech": "whisper-large-v3",
+                      "multimodal": "qwen2.5-vl-7b"}
+
+
+def job_kind(intent: str, slots: dict[str, Any], model: Model | None) -> str:
+    """What the job is: the user's words (rendering, detection, text-to-image ...) before the model's own kind."""
+    if intent == "rendering" or slots.get("kind") == "rendering":
+        return "rendering"
+    return slots.get("kind") or kind_of_model(model)
+
+
+def _rendering(slots: dict[str, Any], notes: Assumptions) -> Workload:
+    """A GPU render: sized by its scene (rendering.py), one card per render, no model and no training."""
+    gpus, nodes = _gpus_nodes(slots, notes)
+    return Workload(params_b=1.0, kind="rendering", task="inference", method="inference", precision="fp32",
+                    gpus=max(gpus, nodes), nodes=nodes, scene_gib=slots.get("scene_gib"))
+
+
+def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions) -> Workload:
+    """The kind and post-training algorithm on the workload; images and audio are served in fp16, which every
+    GPU generation supports (Turing and Volta have no bf16)."""
+    update: dict[str, Any] = {"kind": kind, "algorithm": slots.get("algorithm") or "sft"}
+    if kind in ("vision", "diffusion", "speech") and not slots.get("precision"):
+        update["precision"] = "fp16"
+        notes[:] = [n for n in notes if n[0] not in ("assume.precision", "assume.serving", "assume.small_team")]
+        if w.method == "inference":
+            notes.append(("assume.kind_batch", {"batch": w.concurrency}))
+    if update["algorithm"] in ("ppo", "grpo") and w.method in ("lora", "qlora"):
+        update["grad_checkpointing"] = True
+    if kind == "diffusion" and w.method != "inference" and not slots.get("batch_size"):
+        # kohya sd-scripts trains at train_batch_size 1 with gradient checkpointing on 24 GB cards
+        update.update(batch_size=1, grad_checkpointing=True)
+        notes[:] = [n for n in notes if n[0] != "assume.batch_samples"]
+        notes.append(("assume.kohya", {}))
+    if kind in ("vision", "diffusion", "speech") and slots.get("qps"):
+        update["target_rate"] = float(slots["qps"])
+    if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):
+        update["streams"] = slots["concurrency"]      # '20 路视频流', '100 concurrent calls': live streams
+    return w.model_copy(update=update)
 
 
 def _gpus_nodes(slots: dict[str, Any], notes: Assumptions) -> tuple[int, int]:
@@ -120,7 +170,7 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
         else:
             cw = w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
                                       "nodes": max(1, math.ceil(n / 8))})
-        cache[n] = estimate_memory(cw, model)
+        cache[n] = job_memory(cw, model)
     return cache[n]
 
 

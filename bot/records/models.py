@@ -49,6 +49,8 @@ class Slots(BaseModel):
     region: str | None = None
     provider: str | None = None
     topic: str | None = None          # what an explain/billing question is about (nvlink, spot, ...)
+    kind: WorkloadKind | None = None      # the kind of job when it is not a language model's (issue 17)
+    algorithm: Algorithm | None = None    # a post-training algorithm (DPO, PPO, GRPO, reward model ...)
 
     def filled(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -131,6 +133,7 @@ class Workload(BaseModel):
     input_len: int | None = Field(default=None, ge=1, le=10_000_000)     # serving: prompt tokens per request
     output_len: int | None = Field(default=None, ge=1, le=10_000_000)    # serving: generated tokens per request
     kv_dtype: Precision | None = None       # serving: KV-cache element type (None: the weights' 16-bit type)
+    target_rate: float | None = Field(default=None, gt=0)           # the rate asked for, in the kind's unit
 
 
 class MemoryTerm(BaseModel):
@@ -225,6 +228,8 @@ class JobSpeed(BaseModel):
     rate: float                # in `unit`, for the whole job's GPUs
     gpus: int
     hours: float | None = None
+    target: float | None = None            # the rate asked for (images/s, frames/s of the streams, live streams)
+    gpus_for_target: int | None = None     # GPUs of this kind that reach it
     terms: list[RateTerm] = []
     assumptions: list[str] = []
     assumption_keys: list[dict[str, Any]] = []
@@ -293,6 +298,7 @@ class Reply(BaseModel):
     assumptions: list[str] = []
     memory: dict[str, Any] | None = None
     compute: dict[str, Any] | None = None
+    speed: dict[str, Any] | None = None     # non-LLM and post-training jobs: JobSpeed (unit, rate, hours, terms)
     recommendations: list[dict[str, Any]] = []
     considered: list[dict[str, Any]] = []
     checklist: list[dict[str, Any]] = []

@@ -40,6 +40,9 @@ def flavor_line(kb: KnowledgeBase, rec: dict[str, Any]) -> str:
 def memory_terms(memory: dict[str, Any], lang: str, t: Templates) -> str:
     sep = "，" if lang == "zh" else ", "
     def name(n: str) -> str:
+        role, _, rest = n.partition(": ")      # post-training terms name their model: "critic: adamw state"
+        if rest and f"role.{role}" in t.table:
+            return t.say(f"role.{role}", lang) + ("：" if lang == "zh" else ": ") + name(rest)
         return t.say(f"term.{n}", lang) if f"term.{n}" in t.table else n
     return sep.join(f"{name(x['name'])} {x['gib']:.1f}" for x in memory["terms"] if x["gib"] >= 0.05)
 
@@ -95,6 +98,15 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         if c.get("deadline_days"):
             lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                           needed=c["gpus_for_deadline"]))
+    if extra.get("speed"):
+        sp = extra["speed"]
+        lines.append(f"{label('speed')}: " + t.say("jobspeed.line", lang, rate=f"{sp['rate']:,.4g}",
+                                                   unit=t.say(f"unit.{sp['unit']}", lang), gpus=sp["gpus"]))
+        if sp.get("hours") is not None:
+            lines.append("      " + t.say("jobspeed.hours", lang, hours=f"{sp['hours']:,.1f}"))
+        if sp.get("gpus_for_target"):
+            lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
+                                          unit=t.say(f"unit.{sp['unit']}", lang)))
     if extra.get("throughput"):
         tp = extra["throughput"]
         lines.append("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",

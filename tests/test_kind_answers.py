@@ -1,0 +1,71 @@
+"""Whole answers for every kind of job, in both languages (issue 17). Expectations were written before the first
+run, as an engineer who has run these jobs would state them:
+
+- a rendering question is sized by its scene on a graphics GPU, never as a language model;
+- vision, diffusion and speech answers speak in images/s or x real time, never in tokens or of a "7B model";
+- diffusion LoRA at kohya's defaults fits a 24 GB card;
+- post-training answers carry the models the algorithm really keeps (reference, critic, reward, rollout engine).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+NO_LLM = re.compile(r"tokens?/s|\btokens?\b|7B|7 ?b model|\btoken\b", re.I)
+
+NON_LLM = [
+    ("Blender Cycles rendering of a product animation, what cloud GPU?", "rendering", None),
+    ("用 UE5 做建筑效果图渲染，选什么云服务器", "rendering", None),
+    ("train yolov8s on 50k images for 100 epochs, what GPU instance", "vision", "images/s"),
+    ("yolov8n 视频流检测部署，16路摄像头，要实时", "vision", "images/s"),
+    ("LoRA training SDXL with kohya, cheapest GPU", "diffusion", "images/s"),
+    ("sdxl 文生图服务上线，用什么实例", "diffusion", "images/s"),
+    ("whisper-large-v3 transcription service for 20 concurrent calls", "speech", "x real time"),
+    ("把 whisper-small 部署成转写接口，预算有限", "speech", "x real time"),
+]
+
+
+@pytest.mark.parametrize("question, kind, unit", NON_LLM, ids=[q[:32] for q, _k, _u in NON_LLM])
+def test_non_llm_answers_never_size_a_language_model(core, kb, question, kind, unit):
+    reply, _ = core.turn(question, {})
+    r = reply.model_dump()
+    assert r["status"] == "answer", r["text"]
+    spoken = r["text"].split("\n来源")[0].split("\nSources")[0]
+    assert not NO_LLM.search(spoken), spoken
+    if unit:
+        assert r["speed"] and r["speed"]["unit"] == unit
+    else:
+        gpu = kb.gpus[r["recommendations"][0]["gpu"]]
+        assert "graphics" in gpu.positioning
+        assert r["memory"]["terms"][0]["name"] == "scene (geometry, textures, BVH)"
+
+
+def test_diffusion_lora_fits_a_24gb_card(core):
+    reply, _ = core.turn("LoRA training SDXL with kohya", {})
+    assert reply.memory["per_gpu_gib"] <= 24 * 0.95
+
+
+def terms(reply) -> set[str]:
+    return {t["name"] for t in reply.memory["terms"]}
+
+
+@pytest.mark.parametrize("question, must", [
+    ("GRPO on qwen2.5 7b with lora, 8 gpus", {"rollout engine: KV cache", "rollout engine: bf16 weights"}),
+    ("全量 DPO 训练 qwen2.5-7b，8 卡", {"reference weights (frozen, 16-bit)"}),
+    ("PPO RLHF llama 3 8b full fine-tuning, 8 gpus", {"reward model weights (frozen, 16-bit)",
+                                                     "reference weights (frozen, 16-bit)"}),
+])
+def test_post_training_answers_keep_every_model(core, question, must):
+    reply, _ = core.turn(question, {})
+    assert reply.status == "answer", reply.text
+    assert must <= terms(reply), terms(reply)
+    assert reply.speed and reply.speed["unit"] == "samples/s"
+
+
+def test_reward_model_answer_has_no_vocabulary_logits(core):
+    reply, _ = core.turn("训练奖励模型 qwen2.5 7b lora", {})
+    assert reply.status == "answer", reply.text
+    assert not any("logits" in n and t["gib"] > 0.05 for n in terms(reply) for t in reply.memory["terms"]
+                   if t["name"] == n)
+    assert "奖励模型训练" in reply.text
