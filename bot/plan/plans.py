@@ -171,6 +171,8 @@ def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
     """Replicas of a k-instance, n-GPU replica for the load, at the latency target."""
     w = sizer.w.model_copy(update={"input_len": t.input_len, "output_len": t.output_len})
     sized = Sized(k, n, est, layout_of(sizer, n, k))
+    if w.kind not in ("llm", "multimodal"):
+        return sized    # scenes, images and audio are not decoded token by token: their speed is kinds.job_speed's
     usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
     kv = est.breakdown.get("kv_cache", 0.0)
     per_seq = kv / max(1, w.concurrency) * 1.07          # + the allocator's 7 % slack on tensors
