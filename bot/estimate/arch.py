@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from bot.records.kb import Model
+from bot.records.models import MemoryTerm
 
 GIB = 1024 ** 3
 WEIGHT_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
@@ -30,6 +31,14 @@ class Note(str):
         obj = super().__new__(cls, text)
         obj.key, obj.ctx = key, ctx
         return obj
+
+
+def add_term(terms: list[MemoryTerm], name: str, category: str, nbytes: float, formula: str) -> None:
+    """Append a named term of `nbytes` (skipped when empty), with the formula that produced it."""
+    if nbytes > 0:
+        terms.append(MemoryTerm.model_construct(name=name, category=category, gib=round(nbytes / GIB, 4),
+                                                formula=formula))
+
 
 
 @dataclass(frozen=True)

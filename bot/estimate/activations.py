@@ -1,0 +1,159 @@
+"""Training activations: what each layer saves for backward, what checkpointing keeps of it, and the loss's tensors
+(Korthikanti et al. 2022, re-derived per MLP, attention and adapter kind; sources in memory.py's docstring)."""
+from __future__ import annotations
+
+from bot.estimate.adapters import adapted_modules, adapter_copy_bytes, adapter_input_elements, fp32_input
+from bot.estimate.arch import GIB, Arch, Note, add_term
+from bot.records.models import MemoryTerm, Workload
+
+
+def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    b, s = w.batch_size, w.seq_len
+    p = 4 if w.precision == "fp32" else 2
+    if not a.transformer:
+        if a.basis_at:
+            notes.append(Note("est.basis", f"activations per sample from a measurement: {a.basis_at}", at=a.basis_at))
+        if a.activation_gib_per_sample is None and a.inference_gib_per_sample:
+            per = a.inference_gib_per_sample * 3 * GIB * p / a.basis_bytes
+            notes.append(Note("est.basis_from_inference", "training activations taken as 3x the measured "
+                              "inference activations per sample"))
+            add_term(terms, "activations", "activations", per * (0.35 if w.grad_checkpointing else 1) * w.batch_size,
+                  f"3 x {per / 3 / GIB:.2f} GiB per sample (inference basis) x batch {w.batch_size}")
+            return
+        if a.activation_gib_per_sample is None:
+            per = 0.5 * GIB
+            notes.append(Note("est.no_basis", "no measured activation basis for this model: 0.5 GiB per sample "
+                              "assumed"))
+        else:
+            per = a.activation_gib_per_sample * GIB * p / a.basis_bytes
+        if w.grad_checkpointing:
+            per *= 0.35
+        add_term(terms, "activations", "activations", per * b, f"{per / GIB:.3f} GiB per sample x batch {b}")
+        return
+    h, L = a.hidden, a.layers
+    tp = w.tensor_parallel
+    # (layers, tokens) per stack: an encoder-decoder model with a fixed encoder length (Whisper's 1500 audio frames)
+    # runs its encoder layers at that length and its decoder layers at the text length
+    stacks = [(L, s)]
+    if a.encoder_tokens and not a.decoder_layers:    # a fixed input length: ViT's patches of one image
+        s = a.encoder_tokens
+        stacks = [(L, s)]
+        notes.append(Note("est.fixed_tokens", f"each sample is {s} tokens, the model's fixed input length", tokens=s))
+    elif a.decoder_layers and a.encoder_tokens:
+        stacks = [(L - a.decoder_layers, a.encoder_tokens), (a.decoder_layers, s)]
+        notes.append(Note("est.encoder_tokens", f"encoder layers see {a.encoder_tokens} positions, decoder layers "
+                          f"the {s}-token text", tokens=a.encoder_tokens, seq=s))
+    layer = {tokens: _layer_activation_bytes(w, a, p, tokens) for _, tokens in stacks}
+    hs = p       # bytes per element of the hidden states between layers
+    if w.kbit_upcast != "none":
+        hs = 4
+        notes.append(Note("est.kbit_upcast", "prepare_model_for_kbit_training leaves fp32 norm weights, so the hidden "
+                          "states between layers are fp32; skip its upcast (fms-acceleration does) to halve them"))
+    # the loss's tensors, per logit: in forward the logits, their fp32 upcast and the log-softmax (p + 8 B); in
+    # backward the saved log-softmax and the fp32 gradients of it and of the logits (12 B; the trainer has dropped
+    # the model's output by then).
+    if not a.vocab:
+        loss, loss_how = 0.0, ""
+    elif w.chunked_loss:
+        # every chunk's log-softmax stays saved: LitGPT computes it in the logits' dtype, torchtune in fp32
+        ls = p if w.framework == "litgpt" else 4
+        loss = s * b * a.vocab * (p + ls)
+        loss_how = (f"seq {s} x batch {b} x vocab {a.vocab} x ({p} + {ls}) B (chunked loss: the logits and each "
+                    "chunk's log-softmax, no fp32 gradient of the whole)")
+    else:
+        per = max(p + 8, 12)
+        loss = s * b * a.vocab * per
+        loss_how = (f"seq {s} x batch {b} x vocab {a.vocab} x {per} B (" + (
+            "logits, fp32 upcast, log-softmax" if p + 8 >= 12 else
+            "log-softmax and the fp32 gradients of it and of the logits, in backward") + ")")
+    if w.grad_checkpointing:
+        add_term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * hs for n, t in stacks) / tp,
+              " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {hs} B"
+              + (" (fp32 after the k-bit upcast)" if hs != p else ""))
+        # one recomputed layer's working set: its saved tensors, and in its backward the gradients of the MLP's
+        # product and of both its factors (in the dtype of its activations). The loss's backward finishes before
+        # the first layer is recomputed, so the peak is the larger of the two, not their sum
+        pg = 4 if w.kbit_upcast != "none" else p
+        recompute = (max(layer.values()) + 3 * max(t for _, t in stacks) * b * a.active_ffn * pg) / tp
+        if loss > recompute:
+            add_term(terms, "logits and loss", "activations", loss, loss_how + f"; more than one recomputed layer "
+                  f"({recompute / GIB:.2f} GiB), which is never alive at the same time")
+        else:
+            add_term(terms, "one layer recomputed", "activations", recompute, "the working set of one block in backward"
+                  + (f"; more than the loss's {loss / GIB:.2f} GiB, freed before it" if loss else ""))
+    else:
+        attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
+        if w.method in ("lora", "qlora") and w.framework == "hf":
+            copies = sum(n * t for n, t in stacks) * b * adapter_input_elements(w, a) * adapter_copy_bytes(w, p)
+            if copies:
+                gib = f"{copies / tp / GIB:.1f}"
+                notes.append(Note("est.lora_input_copies", "PEFT keeps its adapters in fp32, so each adapted layer "
+                                  f"saves its own copy of its input: {gib} GiB of the activations without gradient "
+                                  "checkpointing (LitGPT and torchtune layers do not copy)", gib=gib))
+        add_term(terms, "layer activations", "activations", sum(n * layer[t] for n, t in stacks) / tp,
+              " + ".join(f"{n} layers x {layer[t] / GIB:.3f} GiB (seq {t})" for n, t in stacks)
+              + f", batch {b}, {attn}")
+        if loss:
+            add_term(terms, "logits and loss", "activations", loss, loss_how)
+
+
+
+def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
+    """Saved tensors of one block for backward (bytes), Korthikanti et al. re-derived per MLP and attention kind."""
+    b, h = w.batch_size, a.hidden
+    kvr = a.kv_heads / a.heads
+    q = a.heads * a.head_dim
+    # a LoRA layer keeps its input itself (read in place, once per distinct input) when it neither casts it (PEFT
+    # does unless the input is already fp32) nor passes it through dropout
+    shared = w.method in ("lora", "qlora") and w.lora_dropout == 0 and (w.framework != "hf" or fp32_input(w))
+    if a.gated_mlp:
+        f = a.expert_ffn * a.active_experts + a.expert_ffn * a.shared_experts if a.experts > 1 else a.ffn
+        if w.method in ("lora", "qlora"):
+            # a frozen linear keeps nothing of its input (its weight needs no gradient); only a LoRA that reads the
+            # input in place keeps it (LitGPT / torchtune without dropout; PEFT's own copies are counted below)
+            names = {m[0] for m in adapted_modules(w, a)}
+            n1, n2 = (h if shared and names & {"q", "k", "v"} else 0), (h if shared and names & {"gate", "up"} else 0)
+            prod, out_copy = (f if shared and "down" in names else 0), (q if shared and "o" in names else 0)
+            if w.framework == "litgpt":
+                # LitGPT's attention: with MHA, V is a view of the fused qkv output, which stays whole; with GQA,
+                # K and V are expanded to every head before attention. A LoRA on some of q, k, v keeps the
+                # adapters' output of the fused layer (its zero-padding path)
+                kv_extra = (q + kvr * q) if a.kv_heads == a.heads else 2 * (q - kvr * q)
+                qkv = names & {"q", "k", "v"}
+                lora_out = sum({"q": q, "k": kvr * q, "v": kvr * q}[n] for n in qkv) if 0 < len(qkv) < 3 else 0
+                out_copy += kv_extra + lora_out
+        else:
+            n1 = n2 = h
+            prod, out_copy = f, q       # o_proj keeps its own contiguous copy of the attention output
+        attn = s * b * (n1 + q + 2 * kvr * q + q + out_copy) * p    # norm out, Q, K, V, attention out (+ copy)
+        mlp = s * b * (n2 + 3 * f + prod) * p                   # norm out, gate, up, act(gate), gate*up
+        rb = p if (w.pure_bf16 or p == 4) else 4                # mixed precision keeps the residual stream in fp32
+        # two RMSNorms, each saving its input in fp32 (a 16-bit input is copied up) and, when its weight trains, the
+        # normalised input the weight's gradient needs
+        norms = s * b * h * (4 + (rb if w.method in ("full", "freeze") else 0)) * 2
+        router = s * b * a.experts * 4 if a.experts > 1 else 0
+        total = attn + mlp + norms + router
+    else:   # GPT-2 / BERT: GELU MLP and dropout (Korthikanti's 34 sbh with f = 4h)
+        f = a.ffn
+        attn = s * b * h * 11 * p / 2
+        mlp = s * b * (3 * h + 4 * f) * p / 2
+        norms = s * b * h * 4 * p / 2
+        total = attn + mlp + norms
+    if w.kbit_upcast != "none" and p < 4:
+        # fp32 norm weights make both norm outputs fp32, and bitsandbytes casts its output back to that dtype: the
+        # MLP's gate, up and act(gate) (fc and GELU for a plain MLP) are kept in fp32; the copies bitsandbytes casts
+        # down for its matmuls are counted with the QLoRA term below
+        mlp_kept = 3 * f if a.gated_mlp else 2 * f
+        total += s * b * (mlp_kept + (2 * h if shared or w.method not in ("lora", "qlora") else 0)) * (4 - p)
+    if not w.flash_attention:
+        total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
+    if w.method in ("lora", "qlora"):
+        mods = len(adapted_modules(w, a))
+        a_out = 4 if w.framework == "hf" and (w.pure_bf16 or w.precision == "fp32") else p   # fp32 adapters
+        total += mods * s * b * w.lora_rank * a_out                # A x outputs kept for B's gradient
+        total += s * b * adapter_input_elements(w, a) * adapter_copy_bytes(w, p)
+        if w.method == "qlora" and w.bnb_saves_input:
+            # bitsandbytes up to 0.42 saves a 4-bit matmul's input for backward even though the weight is frozen
+            # (ctx.tensors = (A, B); 0.43 keeps only B); a frozen 16-bit linear does not
+            total += s * b * (2 * h + q + a.active_ffn) * p
+    return total
