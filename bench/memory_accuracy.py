@@ -95,6 +95,10 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
         batch_size=row.get("batch_size") or 1, seq_len=row.get("seq_len") or 512, gpus=gpus,
         sharding=sharding if not inference else "none", offload=row.get("offload") or "none",
         grad_checkpointing=bool(row.get("grad_checkpointing")), lora_rank=row.get("lora_rank") or 8,
+        checkpointing=row.get("checkpointing") or ("full" if row.get("grad_checkpointing") else "none"),
+        checkpoint_every=row.get("checkpoint_every") or 1, selective_policy=row.get("selective_policy") or "attention",
+        engine=row.get("engine"), frozen_dtype=row.get("frozen_dtype"),
+        input_len=row["prompt_tokens"] if isinstance(row.get("prompt_tokens"), int) else None,
         lora_targets=lt, concurrency=row.get("concurrency") or row.get("batch_size") or 1,
         context=row.get("context") or row.get("seq_len") or 512, tensor_parallel=tp)
 
@@ -118,10 +122,10 @@ def as_measured(est, what: str) -> float:
     if what in ("peak-allocated", "traced-peak-allocated"):
         return tensors
     if what == "peak-reserved":
-        return tensors * (1 + ALLOCATOR_SLACK)
+        return est.reserved_gib if est.reserved_gib is not None else tensors * (1 + ALLOCATOR_SLACK)
     if what == "nvidia-smi":
         return est.per_gpu_gib
-    return tensors * (1 + ALLOCATOR_SLACK)      # unknown: the middle reading
+    return est.reserved_gib if est.reserved_gib is not None else tensors * (1 + ALLOCATOR_SLACK)   # unknown: the middle
 
 
 def rules_of_thumb(row: dict[str, Any], w: Workload) -> tuple[float, float]:

@@ -434,10 +434,12 @@ def test_accuracy_floors_against_published_measurements():
     """bench/memory_accuracy.py over tests/data/measured_memory.yaml (each row cites its source and quote)."""
     s = memory_accuracy.summary(RESULTS)
     assert s["rows"] >= 98
-    assert s["estimator"]["median_abs_error"] <= 0.10          # the issue's target: median error <= 10 % (met)
-    # issue 23 added 31 rows from sources never checked before ("unseen"); with them 80 % of rows are within +-15 %
-    # before the changes made for them (README). This floor only stops regressions.
-    assert s["estimator"]["within_15_share"] >= 0.79
+    # issue 23's targets: median error <= 5 % and +-15 % on >= 85 % of all comparable rows (met: 2.9 %, 86 %); on the
+    # 31 rows from sources never checked before ("unseen") >= 80 % (not met: 74 %; README: which rows miss and why).
+    # The floors stop regressions.
+    assert s["estimator"]["median_abs_error"] <= 0.05
+    assert s["estimator"]["within_15_share"] >= 0.85
+    assert s["unseen"]["now"]["within_15_share"] >= 0.74
     # the unseen rows' first-run figures are frozen in the data: they never change with the code
     assert s["unseen"]["first_run"]["within_15_share"] == pytest.approx(17 / 31)
     # far ahead of both rules of thumb
@@ -481,3 +483,114 @@ def test_every_fit_step_has_chinese_wording(kb, job, card):
         assert steps[0].change == "fused AdamW"
     for s in steps:
         assert t.change(s.change, "zh") != s.change, s.change
+
+
+# ----- issue 23: sharded QLoRA, checkpointing modes, serving engines, frozen dtype, measurement bases -------------
+BY_ID = {r["id"]: r for r in RESULTS}
+
+
+def test_qlora_is_sharded_and_offloaded_like_every_other_weight(kb):
+    """FSDP shards 4-bit weights (through their quant_storage dtype) and offloads them: Answer.AI fine-tunes a 70B
+    model on two 24 GB cards. The issue's example: 2 GPUs under FSDP came out no lower than 1 GPU."""
+    m = kb.models["llama-2-70b"]
+    job = dict(params_b=m.params_b, model=m.id, task="finetune", method="qlora", batch_size=2, seq_len=2048,
+               checkpointing="full", lora_rank=64)
+    one = estimate_memory(w(**job), m)
+    two = estimate_memory(w(**job, gpus=2, sharding="fsdp"), m)
+    off = estimate_memory(w(**job, gpus=2, sharding="fsdp", offload="full"), m)
+    assert term(two, "NF4 base weights") == pytest.approx(term(one, "NF4 base weights") / 2 * 0.5 / (4.127 / 8),
+                                                          rel=0.01)   # the packed 4 bits, halved
+    assert term(two, "NF4 quantisation constants (every GPU)") > 0       # QuantState is neither sharded nor offloaded
+    assert off.per_gpu_gib < two.per_gpu_gib < one.per_gpu_gib
+    assert off.per_gpu_gib < 24 and "est.offload_params" in [a["key"] for a in off.assumption_keys]
+    # the measured figures: Llama-2 7B QLoRA under FSDP on two RTX 3090s, 5.21 GiB reserved at 2,048 tokens
+    assert abs(BY_ID["answerai-llama2-7b-qlora-fsdp-ctx2048"]["err"]) <= 0.15
+    # LoRA with its parameters offloaded keeps none of them on the GPU
+    lora = estimate_memory(w(**{**job, "method": "lora"}, gpus=2, sharding="fsdp", offload="full"), m)
+    assert term(lora, "frozen base weights") == 0 and term(lora, "adapter weights (fp32)") == 0
+
+
+def test_selective_op_checkpointing_against_torchtitan(kb):
+    """torchtitan's per-op policy (every other matmul's output and attention's kept) on Llama 3.1 8B, batch 2 x 8192
+    under FSDP: 82.4 GiB on 8 H100s and 67.0 GiB on 128 (peak reserved). Before --checkpointing selective existed the
+    estimate could only say none or full, 91-116 % over or far under."""
+    for rid in ("torchtitan-llama3.1-8b-fsdp8-sac-op", "torchtitan-llama3.1-8b-fsdp128-sac-op"):
+        assert abs(BY_ID[rid]["err"]) <= 0.10, rid
+    m = kb.models["llama-3.1-8b"]
+    job = dict(task="train", method="full", batch_size=2, seq_len=8192, gpus=8, sharding="fsdp")
+    acts = {mode: sum(t.gib for t in estimate_memory(w(**job, **kw), m).terms if t.category == "activations")
+            for mode, kw in (("none", {}), ("op", dict(checkpointing="selective", selective_policy="alternate-mm")),
+                             ("full", dict(checkpointing="full")))}
+    assert acts["full"] < acts["op"] < acts["none"]
+
+
+def test_selective_attention_checkpointing_drops_only_the_scores(kb):
+    """Korthikanti et al. 2022: recomputing only the attention core leaves 34sbh per layer of the 34sbh + 5as^2b.
+    (No published measurement isolates it; with a memory-efficient kernel nothing of the core is kept anyway.)"""
+    m = kb.models["llama-3.1-8b"]
+    job = dict(task="finetune", method="lora", batch_size=1, seq_len=2048, flash_attention=False)
+    none = estimate_memory(w(**job), m)
+    sel = estimate_memory(w(**job, checkpointing="selective"), m)
+    scores = m.heads * 2048 * 2048 * (2 + 4) * m.layers / GIB            # bf16 scores + fp32 softmax, every layer
+    assert term(none, "layer activations") - term(sel, "layer activations") == pytest.approx(scores, rel=0.01)
+    flash = dict(job, flash_attention=True)
+    assert estimate_memory(w(**flash, checkpointing="selective"), m).per_gpu_gib == \
+        estimate_memory(w(**flash), m).per_gpu_gib
+
+
+def test_checkpointing_every_nth_layer_lies_between_full_and_none(kb):
+    m = kb.models["llama-3.1-8b"]
+    job = dict(task="finetune", method="lora", batch_size=4, seq_len=4096)
+    full = estimate_memory(w(**job, checkpointing="full"), m).per_gpu_gib
+    every = [estimate_memory(w(**job, checkpointing="full", checkpoint_every=n), m).per_gpu_gib for n in (1, 2, 4)]
+    none = estimate_memory(w(**job), m).per_gpu_gib
+    assert every[0] == full and full < every[1] < every[2] < none
+    with pytest.raises(InvalidRequest, match="full checkpointing"):
+        estimate_memory(w(**job, checkpoint_every=2), m)
+
+
+def test_grad_checkpointing_means_full_checkpointing():
+    a, b = w(grad_checkpointing=True), w(checkpointing="full")
+    assert a.checkpointing == "full" and b.grad_checkpointing
+    with pytest.raises(ValueError, match="full checkpointing"):
+        w(grad_checkpointing=True, checkpointing="selective")
+
+
+def test_transformers_engine_prefills_the_whole_prompt(kb):
+    """Qwen2.5 speed benchmark: transformers generate() of Qwen2.5-7B with a 30,720-token prompt peaks at 19.97 GiB
+    allocated; a chunked-prefill server's 8,192-token steps (the default) would be 15 % under."""
+    assert abs(BY_ID["qwen25-7b-hf-bf16-in30720"]["err"]) <= 0.05
+    m = kb.models["qwen2.5-7b"]
+    job = dict(params_b=m.params_b, model=m.id, context=30720 + 2048, input_len=30720)
+    hf = estimate_memory(w(**job, engine="transformers"), m)
+    default = estimate_memory(w(**job), m)
+    assert hf.allocated_gib == pytest.approx(19.97, rel=0.05)
+    assert default.allocated_gib < hf.allocated_gib * 0.9
+    assert "est.engine_default" in [a["key"] for a in default.assumption_keys]
+    vllm = estimate_memory(w(**job, engine="vllm"), m)
+    assert term(vllm, "CUDA graphs") > 0 and "est.engine_pool" in [a["key"] for a in vllm.assumption_keys]
+    assert term(estimate_memory(w(**job, engine="llama.cpp"), m), "activations and workspace") < \
+        term(vllm, "activations and workspace")                          # 512-token micro-batches
+
+
+def test_frozen_dtype_sets_the_frozen_base_only(kb):
+    m = kb.models["llama-3.1-8b"]
+    job = dict(task="finetune", method="lora", batch_size=1, seq_len=1024)
+    bf16 = estimate_memory(w(**job), m)
+    fp32 = estimate_memory(w(**job, frozen_dtype="fp32"), m)
+    assert term(fp32, "frozen base weights") == pytest.approx(2 * term(bf16, "frozen base weights"), rel=0.001)
+    assert term(fp32, "adapter weights (fp32)") == term(bf16, "adapter weights (fp32)")
+    with pytest.raises(InvalidRequest, match="frozen-dtype"):
+        estimate_memory(w(**{**job, "method": "qlora"}, frozen_dtype="fp32"), m)
+
+
+def test_every_estimate_says_its_measurement_bases(kb):
+    """allocated (tensors) <= reserved (+ allocator slack) <= device total (+ CUDA context, graphs), each naming the
+    terms it counts; the benchmark compares a peak-reserved row with the reserved basis."""
+    for job in (dict(), dict(task="finetune", method="lora", gpus=2, sharding="fsdp"), dict(engine="vllm")):
+        est = estimate_memory(w(**job), kb.models["llama-3.1-8b"])
+        bases = {b.name: b for b in est.bases}
+        assert list(bases) == ["allocated", "reserved", "device_total"]
+        assert bases["allocated"].gib == est.allocated_gib and bases["reserved"].gib == est.reserved_gib
+        assert bases["allocated"].gib <= bases["reserved"].gib <= bases["device_total"].gib == est.per_gpu_gib
+        assert "CUDA context" in bases["device_total"].includes and "CUDA context" not in bases["reserved"].includes

@@ -175,8 +175,9 @@ def test_synthetic_measured_rows_pass_through_memory_accuracy(case):
         assert rec["what"] == row["what"]
         assert rec["measured"] == pytest.approx(row["measured"])
         assert rec["err"] == pytest.approx((rec["estimate"] - rec["measured"]) / rec["measured"])
-    # the reserved reading is compared with allocated x (1 + allocator slack), like any published peak-reserved row
-    assert reserved["estimate"] == pytest.approx(alloc["estimate"] * (1 + memory_accuracy.ALLOCATOR_SLACK))
+    # the reserved reading is compared with the estimate's reserved basis: allocated x (1 + allocator slack) for these
+    # unsharded jobs, like any published peak-reserved row (both rounded to 0.01 GiB)
+    assert reserved["estimate"] == pytest.approx(alloc["estimate"] * (1 + memory_accuracy.ALLOCATOR_SLACK), abs=0.011)
     if case.cnn:     # no sequence length: shown, but left out of the summary until the CNN has an activation basis
         assert alloc["excluded"] == "sequence length not stated"
     else:

@@ -17,7 +17,8 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
             per = a.inference_gib_per_sample * 3 * GIB * p / a.basis_bytes
             notes.append(Note("est.basis_from_inference", "training activations taken as 3x the measured "
                               "inference activations per sample"))
-            add_term(terms, "activations", "activations", per * (0.35 if w.grad_checkpointing else 1) * w.batch_size,
+            add_term(terms, "activations", "activations",
+                     per * (0.35 if checkpoint_mode(w) != "none" else 1) * w.batch_size,
                   f"3 x {per / 3 / GIB:.2f} GiB per sample (inference basis) x batch {w.batch_size}")
             return
         if a.activation_gib_per_sample is None:
@@ -26,12 +27,11 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
                               "assumed"))
         else:
             per = a.activation_gib_per_sample * GIB * p / a.basis_bytes
-        if w.grad_checkpointing:
+        if checkpoint_mode(w) != "none":
             per *= 0.35
         add_term(terms, "activations", "activations", per * b, f"{per / GIB:.3f} GiB per sample x batch {b}")
         return
-    h, L = a.hidden, a.layers
-    tp = w.tensor_parallel
+    L, tp = a.layers, w.tensor_parallel
     # (layers, tokens) per stack: an encoder-decoder model with a fixed encoder length (Whisper's 1500 audio frames)
     # runs its encoder layers at that length and its decoder layers at the text length
     stacks = [(L, s)]
@@ -49,12 +49,42 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
         hs = 4
         notes.append(Note("est.kbit_upcast", "prepare_model_for_kbit_training leaves fp32 norm weights, so the hidden "
                           "states between layers are fp32; skip its upcast (fms-acceleration does) to halve them"))
-    # the loss's tensors, per logit: in forward the logits, their fp32 upcast and the log-softmax (p + 8 B); in
-    # backward the saved log-softmax and the fp32 gradients of it and of the logits (12 B; the trainer has dropped
-    # the model's output by then).
+    loss, loss_how = _loss_bytes(w, a, s, p)
+    mode = checkpoint_mode(w)
+    if mode == "selective":
+        layer = {t: _layer_activation_bytes(w, a, p, t, scores=False) for _, t in stacks}
+    if mode == "full" or (mode == "selective" and w.selective_policy == "alternate-mm"):
+        _recomputed(w, a, stacks, layer, (p, hs), (loss, loss_how), terms, notes)
+        return
+    attn = ("memory-efficient attention" if w.flash_attention else
+            "eager attention, its s^2 scores recomputed (selective checkpointing)" if mode == "selective" else
+            "eager attention (s^2 scores kept)")
+    if w.method in ("lora", "qlora") and w.framework == "hf":
+        copies = sum(n * t for n, t in stacks) * b * adapter_input_elements(w, a) * adapter_copy_bytes(w, p)
+        if copies:
+            gib = f"{copies / tp / GIB:.1f}"
+            notes.append(Note("est.lora_input_copies", "PEFT keeps its adapters in fp32, so each adapted layer "
+                              f"saves its own copy of its input: {gib} GiB of the activations without gradient "
+                              "checkpointing (LitGPT and torchtune layers do not copy)", gib=gib))
+    if mode == "selective":
+        notes.append(Note("est.selective_attention", "selective checkpointing: only the attention core (scores, "
+                          "softmax, dropout) is recomputed, Korthikanti et al. 2022's 34sbh per layer; with a "
+                          "memory-efficient attention kernel nothing of it was kept anyway"))
+    add_term(terms, "layer activations", "activations", sum(n * layer[t] for n, t in stacks) / tp,
+             " + ".join(f"{n} layers x {layer[t] / GIB:.3f} GiB (seq {t})" for n, t in stacks)
+             + f", batch {b}, {attn}")
+    if loss:
+        add_term(terms, "logits and loss", "activations", loss, loss_how)
+
+
+def _loss_bytes(w: Workload, a: Arch, s: int, p: int) -> tuple[float, str]:
+    """The loss's tensors at their peak, per logit: in forward the logits, their fp32 upcast and the log-softmax
+    (p + 8 B); in backward the saved log-softmax and the fp32 gradients of it and of the logits (12 B; the trainer
+    has dropped the model's output by then); a chunked loss keeps only the logits and each chunk's log-softmax."""
+    b = w.batch_size
     if not a.vocab:
-        loss, loss_how = 0.0, ""
-    elif w.chunked_loss:
+        return 0.0, ""
+    if w.chunked_loss:
         # every chunk's log-softmax stays saved: LitGPT computes it in the logits' dtype, torchtune in fp32
         ls = p if w.framework == "litgpt" else 4
         loss = s * b * a.vocab * (p + ls)
@@ -66,39 +96,63 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
         loss_how = (f"seq {s} x batch {b} x vocab {a.vocab} x {per} B (" + (
             "logits, fp32 upcast, log-softmax" if p + 8 >= 12 else
             "log-softmax and the fp32 gradients of it and of the logits, in backward") + ")")
-    if w.grad_checkpointing:
-        add_term(terms, "checkpointed layer inputs", "activations", sum(n * t * b * h * hs for n, t in stacks) / tp,
-              " + ".join(f"{n} layers x seq {t}" for n, t in stacks) + f" x batch {b} x hidden {h} x {hs} B"
-              + (" (fp32 after the k-bit upcast)" if hs != p else ""))
-        # one recomputed layer's working set: its saved tensors, and in its backward the gradients of the MLP's
-        # product and of both its factors (in the dtype of its activations). The loss's backward finishes before
-        # the first layer is recomputed, so the peak is the larger of the two, not their sum
-        pg = 4 if w.kbit_upcast != "none" else p
-        recompute = (max(layer.values()) + 3 * max(t for _, t in stacks) * b * a.active_ffn * pg) / tp
-        if loss > recompute:
-            add_term(terms, "logits and loss", "activations", loss, loss_how + f"; more than one recomputed layer "
-                  f"({recompute / GIB:.2f} GiB), which is never alive at the same time")
-        else:
-            add_term(terms, "one layer recomputed", "activations", recompute, "the working set of one block in backward"
-                  + (f"; more than the loss's {loss / GIB:.2f} GiB, freed before it" if loss else ""))
+    return loss, loss_how
+
+
+def checkpoint_mode(w: Workload) -> str:
+    """none, full or selective; grad_checkpointing (the older switch) means full, also on an unvalidated copy."""
+    return "full" if w.grad_checkpointing else w.checkpointing
+
+
+def _recomputed(w: Workload, a: Arch, stacks: list[tuple[int, int]], layer: dict[int, float], sizes: tuple[int, int],
+                loss_term: tuple[float, str], terms: list[MemoryTerm], notes: list[str]) -> None:
+    """Layers that are recomputed in backward keep what their policy saves (full: the layer's input; torchtitan's
+    per-op policy: also the outputs of every other matmul and of attention); layers left out by checkpoint_every keep
+    everything. The recomputed layer's working set and the loss's backward are never alive together (the loss's
+    backward ends before the first layer is recomputed), so the peak has the larger of the two."""
+    b, h, tp = w.batch_size, a.hidden, w.tensor_parallel
+    p, hs = sizes
+    loss, loss_how = loss_term
+    op = checkpoint_mode(w) == "selective"
+    every = 1 if op else w.checkpoint_every
+    kept = [(n // every, n - n // every, t) for n, t in stacks]        # (recomputed layers, whole layers, tokens)
+    per_tok = h * hs + (_alternate_mm_elements(a) * p if op else 0)
+    what = "layer input + every other matmul's output + attention output" if op else "layer inputs"
+    add_term(terms, "checkpointed layer inputs" if not op else "selectively checkpointed layers", "activations",
+             sum(r * t * b * per_tok for r, _n, t in kept) / tp,
+             " + ".join(f"{r} layers x seq {t}" for r, _n, t in kept) + f" x batch {b} x {per_tok:,} B ({what})"
+             + (" (fp32 after the k-bit upcast)" if hs != p else ""))
+    if every > 1:
+        add_term(terms, "layer activations (not checkpointed)", "activations",
+                 sum(n * layer[t] for _r, n, t in kept) / tp,
+                 " + ".join(f"{n} layers x {layer[t] / GIB:.3f} GiB (seq {t})" for _r, n, t in kept)
+                 + f": one layer in {every} checkpointed")
+    if op:
+        notes.append(Note("est.selective_op", "selective (per-op) checkpointing as torchtitan's 'op' policy: each "
+                          "layer keeps its input and the outputs of every other matmul and of attention; the rest is "
+                          "recomputed in backward"))
+    # one recomputed layer's working set: its saved tensors, and in its backward the gradients of the MLP's
+    # product and of both its factors (in the dtype of its activations)
+    pg = 4 if w.kbit_upcast != "none" else p
+    recompute = (max(layer.values()) + 3 * max(t for _, t in stacks) * b * a.active_ffn * pg) / tp
+    if loss > recompute:
+        add_term(terms, "logits and loss", "activations", loss, loss_how + f"; more than one recomputed layer "
+                 f"({recompute / GIB:.2f} GiB), which is never alive at the same time")
     else:
-        attn = "memory-efficient attention" if w.flash_attention else "eager attention (s^2 scores kept)"
-        if w.method in ("lora", "qlora") and w.framework == "hf":
-            copies = sum(n * t for n, t in stacks) * b * adapter_input_elements(w, a) * adapter_copy_bytes(w, p)
-            if copies:
-                gib = f"{copies / tp / GIB:.1f}"
-                notes.append(Note("est.lora_input_copies", "PEFT keeps its adapters in fp32, so each adapted layer "
-                                  f"saves its own copy of its input: {gib} GiB of the activations without gradient "
-                                  "checkpointing (LitGPT and torchtune layers do not copy)", gib=gib))
-        add_term(terms, "layer activations", "activations", sum(n * layer[t] for n, t in stacks) / tp,
-              " + ".join(f"{n} layers x {layer[t] / GIB:.3f} GiB (seq {t})" for n, t in stacks)
-              + f", batch {b}, {attn}")
-        if loss:
-            add_term(terms, "logits and loss", "activations", loss, loss_how)
+        add_term(terms, "one layer recomputed", "activations", recompute, "the working set of one block in backward"
+                 + (f"; more than the loss's {loss / GIB:.2f} GiB, freed before it" if loss else ""))
 
 
+def _alternate_mm_elements(a: Arch) -> int:
+    """Elements per token torchtitan's per-op policy keeps of one block: the outputs of the 1st, 3rd, ... matmul in
+    the order they run (q, k, v, o, then gate, up, down: q, v, gate and down for a gated MLP) and the attention
+    output (torchtitan parallelize_llama.py _save_list: every aten.mm but every second one, and SDPA)."""
+    outs = [o * (a.active_experts if a.experts > 1 and name in ("gate", "up", "down") else n)
+            for name, _i, o, n in a.linear_modules()]
+    return sum(outs[0::2]) + a.heads * a.head_dim
 
-def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
+
+def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int, scores: bool = True) -> float:
     """Saved tensors of one block for backward (bytes), Korthikanti et al. re-derived per MLP and attention kind."""
     b, h = w.batch_size, a.hidden
     kvr = a.kv_heads / a.heads
@@ -145,7 +199,7 @@ def _layer_activation_bytes(w: Workload, a: Arch, p: int, s: int) -> float:
         # down for its matmuls are counted with the QLoRA term below
         mlp_kept = 3 * f if a.gated_mlp else 2 * f
         total += s * b * (mlp_kept + (2 * h if shared or w.method not in ("lora", "qlora") else 0)) * (4 - p)
-    if not w.flash_attention:
+    if not w.flash_attention and scores:
         total += a.heads * s * s * b * (p + 4 + (1 if a.dropout else 0))  # scores: fp32 softmax + cast copy
     if w.method in ("lora", "qlora"):
         mods = len(adapted_modules(w, a))

@@ -22,6 +22,10 @@ NON_GATED = ("gpt2", "gpt-2", "bert", "roberta", "t5", "whisper", "vit", "clip",
              "bloom", "bloomz", "mt0", "t0", "starcoder", "octocoder", "gpt-neox", "gptneox", "pythia", "stablelm",
              "opt", "codegen")
 ALLOCATOR_SLACK = 0.07      # caching-allocator fragmentation: reserved/allocated measured 1.03-1.11
+# under FSDP / ZeRO-3 the all-gathered blocks are allocated on their own CUDA stream, whose freed blocks the caching
+# allocator does not hand to the compute stream: fms-acceleration's FSDP runs on 2 GPUs read (nvidia-smi - 1 GiB
+# context) / peak allocated = 1.22-1.25 where the same jobs on one GPU read 1.10-1.15 (tests/data rows fms-*)
+ALLOCATOR_SLACK_SHARDED = 0.17
 
 
 class Note(str):

@@ -21,8 +21,7 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
     def attempt(change: str, **update) -> bool:
         nonlocal current, base
         try:
-            cand = current.model_copy(update=update)
-            Workload.model_validate(cand.model_dump())
+            cand = Workload.model_validate(current.model_copy(update=update).model_dump())
             est = estimate_memory(cand, model).per_gpu_gib
         except (InvalidRequest, ValueError):
             return False
@@ -43,7 +42,7 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
             if n > w.gpus and attempt(f"tensor parallel over {n} GPUs", gpus=n, tensor_parallel=n):
                 return steps
         return steps
-    ladder = [("gradient checkpointing", {"grad_checkpointing": True}),
+    ladder = [("gradient checkpointing", {"checkpointing": "full", "grad_checkpointing": True, "checkpoint_every": 1}),
               ("chunked cross-entropy loss", {"chunked_loss": True}),
               ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
               ("8-bit AdamW", {"optimizer": "adamw8bit"})]

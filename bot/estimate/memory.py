@@ -9,12 +9,12 @@ quantization at 4 + 8/64 + 32/(64*256) bits per weight (QLoRA paper and Manning'
 from __future__ import annotations
 
 from bot.estimate.adapters import head_quantised, nf4_weights, quant_formula, quant_notes, quantised_split, trainable_params
-from bot.estimate.activations import training_activations
-from bot.estimate.arch import (ALLOCATOR_SLACK, CUDA_CONTEXT_GIB, GIB, OPTIMIZER_BYTES, WEIGHT_BYTES, Arch, Note, add_term,
-                               arch_of)
+from bot.estimate.activations import checkpoint_mode, training_activations
+from bot.estimate.arch import (ALLOCATOR_SLACK, ALLOCATOR_SLACK_SHARDED, CUDA_CONTEXT_GIB, GIB, NF4_SINGLE_QUANT_BYTES, OPTIMIZER_BYTES,
+                               WEIGHT_BYTES, Arch, Note, add_term, arch_of)
 from bot.estimate.serving import serving_terms
 from bot.records.errors import InvalidRequest
-from bot.records.models import MemoryEstimate, MemoryTerm, Workload
+from bot.records.models import MemoryBasis, MemoryEstimate, MemoryTerm, Workload
 from bot.records.kb import Model
 
 
@@ -49,6 +49,13 @@ def validate(w: Workload) -> None:
     if w.kbit_upcast != "none" and w.method != "qlora":
         raise InvalidRequest("the fp32 upcast of prepare_model_for_kbit_training only happens to a quantised "
                              "base model", fix="use --method qlora, or drop --kbit-upcast")
+    if w.checkpoint_every > 1 and checkpoint_mode(w) != "full":
+        raise InvalidRequest("checkpointing one layer in N is a form of full checkpointing",
+                             fix="add --checkpointing full, or drop --checkpoint-every")
+    if w.frozen_dtype and w.method not in ("lora", "freeze"):
+        raise InvalidRequest(f"--frozen-dtype sets the frozen base of LoRA or freeze tuning; {w.method} has none "
+                             "in 16 or 32 bits", fix="use --kbit-upcast for a QLoRA base's unquantised parts, or drop "
+                             "--frozen-dtype")
     nf4 = nf4_weights(w)
     if not w.double_quant and not nf4:
         raise InvalidRequest("double quantisation is a setting of NF4 weights (QLoRA, or serving in nf4)",
@@ -75,9 +82,9 @@ def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
         _training(w, a, terms, notes)
         _peak_phase(w, terms, notes)
         n = w.gpus
-    _overhead(terms)
+    _overhead(w, terms)
     per_gpu = sum(t.gib for t in terms)
-    allocated = sum(t.gib for t in terms if t.name not in ("CUDA context", "allocator slack"))
+    allocated = sum(t.gib for t in terms if t.category != "overhead")
     breakdown = {c: 0.0 for c in ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")}
     for t in terms:
         breakdown[t.category] += t.gib
@@ -86,7 +93,25 @@ def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
                           breakdown={k: round(v, 2) for k, v in breakdown.items()},
                           terms=terms,
                           assumptions=[str(x) for x in notes], gpus=n,
-                          assumption_keys=[{"key": x.key, "ctx": x.ctx} for x in notes])
+                          assumption_keys=[{"key": x.key, "ctx": x.ctx} for x in notes],
+                          reserved_gib=round(allocated + sum(t.gib for t in terms if t.name == "allocator slack"), 2),
+                          bases=measurement_bases(terms))
+
+
+def measurement_bases(terms: list[MemoryTerm]) -> list[MemoryBasis]:
+    """The three readings a published figure can be (they differ by GiBs): PyTorch's peak allocated counts the
+    tensors, peak reserved adds the caching allocator's slack, the device total (nvidia-smi) adds everything outside
+    PyTorch's allocator: CUDA context, kernels, NCCL, an engine's CUDA graphs."""
+    tensors = [t for t in terms if t.category != "overhead"]
+    slack = [t for t in terms if t.name == "allocator slack"]
+    rest = [t for t in terms if t.category == "overhead" and t.name != "allocator slack"]
+    out = []
+    for name, reads, part in (("allocated", "torch.cuda.max_memory_allocated", tensors),
+                              ("reserved", "torch.cuda.max_memory_reserved", tensors + slack),
+                              ("device_total", "nvidia-smi / NVML memory used", tensors + slack + rest)):
+        out.append(MemoryBasis(name=name, gib=round(sum(t.gib for t in part), 2), reads=reads,
+                               includes=[t.name for t in part]))
+    return out
 
 
 def _shards(w: Workload) -> tuple[int, int, int]:
@@ -115,12 +140,12 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
         off_o = w.offload in ("optimizer", "full")
         shard_note = f" / {p_sh} GPUs" if p_sh > 1 else ""
         if off_w:
-            add_term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * 2 if a.transformer else 0,
-                  "2 blocks of 16-bit parameters gathered at a time (ZeRO-3 prefetch); the rest lives in CPU RAM")
+            _offload_note(w, P * wbytes, notes)
         else:
             if w.method == "freeze":
-                add_term(terms, "frozen weights", "weights", frozen * (2.0 if half else 4.0) / p_sh,
-                      f"{frozen / 1e9:.2f}B frozen params x {2 if half else 4} B{shard_note}")
+                fb = frozen_bytes_per_param(w)
+                add_term(terms, "frozen weights", "weights", frozen * fb / p_sh,
+                         f"{frozen / 1e9:.2f}B frozen params x {fb:g} B{shard_note}")
                 add_term(terms, "trainable weights", "weights", T * wbytes / p_sh,
                       f"{T / 1e9:.2f}B trainable params x {wbytes:g} B{shard_note}")
             else:
@@ -150,37 +175,93 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
             notes.append(Note("est.offload", "optimizer state (and the fp32 master weights) offloaded to CPU RAM: "
                               f"about {host} GiB of host memory across the job", host=host))
     else:   # LoRA / QLoRA: frozen base + small fp32 adapters
-        if w.method == "qlora":
-            lin, wb, emb, big = quantised_split(w, a) if a.transformer else (P, WEIGHT_BYTES["nf4"], 0, 0)
-            add_term(terms, "NF4 base weights", "weights", lin * wb, quant_formula(w, a, lin, wb))
-            quant_notes(w, a, notes)
-            upcast = w.kbit_upcast == "all"
-            eb = 4 if upcast else 2
-            frozen_bytes = lin * wb + emb * eb
-            named = "embeddings" if head_quantised(w, a) else "embeddings and LM head"
-            add_term(terms, f"fp32 {named} (upcast)" if upcast else f"16-bit {named}",
-                  "weights", emb * eb, f"{emb / 1e9:.2f}B params x {eb} B (not quantised"
-                  + ("; cast to fp32 by prepare_model_for_kbit_training)" if upcast else ")"))
-            if a.transformer:
-                add_term(terms, "dequantised weight buffer", "weights", big * 2, "largest quantised matrix in 16-bit")
-        else:
-            b = 2.0 if half else 4.0
-            frozen_bytes = P * b
-            add_term(terms, "frozen base weights", "weights", P * b / p_sh,
-                  f"{P / 1e9:.2f}B x {b:g} B" + (f" / {p_sh} GPUs" if p_sh > 1 else ""))
-        if w.fsdp_mixed_frozen:
-            _frozen_gradients(w, frozen_bytes, terms, notes)
-        add_term(terms, "adapter weights (fp32)", "weights", T * 4, f"{T / 1e6:.1f}M params (rank {w.lora_rank}, "
-              f"{w.lora_targets}) x 4 B")
-        add_term(terms, "adapter gradients", "gradients", T * 4, f"{T / 1e6:.1f}M x 4 B")
-        add_term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes, f"{T / 1e6:.1f}M x {opt_bytes:g} B")
-    if p_sh > 1 and w.offload != "full" and a.transformer:
-        # FSDP / ZeRO-3 unshard the unit being computed and prefetch the next; this GPU's own shard is counted above
-        gb = WEIGHT_BYTES["nf4"] if w.method == "qlora" else (2.0 if half else 4.0)
-        add_term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * gb * (1 - 1 / p_sh),
-              f"2 blocks x {a.layer_params / 1e6:.0f}M params x {gb:.3g} B unsharded at a time (the one computed and "
-              "the one prefetched)")
+        _adapter_training(w, a, T, opt_bytes, terms, notes)
+    if a.transformer and (p_sh > 1 or w.offload == "full"):
+        _in_flight(w, a, p_sh, terms)
     training_activations(w, a, terms, notes)
+
+
+def _adapter_training(w: Workload, a: Arch, T: float, opt_bytes: float, terms: list[MemoryTerm],
+                      notes: list[str]) -> None:
+    """LoRA / QLoRA: the frozen base (quantised or not) and the adapters with their gradients and optimizer state.
+    Sharding divides every one of them, quantised weights included (FSDP shards bitsandbytes' 4-bit weights through
+    their quant_storage dtype, ZeRO-3 likewise); offloading the parameters moves all of them to CPU RAM (FSDP
+    CPUOffload(offload_params=True) keeps the gradients and the optimizer step there too)."""
+    p_sh, g_sh, o_sh = _shards(w)
+    off = w.offload == "full"
+    on_gpu = 0.0 if off else 1.0
+    shard = f" / {p_sh} GPUs" if p_sh > 1 else ""
+    if w.method == "qlora":
+        lin, wb, emb, big = quantised_split(w, a) if a.transformer else (a.params, WEIGHT_BYTES["nf4"], 0, 0)
+        if p_sh > 1 or off:
+            # FSDP / ZeRO-3 shard (or offload) the packed 4-bit data, stored in a float dtype (quant_storage); the
+            # quantisation constants are bitsandbytes QuantState metadata on each Linear4bit, which they never touch
+            consts = lin * (wb - 0.5)
+            add_term(terms, "NF4 base weights", "weights", lin * 0.5 / p_sh * on_gpu,
+                     f"{lin / 1e9:.2f}B linear params x 4 bits (packed in quant_storage)" + shard)
+            add_term(terms, "NF4 quantisation constants (every GPU)", "weights", consts,
+                     f"{lin / 1e9:.2f}B x {(wb - 0.5) * 8:.3g} bits of absmax (QuantState: neither sharded nor "
+                     "offloaded)")
+        else:
+            add_term(terms, "NF4 base weights", "weights", lin * wb, quant_formula(w, a, lin, wb))
+        quant_notes(w, a, notes)
+        upcast = w.kbit_upcast == "all"
+        eb = 4 if upcast else 2
+        frozen_bytes = lin * wb + emb * eb
+        named = "embeddings" if head_quantised(w, a) else "embeddings and LM head"
+        add_term(terms, f"fp32 {named} (upcast)" if upcast else f"16-bit {named}",
+                 "weights", emb * eb / p_sh * on_gpu, f"{emb / 1e9:.2f}B params x {eb} B (not quantised"
+                 + ("; cast to fp32 by prepare_model_for_kbit_training)" if upcast else ")") + shard)
+        if a.transformer:
+            add_term(terms, "dequantised weight buffer", "weights", big * 2, "largest quantised matrix in 16-bit")
+    else:
+        b = frozen_bytes_per_param(w)
+        frozen_bytes = a.params * b
+        add_term(terms, "frozen base weights", "weights", frozen_bytes / p_sh * on_gpu,
+                 f"{a.params / 1e9:.2f}B x {b:g} B" + (f" ({w.frozen_dtype})" if w.frozen_dtype else "") + shard)
+    if off:
+        _offload_note(w, frozen_bytes + T * (8 + opt_bytes), notes)
+        return
+    if w.fsdp_mixed_frozen:
+        _frozen_gradients(w, frozen_bytes, terms, notes)
+    add_term(terms, "adapter weights (fp32)", "weights", T * 4 / p_sh, f"{T / 1e6:.1f}M params (rank {w.lora_rank}, "
+             f"{w.lora_targets}) x 4 B" + shard)
+    add_term(terms, "adapter gradients", "gradients", T * 4 / g_sh, f"{T / 1e6:.1f}M x 4 B"
+             + (f" / {g_sh} GPUs" if g_sh > 1 else ""))
+    if w.offload == "optimizer":
+        return
+    add_term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes / o_sh, f"{T / 1e6:.1f}M x {opt_bytes:g} B"
+             + (f" / {o_sh} GPUs" if o_sh > 1 else ""))
+
+
+def frozen_bytes_per_param(w: Workload) -> float:
+    """Bytes of a frozen (not quantised) base weight: its own dtype when given, else the precision's."""
+    if w.frozen_dtype:
+        return WEIGHT_BYTES[w.frozen_dtype]
+    return 2.0 if w.precision in ("fp16", "bf16") else 4.0
+
+
+def _in_flight(w: Workload, a: Arch, p_sh: int, terms: list[MemoryTerm]) -> None:
+    """FSDP / ZeRO-3 unshard the block being computed and prefetch the next (ZeRO-3's prefetch, FSDP's
+    backward_prefetch), whatever the weights' dtype; with the parameters offloaded both come from CPU RAM whole,
+    otherwise this GPU's own shard of them is already counted."""
+    if w.method == "qlora":
+        gb, what = (WEIGHT_BYTES["nf4"] if w.double_quant else NF4_SINGLE_QUANT_BYTES), "NF4 params"
+    elif w.method in ("lora", "freeze"):
+        gb, what = frozen_bytes_per_param(w), "params"
+    else:   # gathered in the compute dtype (FSDP MixedPrecision's param_dtype, ZeRO's 16-bit copy)
+        gb, what = (2.0 if w.precision in ("fp16", "bf16") else 4.0), "params"
+    resident = 0.0 if w.offload == "full" else 1 / p_sh
+    add_term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * gb * (1 - resident),
+             f"2 blocks x {a.layer_params / 1e6:.0f}M {what} x {gb:.3g} B unsharded at a time (the one computed and "
+             "the one prefetched)" + ("; the rest lives in CPU RAM" if w.offload == "full" else ""))
+
+
+def _offload_note(w: Workload, host_bytes: float, notes: list[str]) -> None:
+    host = f"{host_bytes / GIB:.0f}"
+    notes.append(Note("est.offload_params", f"parameters offloaded to CPU RAM ({w.sharding.upper()} parameter "
+                      f"offload): about {host} GiB of host memory across the job; on the GPU only the blocks being "
+                      "computed", host=host, sharding=w.sharding.upper()))
 
 
 def _frozen_gradients(w: Workload, stored: float, terms: list[MemoryTerm], notes: list[str]) -> None:
@@ -234,8 +315,11 @@ def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
                           gib=f"{G:.1f}"))
 
 
-def _overhead(terms: list[MemoryTerm]) -> None:
-    tensors = sum(t.gib for t in terms) * GIB
-    add_term(terms, "allocator slack", "overhead", tensors * ALLOCATOR_SLACK,
-          f"{ALLOCATOR_SLACK:.0%} of tensor memory (PyTorch caching allocator fragmentation)")
+def _overhead(w: Workload, terms: list[MemoryTerm]) -> None:
+    tensors = sum(t.gib for t in terms if t.category != "overhead") * GIB
+    sharded = w.method != "inference" and w.sharding in ("zero3", "fsdp")
+    slack = ALLOCATOR_SLACK_SHARDED if sharded else ALLOCATOR_SLACK
+    add_term(terms, "allocator slack", "overhead", tensors * slack,
+             f"{slack:.0%} of tensor memory (PyTorch caching allocator fragmentation"
+             + ("; sharded: all-gathers on their own CUDA stream)" if sharded else ")"))
     add_term(terms, "CUDA context", "overhead", CUDA_CONTEXT_GIB * GIB, "CUDA context, cuBLAS/cuDNN kernels")

@@ -2,6 +2,8 @@
 forward pass."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from bot.estimate.adapters import head_quantised, quant_formula, quant_notes, quantised_split
 from bot.estimate.arch import GIB, WEIGHT_BYTES, Arch, Note, add_term
 from bot.records.models import MemoryTerm, Workload
@@ -70,8 +72,72 @@ def serving_terms(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str
     if a.sliding_window and a.sliding_share:
         notes.append(Note("est.sliding", f"{a.sliding_share:.0%} of layers use a {a.sliding_window}-token sliding "
                           "window", share=f"{a.sliding_share:.0%}", window=a.sliding_window))
-    # prefill working set of one block for the longest prompt chunk, and last-token logits
-    chunk = min(a.encoder_tokens or ctx, 8192) * min(w.concurrency, 4) if ctx > 1 else w.concurrency
+    _prefill_and_engine(w, a, terms, notes)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What a serving engine does with memory: how many prompt tokens one forward pass takes (None: the whole
+    prompt of every sequence at once), whether it claims a share of the card for its KV pool up front, and whether
+    it captures CUDA graphs."""
+    prefill_tokens: int | None
+    preallocates: str           # "" (the cache grows with each request) or how the pool is sized
+    cuda_graphs: bool
+    source: str
+
+
+ENGINES = {
+    # transformers generate(): the prompts of the batch go through the model in one forward pass, the dynamic cache
+    # grows by concatenation, only the last position's logits are computed (num_logits_to_keep, transformers 4.45+)
+    "transformers": Engine(None, "", False, "transformers generate() with the default DynamicCache"),
+    # vLLM: chunked prefill, max_num_batched_tokens 8192 for the API server on GPUs of 70 GiB or more (2048 below;
+    # vllm/engine/arg_utils.py get_batch_defaults); gpu_memory_utilization 0.9 of the card claimed at start-up
+    "vllm": Engine(8192, "gpu_memory_utilization (default 0.9) of the card", True,
+                   "vLLM engine args: max_num_batched_tokens, gpu_memory_utilization, CUDA graphs unless enforce_eager"),
+    # SGLang: chunked_prefill_size chosen from the GPU's memory (8192 on large cards); mem_fraction_static claimed
+    "sglang": Engine(8192, "mem_fraction_static of the card", True,
+                     "SGLang server args: chunked_prefill_size, mem_fraction_static, CUDA graphs"),
+    # TGI: --max-batch-prefill-tokens default 4096 (launcher docs); its KV blocks fill the free memory at warm-up
+    "tgi": Engine(4096, "the memory left after warm-up (--cuda-memory-fraction, default 1.0)", True,
+                  "text-generation-launcher: --max-batch-prefill-tokens, --cuda-memory-fraction"),
+    # llama.cpp: the compute graph is reserved for n_ubatch (default 512) tokens; the KV cache for n_ctx is
+    # allocated when the context is created
+    "llama.cpp": Engine(512, "the KV cache of the whole context (n_ctx) at context creation", False,
+                        "llama.cpp: -ub/--ubatch-size (default 512), -c/--ctx-size"),
+}
+CUDA_GRAPHS_GIB = 0.5   # vLLM start-up logs "Graph capturing finished ..., took X GiB": 0.11-0.96 GiB seen
+
+
+def _prefill_and_engine(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    """The forward pass's working set (one block's intermediates over the tokens of one prefill step, and the last
+    position's logits) and what the engine adds: the chat's default is a chunked-prefill server (8,192-token steps
+    over at most 4 sequences), said as an assumption."""
+    tp = w.tensor_parallel if w.tensor_parallel > 1 else w.gpus
+    ctx = w.context
+    prompt = a.encoder_tokens or min(w.input_len or ctx, ctx)
+    eng = ENGINES.get(w.engine or "")
+    if ctx <= 1:
+        chunk = w.concurrency
+    elif eng is None:
+        chunk = min(prompt, 8192) * min(w.concurrency, 4)
+        notes.append(Note("est.engine_default", "serving engine not given: assumed a server that takes prompts "
+                          "8,192 tokens at a time, such as vLLM; plain transformers generation takes the whole prompt "
+                          "at once"))
+    elif eng.prefill_tokens is None:
+        chunk = prompt * w.concurrency
+    else:
+        chunk = min(prompt * w.concurrency, eng.prefill_tokens)
     work = chunk * (4 * a.hidden + 3 * a.active_ffn) * 2 / tp + w.concurrency * a.vocab * 4
-    add_term(terms, "activations and workspace", "activations", work,
-          f"one block's prefill intermediates over {chunk} tokens + logits of {w.concurrency} sequences")
+    how = (f"one block's prefill intermediates over {chunk} tokens" + (f" ({w.engine}: the whole prompt at once)"
+           if eng is not None and eng.prefill_tokens is None else f" ({w.engine} prefill step)" if eng else "")
+           + f" + logits of {w.concurrency} sequences")
+    add_term(terms, "activations and workspace", "activations", work, how)
+    if eng is None:
+        return
+    if eng.cuda_graphs:
+        add_term(terms, "CUDA graphs", "overhead", CUDA_GRAPHS_GIB * GIB, "decode batch sizes captured as CUDA graphs "
+                 f"({eng.source}); vLLM logs 0.11-0.96 GiB")
+    if eng.preallocates:
+        notes.append(Note("est.engine_pool", f"{w.engine} claims {eng.preallocates} at start-up for its KV-cache pool: "
+                          "nvidia-smi shows that share used whatever the load; the figure here is what the job needs "
+                          "within it", engine=w.engine, pool=eng.preallocates))

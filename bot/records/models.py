@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Method = Literal["full", "freeze", "lora", "qlora", "inference"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"]
@@ -72,9 +72,23 @@ class Workload(BaseModel):
     nodes: int = Field(default=1, ge=1, le=10_000)
     sharding: Sharding = "none"
     offload: Offload = "none"
-    grad_checkpointing: bool = False
-    # activation checkpointing: "selective" recomputes only the attention core; grad_checkpointing=True means "full"
+    grad_checkpointing: bool = False   # the same as checkpointing="full"; the two fields agree after validation
+    # activation checkpointing (issue 23): "full" keeps each layer's input and recomputes the layer in backward;
+    # "selective" recomputes only part of each layer (selective_policy says which part)
     checkpointing: Literal["none", "full", "selective"] = "none"
+    # full checkpointing of one layer in every N, the others keeping all their activations (torchtitan's
+    # selective_ac_option = N); 1 = every layer
+    checkpoint_every: int = Field(default=1, ge=1, le=1000)
+    # "attention": only the attention core is recomputed (Korthikanti et al. 2022, Megatron-LM's
+    # --recompute-granularity selective); "alternate-mm": the outputs of every other matmul and of attention are kept,
+    # the rest recomputed (torchtitan's per-op policy, selective_ac_option = "op")
+    selective_policy: Literal["attention", "alternate-mm"] = "attention"
+    # the serving engine: its prefill working set, KV-cache allocation and CUDA graphs differ (None: the chat's
+    # default, a vLLM-like server, said as an assumption)
+    engine: Literal["transformers", "vllm", "sglang", "tgi", "llama.cpp"] | None = None
+    # the frozen base's dtype under LoRA / freeze tuning when it differs from the compute precision (some PEFT
+    # distributed examples keep it in fp32 under bf16 autocast); None: the precision's own
+    frozen_dtype: Literal["fp32", "bf16", "fp16"] | None = None
     flash_attention: bool = True
     chunked_loss: bool = False        # cross-entropy over chunks of the sequence (torchtune, Liger, unsloth)
     # LoRA under FSDP with frozen and trainable parameters in the same FSDP units (use_orig_params=True): PyTorch
@@ -135,6 +149,16 @@ class Workload(BaseModel):
     kv_dtype: Precision | None = None       # serving: KV-cache element type (None: the weights' 16-bit type)
     target_rate: float | None = Field(default=None, gt=0)           # the rate asked for, in the kind's unit
 
+    @model_validator(mode="after")
+    def _one_checkpointing(self) -> "Workload":
+        """grad_checkpointing (kept for old callers) means full checkpointing: make the two fields agree."""
+        if self.grad_checkpointing and self.checkpointing == "none":
+            self.checkpointing = "full"
+        elif self.grad_checkpointing and self.checkpointing == "selective":
+            raise ValueError("grad_checkpointing means full checkpointing, not selective: give checkpointing alone")
+        self.grad_checkpointing = self.checkpointing == "full"
+        return self
+
 
 class MemoryTerm(BaseModel):
     name: str                  # e.g. "fp32 master weights"
@@ -143,8 +167,16 @@ class MemoryTerm(BaseModel):
     formula: str               # how it was computed, in words and numbers
 
 
+class MemoryBasis(BaseModel):
+    """One way of reading GPU memory, so an estimate is compared like for like with a measurement."""
+    name: Literal["allocated", "reserved", "device_total"]
+    gib: float
+    reads: str                 # the counter a measurement of this basis reads (torch.cuda.max_memory_allocated, ...)
+    includes: list[str]        # the estimate's terms it counts
+
+
 class MemoryEstimate(BaseModel):
-    per_gpu_gib: float
+    per_gpu_gib: float         # the device total (what nvidia-smi shows): the figure that must fit
     total_gib: float
     allocated_gib: float       # tensors only (what torch.cuda.max_memory_allocated reports)
     breakdown: dict[str, float]
@@ -152,6 +184,8 @@ class MemoryEstimate(BaseModel):
     assumptions: list[str]
     gpus: int
     assumption_keys: list[dict[str, Any]] = []     # the same assumptions as template keys, for other languages
+    reserved_gib: float | None = None               # tensors + the caching allocator's slack (max_memory_reserved)
+    bases: list[MemoryBasis] = []                   # allocated, reserved and device total, with the terms each counts
 
 
 class Compute(BaseModel):

@@ -92,9 +92,10 @@ def run_estimate(o: dict[str, Any]) -> None:
             pure_bf16=o["pure_bf16"], optimizer=o["optimizer"],
             batch_size=o["batch_size"] or (1 if inference else 4), seq_len=o["seq_len"] or 1024,
             gpus=o["gpus"], nodes=o["nodes"], sharding=sharding, offload=o["offload"],
-            grad_checkpointing=o["grad_checkpointing"] or o["checkpointing"] == "full",
+            grad_checkpointing=o["grad_checkpointing"], flash_attention=not o["eager_attention"],
             checkpointing=o["checkpointing"] or ("full" if o["grad_checkpointing"] else "none"),
-            flash_attention=not o["eager_attention"],
+            checkpoint_every=o["checkpoint_every"], selective_policy=o["selective_policy"],
+            frozen_dtype=o["frozen_dtype"], engine=o["engine"],
             fsdp_mixed_frozen=o["fsdp_mixed_frozen"], no_sync_accumulation=o["no_sync_accumulation"],
             kbit_upcast=o["kbit_upcast"], grad_accumulation=o["grad_accumulation"], adamw_impl=o["adamw_impl"],
             bnb_saves_input=o["bnb_saves_input"], double_quant=o["double_quant"], quantized_lm_head=o["quantize_lm_head"],
@@ -134,6 +135,7 @@ def run_estimate(o: dict[str, Any]) -> None:
     spread = kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
     out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
            "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
+           "reserved_gib": est.reserved_gib, "bases": [b.model_dump() for b in est.bases],
            "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
            "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit,
            "spread": spread.model_dump() if spread else None}
@@ -148,10 +150,15 @@ def run_estimate(o: dict[str, Any]) -> None:
              else f"batch {w.batch_size} x {fixed or w.seq_len}" if sequence else f"batch {w.batch_size}")
     click.echo(f"{title}: {w.method}, {w.precision}, {shape}, {w.gpus} GPU(s)"
                + (f", {w.sharding}" if w.sharding not in ("none",) else ""))
-    click.echo(f"{'term':<34}{'GiB':>9}  how")
+    click.echo(f"{'term':<40}{'GiB':>9}  how")
     for t in est.terms:
-        click.echo(f"{t.name:<34}{t.gib:>9.2f}  {t.formula}")
-    click.echo(f"{'per GPU':<34}{est.per_gpu_gib:>9.2f}  (tensors {est.allocated_gib:.2f}; all GPUs {est.total_gib:.2f})")
+        click.echo(f"{t.name:<40}{t.gib:>9.2f}  {t.formula}")
+    click.echo(f"{'per GPU':<40}{est.per_gpu_gib:>9.2f}  (tensors {est.allocated_gib:.2f}; all GPUs {est.total_gib:.2f})")
+    seen: list[str] = []
+    for b in est.bases:     # like for like with a measurement: which counter reads which terms
+        added = [n for n in b.includes if n not in seen] if seen else ["the tensors"]
+        seen = b.includes
+        click.echo(f"  read as {b.name.replace('_', ' '):<13}{b.gib:>9.2f}  {b.reads}: " + " + ".join(added))
     for a in est.assumptions:
         click.echo(f"note: {a}")
     if spread:

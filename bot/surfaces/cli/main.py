@@ -172,7 +172,21 @@ def chat(session: str | None) -> None:
 @click.option("--nodes", type=click.IntRange(1, 10_000), default=1, show_default=True)
 @click.option("--sharding", type=click.Choice(["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]), default=None)
 @click.option("--offload", type=click.Choice(["none", "optimizer", "full"]), default="none", show_default=True)
-@click.option("--grad-checkpointing", is_flag=True)
+@click.option("--grad-checkpointing", is_flag=True, help="The same as --checkpointing full.")
+@click.option("--checkpointing", type=click.Choice(["none", "full", "selective"]), default=None,
+              help="Activation checkpointing: full keeps each layer's input and recomputes the layer; selective "
+                   "recomputes part of each layer (--selective-policy). Default: none, or full with "
+                   "--grad-checkpointing.")
+@click.option("--checkpoint-every", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="With --checkpointing full: checkpoint one layer in N, the others keep all their activations "
+                   "(torchtitan's selective_ac_option = N).")
+@click.option("--selective-policy", type=click.Choice(["attention", "alternate-mm"]), default="attention",
+              show_default=True,
+              help="What selective checkpointing recomputes: attention = only the attention core (Korthikanti et al., "
+                   "Megatron-LM); alternate-mm = all but every other matmul's output and attention's (torchtitan 'op').")
+@click.option("--frozen-dtype", type=click.Choice(["fp32", "bf16", "fp16"]), default=None,
+              help="LoRA / freeze: the frozen base's dtype when it differs from --precision (e.g. fp32 under bf16 "
+                   "autocast).")
 @click.option("--eager-attention", is_flag=True, help="Attention without a memory-efficient kernel (s^2 scores).")
 @click.option("--fsdp-mixed-frozen", is_flag=True,
               help="LoRA under FSDP with frozen and adapter weights in the same FSDP units (gradients for both).")
@@ -206,10 +220,10 @@ def chat(session: str | None) -> None:
 @click.option("--concurrency", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Inference: concurrent sequences.")
 @click.option("--context", type=click.IntRange(1, 10_000_000), default=None, help="Inference: tokens per sequence.")
+@click.option("--engine", type=click.Choice(["transformers", "vllm", "sglang", "tgi", "llama.cpp"]), default=None,
+              help="Inference: the serving engine (prefill step, KV pool, CUDA graphs). Default: a chunked-prefill "
+                   "server such as vLLM, said in the notes.")
 @click.option("--tokens", type=float, default=None, help="Training tokens, for time and cost.")
-@click.option("--checkpointing", type=click.Choice(["none", "full", "selective"]), default=None,
-              help="Activation checkpointing: full recomputes the forward, selective only attention "
-                   "(--grad-checkpointing means full).")
 @click.option("--input-len", type=click.IntRange(1, 10_000_000), default=None,
               help="Serving: prompt tokens per request (default 1024).")
 @click.option("--output-len", type=click.IntRange(1, 10_000_000), default=None,
