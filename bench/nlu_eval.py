@@ -247,7 +247,7 @@ def run_conversation(core, conv: dict[str, Any]) -> list[tuple[dict[str, Any], A
     out = []
     for turn in conv.get("turns") or []:
         t0 = time.perf_counter()
-        reply, state = core.turn(turn["user"], state)
+        reply, state = core.turn(turn["user"], state, today=conv.get("today"))
         ms = (time.perf_counter() - t0) * 1000
         out.append((turn, reply, check_turn(turn.get("expect") or {}, reply), ms))
     return out

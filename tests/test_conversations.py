@@ -28,7 +28,7 @@ def test_conversation(core, path):
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     state: dict = {}
     for i, turn in enumerate(doc["turns"], 1):
-        reply, state = core.turn(turn["user"], state)
+        reply, state = core.turn(turn["user"], state, today=doc.get("today"))     # 'by Friday' needs a today
         expect = turn.get("expect") or {}
         where = f"{path.stem} turn {i}: {turn['user']!r}"
         for key in ("status", "intent", "lang"):

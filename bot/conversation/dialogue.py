@@ -84,10 +84,14 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         return state, Decision("info", intent, {**state["slots"], **new, **topic})
     if intent is None:
         answering = state["pending"] not in (None, "intent") and bool(new or ambiguous or parse.unsure)
-        refining = in_job and state["answered"] and bool(new or ambiguous)
+        # any turn about the job refines it ('use unsloth', 'the dataset is 50k samples'); only turns with nothing
+        # job-related are out of scope
+        refining = in_job and state["answered"] and bool(new or ambiguous or parse.job_words)
         if not (answering or refining):
             if not parse.out_of_scope and (new_model or ambiguous or new.get("gpu_model")) and "intent" in forms:
                 return _ask_intent(state, new, ambiguous, parse, forms, lang)
+            if not parse.out_of_scope and not parse.unknown_model and not in_job and "opener" in forms:
+                return _ask_intent(state, new, ambiguous, parse, forms, lang, form="opener")   # 'need a gpu for ML'
             return state, Decision("out_of_scope", None, state["slots"])
         intent = state["intent"]
     elif not in_job:
@@ -156,9 +160,10 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
 
 
 def _ask_intent(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], parse: Parse,
-                forms: dict[str, Any], lang: str) -> tuple[dict[str, Any], Decision]:
-    """A model or GPU named with no job ('is the h20 any good for deepseek r1?'): ask what the job is."""
-    spec = forms["intent"]
+                forms: dict[str, Any], lang: str, form: str = "intent") -> tuple[dict[str, Any], Decision]:
+    """A model or GPU named with no job ('is the h20 any good for deepseek r1?'), or a vague opener about GPUs and
+    models ('need a gpu for ML', '想跑个大模型，给个配置'): one question, what the job is, with a button for each."""
+    spec = forms[form]
     _new_job(state, keep_slots=False)
     state["slots"] = dict(new)
     if ambiguous:

@@ -50,7 +50,7 @@ class IntentScorer:
     def _decide_intent(self, text: str, scores: dict[str, float], recommend: bool, slots: dict[str, Any],
                        ambiguous: dict[str, list[str]]) -> tuple[str | None, bool]:
         if not text.strip():
-            return None, True
+            return None, not (slots.keys() - {"topic"})      # all of it read as slots ('by tomorrow', '8 gpus')
         job_scores = {k: scores.get(k, 0.0) for k in JOB_INTENTS}
         best_job = max(JOB_INTENTS, key=lambda k: (job_scores[k], -JOB_INTENTS.index(k)))
         if job_scores["rendering"] >= 3 and job_scores["train"] > 0 and best_job == "train":
@@ -80,7 +80,8 @@ class IntentScorer:
             return "explain", False
         if job > 0:
             return best_job, False
-        domain = entity or bool(slots.keys() - {"topic"}) or self.domain.any(text) or bool(slots.get("topic"))
+        domain = (entity or bool(slots.keys() - {"topic"}) or self.domain.any(text) or self.refine.any(text)
+                  or bool(slots.get("topic")))
         if entity:
             return None, False            # a name alone: the dialogue decides from the session
         if max(explain, billing) > 0 and domain:

@@ -16,6 +16,7 @@ Deterministic: the same text always gives the same Parse. Fast: everything is co
 from __future__ import annotations
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -68,6 +69,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         self.intent_names = [i for i in lx["intents"] if i != "neutral"]
         self.recommend = CueSet(_both(lx.get("recommend_cues")))
         self.domain = CueSet(_both(lx.get("domain_cues")))
+        self.refine = CueSet(_both(lx.get("refine_cues")))
         self.oos = CueSet(_both(lx.get("out_of_scope_cues")))
         self.unsure = CueSet(_both(lx.get("unsure")))
         self.help_words = CueSet(_both(lx.get("help_words")))
@@ -90,7 +92,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         self.qlora_precisions = set(lx.get("qlora_precisions", ["int4", "nf4"]))
 
     # ----- the parse ---------------------------------------------------------------------------------------------
-    def parse(self, raw: str) -> Parse:
+    def parse(self, raw: str, today: dt.date | None = None) -> Parse:
+        """`today` dates 'by Friday' and '12月20日前' (a fixed day in tests; the real date otherwise)."""
         text = self.normalise(raw)
         lang = "zh" if has_cjk(text) else "en"
         matches: list[Match] = []
@@ -116,7 +119,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         if provider:
             slots["provider"] = provider
         work = self._card_memory(work, slots)
-        work = self._numbers(work, slots, "model" in slots or "model" in ambiguous)
+        work = self._numbers(work, slots, "model" in slots or "model" in ambiguous, today or dt.date.today())
         self._keywords(work, slots)
         unknown = None
         if "model" not in slots and "model" not in ambiguous and "params_b" not in slots:
@@ -132,4 +135,5 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         return Parse(text=text, lang=lang, intent=intent, intent_scores=scores, slots=Slots(**slots),
                      matches=matches, ambiguous=ambiguous, reset=self._is_reset(text), out_of_scope=oos,
                      unknown_model=unknown, unsure=self.unsure.any(text), candidate_params=cparams,
-                     lang_sure=lang_sure, invalid=invalid, absurd=absurd)
+                     lang_sure=lang_sure, invalid=invalid, absurd=absurd,
+                     job_words=not oos and (self.refine.any(text) or self.domain.any(text)))

@@ -63,6 +63,10 @@ class NumberPatterns:
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m)?\s*(?:tokens?\s*(?:of\s*)?)?(?:上下文|context|ctx|"
                        r"seq(?:uence)?(?:[ _-]?len(?:gth)?)?(?![a-z])|序列长度|的上下文|长文本|长度的)"),
             re.compile(r"(?:sequences? of|seqs? of)\s*(\d+)\s*(k)?"),
+            # a refinement that names only a length: 'what if 8k instead?', 'how about 32k', '换成 8k 呢'
+            re.compile(r"(?:what if|how about|what about|try|with|换成|改成|改为|用)\s*(\d+(?:\.\d+)?)\s*(k)(?![a-z0-9])"
+                       r"(?!\s*(?:users?|requests?|qps|rps|samples?|images?|steps?|rows?|examples?|documents?|docs?|"
+                       r"并发|用户|条|张|\$|元|usd|dollars?|budget))"),
         ]
         self.rx_batch = re.compile(r"(?<![a-z])(?:batch[ _-]?size|batch|bs|mbs|micro[ -]?batch(?:[ _-]?size)?|批大小|"
                                    r"批次大小|批量大小)\s*(?:of|is|为|是|=|:)?\s*(\d+)(?![\d.])")
@@ -126,6 +130,17 @@ class NumberPatterns:
         self.rx_duration_skip_before = re.compile(r"(?:数据|语料|data|of|每|per)\s*$")
         self.rx_duration_skip_after = re.compile(r"^\s*(?:of\s+(?:audio|speech|data|video|recordings?|footage)|"
                                                  r"的(?:音频|语音|数据|视频)|内|之内|以内)")
+        day = r"(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun)"
+        self.rx_by_weekday = re.compile(rf"(?:by|before|until|due|deadline(?: is)?)\s+(?:this\s+)?(?P<next>next\s+)?"
+                                        rf"{day}(?![a-z])")
+        self.rx_zh_weekday = re.compile(r"(?:这|本)?(?P<next>下)?(?:个)?(?:周|星期|礼拜)(?P<day>[一二三四五六日天])\s*"
+                                        r"(?:之前|以前|前|交|上线|完成|搞定|出结果|要)")
+        self.rx_by_iso_date = re.compile(r"(?:by|before|until|due|deadline(?: is)?)\s+(?P<year>20\d\d)[-/.]"
+                                         r"(?P<month>\d{1,2})[-/.](?P<dom>\d{1,2})(?!\d)")
+        self.rx_zh_date = re.compile(r"(?:(?P<year>20\d\d)年)?(?P<month>\d{1,2})月(?P<dom>\d{1,2})[日号]\s*"
+                                     r"(?:之前|以前|前|交|上线|完成|搞定)")
+        self.rx_by_relative_day = re.compile(r"(?:by|before|until)\s+(?P<rel>tomorrow|end of (?:the|this) month)"
+                                             r"|(?P<rel2>明天|后天|月底)(?:之前|以前|前|交|上线|完成|搞定|要)")
         self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24")
 
     rx_card_memory = re.compile(

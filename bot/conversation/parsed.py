@@ -33,6 +33,7 @@ class Parse:
     unsure: bool = False                                  # "not sure" / "你看着办": leaves the open slot to the bot
     candidate_params: dict[str, float] = field(default_factory=dict)   # params_b of ambiguous model candidates
     lang_sure: bool = True                                # False: only names and numbers ('qwen2.5-7b', 'lora')
+    job_words: bool = False                               # says something about a job (a tool, the dataset) ...
     invalid: dict[str, float] = field(default_factory=dict)   # a negative or zero count, asked back ('-8 gpus')
     absurd: dict[str, float] = field(default_factory=dict)    # beyond any cloud ('1e12 users'), answered as such
 

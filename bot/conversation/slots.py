@@ -2,6 +2,8 @@
 cues for the other slots, written into a dict of slot values; what was read is blanked out of the text."""
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import re
 from typing import Any
 
@@ -44,7 +46,7 @@ class SlotReader:
     def _blank(text: str, span: tuple[int, int]) -> str:
         return text[:span[0]] + " " * (span[1] - span[0]) + text[span[1]:]
 
-    def _numbers(self, t: str, slots: dict[str, Any], have_model: bool) -> str:
+    def _numbers(self, t: str, slots: dict[str, Any], have_model: bool, today: dt.date) -> str:
         if self.rx_around_the_clock.search(t):
             slots["duration"] = "long"
             t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)
@@ -60,6 +62,8 @@ class SlotReader:
         t = self._qps(t, slots)
         self._concurrency(t, slots)
         t = self._deadline(t, slots)
+        if "deadline_days" not in slots:
+            t = self._deadline_date(t, slots, today)
         self._duration_numbers(t, slots)
         return t
 
@@ -231,6 +235,49 @@ class SlotReader:
             slots["budget_period"] = period
             return self._blank(t, m.span())
         return t
+
+    def _deadline_date(self, t: str, slots: dict[str, Any], today: dt.date) -> str:
+        """A deadline as a day: 'by Friday', 'by next monday', '周五前', '下周一之前', 'by 2026-12-20', '12月20日前',
+        'by tomorrow', '月底前'; counted in days from `today` (a day already past this year is next year's)."""
+        for rx, when in ((self.rx_by_weekday, self._weekday_date), (self.rx_zh_weekday, self._weekday_date),
+                         (self.rx_by_iso_date, self._calendar_date), (self.rx_zh_date, self._calendar_date),
+                         (self.rx_by_relative_day, self._relative_date)):
+            m = rx.search(t)
+            day = when(m, today) if m else None
+            if day is not None:
+                slots["deadline_days"] = float(max(1, (day - today).days))
+                return self._blank(t, m.span())
+        return t
+
+    _WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6,
+                 "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+
+    def _weekday_date(self, m: re.Match, today: dt.date) -> dt.date:
+        target = self._WEEKDAYS[m.group("day")[:3] if m.group("day").isascii() else m.group("day")]
+        ahead = (target - today.weekday()) % 7 or 7
+        # 'next Friday' on a Monday is the Friday after this one; 'next Monday' on a Thursday is the coming Monday
+        return today + dt.timedelta(days=ahead + (7 if m.group("next") and target > today.weekday() else 0))
+
+    @staticmethod
+    def _calendar_date(m: re.Match, today: dt.date) -> dt.date | None:
+        year = int(m.group("year")) if m.groupdict().get("year") else today.year
+        try:
+            day = dt.date(year, int(m.group("month")), int(m.group("dom")))
+        except ValueError:
+            return None
+        if day < today and not m.groupdict().get("year"):
+            day = day.replace(year=today.year + 1)
+        return day if day >= today else None
+
+    @staticmethod
+    def _relative_date(m: re.Match, today: dt.date) -> dt.date:
+        word = m.group("rel") or m.group("rel2")
+        if word in ("tomorrow", "明天"):
+            return today + dt.timedelta(days=1)
+        if word in ("后天",):
+            return today + dt.timedelta(days=2)
+        last = calendar.monthrange(today.year, today.month)[1]          # 'end of the month', '月底'
+        return today.replace(day=last) if today.day < last else today + dt.timedelta(days=1)
 
     def _deadline(self, t: str, slots: dict[str, Any]) -> str:
         for rx in self.rx_deadline:

@@ -48,8 +48,8 @@ class Core:
         return f"{self.kb.version}+{self.rules.version}"
 
     # ----- the turn ----------------------------------------------------------------------------------------------
-    def turn(self, text: str, state: dict[str, Any] | None = None) -> tuple[Reply, dict[str, Any]]:
-        parse = self.parser.parse(text or "")
+    def turn(self, text: str, state: dict[str, Any] | None = None, today: Any = None) -> tuple[Reply, dict[str, Any]]:
+        parse = self.parser.parse(text or "", today=today)
         if parse.intent is None and self._names_a_claim(parse.text):
             parse.intent, parse.out_of_scope = "explain", False     # "is p3s.large real?"
         state = dict(state or {})
@@ -61,6 +61,10 @@ class Core:
             reply, new_state = self._bad_number(parse, lang, state, new_state)
         else:
             reply = self._reply(decision, parse, lang, new_state)
+            if decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
+                    and not (parse.slots.filled().keys() - {"topic"}):
+                # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
+                reply.text = self.templates.say("refine.same", lang) + "\n" + reply.text
         reply.kb_version = self.version
         return reply, new_state
 

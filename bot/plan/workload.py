@@ -125,9 +125,9 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
                  task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
                  batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
                  # what the user said they shard with ("deepspeed zero3", "FSDP") and offload, else the usual default
-                 sharding=slots.get("sharding") or (
+                 sharding=(slots.get("sharding") if gpus > 1 else None) or (
                      "zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none")),
-                 offload=_offload(slots),
+                 offload=_offload(slots) if gpus > 1 else "none",
                  grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
                  # full fine-tuning at a small micro-batch accumulates: its gradients stay through every forward
                  grad_accumulation=8 if method in ("full", "freeze") else 1)
