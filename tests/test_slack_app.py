@@ -166,6 +166,9 @@ def test_healthz_and_routes(bot):
         assert resp.status == 200 and json.loads(resp.read())["ok"] is True
         assert resp.headers["Server"] == "gpu-advisor"        # waitress (our ident), not Bolt's dev server
     assert send(bot.url + "/healthz", "", "text/plain")[0] == 405
+    with urllib.request.urlopen(bot.url + "/metrics", timeout=5) as resp:    # Prometheus, in HTTP mode too
+        assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/plain; version=")
+        assert b"gpu_advisor_answer_seconds" in resp.read()
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(bot.url + "/slack/events", timeout=5)
     assert err.value.code == 405

@@ -18,7 +18,7 @@ from slack_stub import APP_TOKEN, SlackStub, check_message, validate_blocks
 
 REPO = Path(__file__).resolve().parent.parent
 BOT = "xoxb-1234-5678-abcdefghijkl"
-SECRET = "0123456789abcdef0123456789abcdef"
+SECRET = "8f742231b10e8888abcd991234567a5b"
 
 
 # ----- settings ---------------------------------------------------------------------------------------------------

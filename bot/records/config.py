@@ -1,24 +1,141 @@
-"""Settings from the environment, in one place, validated once (DESIGN.md "Environment")."""
+"""Settings from the environment, in one place: one typed object (pydantic-settings), read by every entry point.
+
+`settings()` reads the environment each time it is called (tests and `doctor` change it), and checks the shape of
+every value: a value that cannot be right (a port that is not a number, a log level that does not exist, an
+http(s) URL that is not one) is a ConfigError naming the variable and how to fix it; secrets are SecretStr, so
+they never show in a repr, a log line or an error. Checks that need the knowledge base (is ADVISOR_DEFAULT_PROVIDER
+a provider?) are `check_provider`, run by the surfaces once the knowledge base is loaded. The variables are
+those of DESIGN.md "Environment" and docs/operations.md.
+"""
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Iterable
 
 from bot.records.errors import ConfigError
 
 _REPO = Path(__file__).resolve().parents[2]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+DEFAULT_PROVIDER = "huaweicloud"
+DEFAULT_API_BASE_URL = "https://slack.com/api/"
 
 
-def _data_dir(env: str, name: str) -> Path:
-    """knowledge/ and rules/ beside the package: a checkout, an installed wheel (shared data) or a container."""
-    value = os.environ.get(env)
-    if value:
-        path = Path(value).expanduser()
-        if not path.is_dir():
-            raise ConfigError(f"{env}={value} is not a directory",
+def _model() -> type:
+    """The settings class, built on first use: pydantic-settings costs ~50 ms to import, which a command that
+    never reads a setting (`--help`, `--version`) should not pay."""
+    global _SETTINGS_CLASS
+    if _SETTINGS_CLASS is not None:
+        return _SETTINGS_CLASS
+    from pydantic import SecretStr, field_validator
+    from pydantic_settings import BaseSettings, SettingsConfigDict
+
+    class Settings(BaseSettings):
+        """Every environment variable gpu-advisor reads (names are the field names, upper-cased)."""
+        model_config = SettingsConfigDict(extra="ignore", case_sensitive=False, frozen=True)
+
+        advisor_db: Path | None = None
+        advisor_knowledge_dir: Path | None = None
+        advisor_rules_dir: Path | None = None
+        advisor_prices_file: Path | None = None
+        advisor_default_provider: str = DEFAULT_PROVIDER
+        advisor_slash_command: str = "/gpu-advisor"
+        advisor_log_level: str = "INFO"
+        advisor_log_format: str = "text"
+        slack_bot_token: SecretStr | None = None
+        slack_app_token: SecretStr | None = None
+        slack_signing_secret: SecretStr | None = None
+        slack_api_base_url: str = DEFAULT_API_BASE_URL
+        port: str = "3000"
+        advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
+
+        @field_validator("advisor_default_provider", "advisor_log_format", mode="before")
+        @classmethod
+        def _lower(cls, v: Any) -> Any:
+            return (str(v).strip().lower() or None) if v is not None else v
+
+        @field_validator("advisor_log_level", mode="before")
+        @classmethod
+        def _upper(cls, v: Any) -> Any:
+            return str(v).strip().upper() or "INFO"
+
+        @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
+        @classmethod
+        def _blank_is_unset(cls, v: Any) -> Any:
+            return None if v is None or not str(v).strip() else v
+
+        @field_validator("advisor_db", "advisor_knowledge_dir", "advisor_rules_dir", "advisor_prices_file",
+                         mode="before")
+        @classmethod
+        def _path(cls, v: Any) -> Any:
+            return Path(str(v)).expanduser() if v not in (None, "") else None
+
+    _SETTINGS_CLASS = Settings
+    return Settings
+
+
+_SETTINGS_CLASS: type | None = None
+
+
+def settings() -> Any:
+    """The settings now, typed; ConfigError names a variable that cannot even be read (never its secret value).
+    Each accessor below reads one field, so one wrong variable does not hide the others; `validate()` checks
+    them all and is what every entry point calls at start."""
+    from pydantic import ValidationError
+    try:
+        return _model()()
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]).upper() if err.get("loc") else "a setting"
+        raise ConfigError(f"{name} is not valid: {err['msg']}",
+                          fix=f"correct or unset {name} (docs/operations.md lists every variable)") from None
+
+
+def validate() -> Any:
+    """Every setting checked (the same rules `doctor` reports one by one): `ask`, `chat` and `serve` call this at
+    start, so a wrong value stops them with its fix instead of being ignored. Returns the settings."""
+    s = settings()
+    port = s.port.strip()
+    if not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"PORT={port!r} is not a port number", fix="set PORT to 1-65535, or unset it (3000)")
+    if s.advisor_log_level not in LOG_LEVELS:
+        raise ConfigError(f"ADVISOR_LOG_LEVEL={s.advisor_log_level!r} is not a log level",
+                          fix="use one of " + ", ".join(LOG_LEVELS) + ", or unset it (INFO)")
+    if s.advisor_log_format not in LOG_FORMATS:
+        raise ConfigError(f"ADVISOR_LOG_FORMAT={s.advisor_log_format!r} is not a log format",
+                          fix="use text or json, or unset it (text)")
+    cmd = s.advisor_slash_command.strip()
+    if not cmd.startswith("/") or " " in cmd or len(cmd) > 32:
+        raise ConfigError(f"ADVISOR_SLASH_COMMAND={cmd!r} is not a slash command",
+                          fix="use a single word starting with '/', e.g. /gpu-advisor")
+    return s
+
+
+def check_provider(providers: Iterable[str], value: str | None = None) -> str:
+    """ADVISOR_DEFAULT_PROVIDER checked against the knowledge base's providers: a misspelt one is an error
+    naming the valid ones (it used to fall back to Huawei Cloud without a word)."""
+    value = value if value is not None else settings().advisor_default_provider
+    known = sorted(providers)
+    if value not in known:
+        from difflib import get_close_matches
+        guess = get_close_matches(value, known, n=1)
+        raise ConfigError(f"ADVISOR_DEFAULT_PROVIDER={value!r} is not a provider in the knowledge base",
+                          fix=(f"did you mean {guess[0]}? " if guess else "") + "use one of " + ", ".join(known))
+    return value
+
+
+# ----- the values, as the rest of the code reads them ------------------------------------------------------------
+def _data_dir(configured: Path | None, env: str, name: str) -> Path:
+    """knowledge/ and rules/: the configured folder, else the package's own copy (bot/data/, any install),
+    else beside the package (a checkout)."""
+    if configured is not None:
+        if not configured.is_dir():
+            raise ConfigError(f"{env}={configured} is not a directory",
                               fix=f"point {env} at the folder holding the {name} YAML files, or unset it")
-        return path
-    candidates = [_REPO / name, Path(os.sys.prefix) / "share" / "gpu-advisor" / name, Path("/app") / name]
+        return configured
+    candidates = [_REPO / name, Path(__file__).resolve().parents[1] / "data" / name,
+                  Path(os.sys.prefix) / "share" / "gpu-advisor" / name, Path("/app") / name]
     for path in candidates:
         if path.is_dir():
             return path
@@ -27,19 +144,17 @@ def _data_dir(env: str, name: str) -> Path:
 
 
 def knowledge_dir() -> Path:
-    return _data_dir("ADVISOR_KNOWLEDGE_DIR", "knowledge")
+    return _data_dir(settings().advisor_knowledge_dir, "ADVISOR_KNOWLEDGE_DIR", "knowledge")
 
 
 def rules_dir() -> Path:
-    return _data_dir("ADVISOR_RULES_DIR", "rules")
+    return _data_dir(settings().advisor_rules_dir, "ADVISOR_RULES_DIR", "rules")
 
 
 def db_path() -> Path:
     """ADVISOR_DB, else a per-user file under XDG_DATA_HOME (sessions and the audit log share it)."""
-    value = os.environ.get("ADVISOR_DB")
-    if value:
-        path = Path(value).expanduser()
-    else:
+    path = settings().advisor_db
+    if path is None:
         base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
         path = base / "gpu-advisor" / "advisor.db"
     try:
@@ -51,22 +166,22 @@ def db_path() -> Path:
 
 
 def default_provider() -> str:
-    return os.environ.get("ADVISOR_DEFAULT_PROVIDER", "huaweicloud").strip().lower() or "huaweicloud"
+    return settings().advisor_default_provider or DEFAULT_PROVIDER
 
 
 def slash_command() -> str:
-    value = os.environ.get("ADVISOR_SLASH_COMMAND", "/gpu-advisor").strip()
-    if not value.startswith("/") or " " in value or len(value) > 32:
-        raise ConfigError(f"ADVISOR_SLASH_COMMAND={value!r} is not a slash command",
+    cmd = settings().advisor_slash_command.strip()
+    if not cmd.startswith("/") or " " in cmd or len(cmd) > 32:
+        raise ConfigError(f"ADVISOR_SLASH_COMMAND={cmd!r} is not a slash command",
                           fix="use a single word starting with '/', e.g. /gpu-advisor")
-    return value
+    return cmd
 
 
 def local_prices_file() -> Path | None:
     """An operator's own prices (git-ignored) override list and indicative prices."""
-    value = os.environ.get("ADVISOR_PRICES_FILE")
-    if value:
-        return Path(value).expanduser()
+    configured = settings().advisor_prices_file
+    if configured is not None:
+        return configured
     try:
         path = knowledge_dir() / "local" / "prices.yaml"
     except ConfigError:

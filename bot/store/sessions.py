@@ -113,6 +113,11 @@ class SessionStore(LockedDatabase):
         with self._write() as conn:
             return conn.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
 
+    def count(self) -> int:
+        """Live (unexpired) sessions, for the operator's metrics."""
+        with self._read() as conn:
+            return conn.execute("SELECT count(*) FROM sessions WHERE expires > ?", (iso_utc(self._now()),)).fetchone()[0]
+
     def purge_expired(self) -> int:
         """Delete every expired session; returns how many."""
         with self._write() as conn:

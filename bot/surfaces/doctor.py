@@ -26,6 +26,7 @@ from bot.records.errors import AdvisorError
 from bot.surfaces.slack.settings import _APP_TOKEN as APP_TOKEN  # noqa: E402
 from bot.surfaces.slack.settings import _BOT_TOKEN as BOT_TOKEN  # noqa: E402
 from bot.surfaces.slack.settings import _SIGNING_SECRET as SIGNING_SECRET  # noqa: E402
+from bot.surfaces.slack.settings import is_placeholder  # noqa: E402
 
 _KNOWN_PREFIX = re.compile(r"^(xox[abposre]|xapp)-")
 NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "afs", "9p", "glusterfs", "ceph", "fuse.s3fs",
@@ -289,6 +290,11 @@ def check_slack() -> Iterator[Check]:
             yield Check("fail", "slack", f"{name} {shown(value)} {slip}",
                         "remove the quotes/spaces: systemd EnvironmentFile, docker --env-file and Kubernetes "
                         "Secrets keep them as part of the value")
+            continue
+        if pattern.match(value) and is_placeholder(value):
+            failed = True
+            yield Check("fail", "slack", f"{name} {shown(value)} is the placeholder of deploy/slack.env.example",
+                        f"replace it by the real value from {where}")
             continue
         if pattern.match(value):
             yield Check("ok", "slack", f"{name} {shown(value)}, well-formed")

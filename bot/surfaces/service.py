@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from bot.store.audit import AuditLog
 from bot.conversation.turn import Core
 from bot.store.sessions import SessionStore, session_id, session_key
 
+log = logging.getLogger("gpu_advisor.turn")
 _LOCK = threading.Lock()
 _CORE: Core | None = None
 
@@ -29,13 +32,24 @@ def shared_core() -> Core:
 
 
 class Service:
-    def __init__(self, core: Core | None = None, db: Path | str | None = None):
+    """`metrics=True` (under `serve`) counts every turn in the Prometheus metrics (bot/surfaces/metrics.py)."""
+
+    def __init__(self, core: Core | None = None, db: Path | str | None = None, metrics: bool = False):
+        provider = config.validate().advisor_default_provider   # every setting checked before any work
         self.core = core or shared_core()
+        if provider != config.DEFAULT_PROVIDER:          # a misspelt ADVISOR_DEFAULT_PROVIDER stops every surface
+            config.check_provider(self.core.kb.providers, provider)
+        self.default_provider = provider                 # the process-wide core may predate the setting
         self._cores: dict[str, Core] = {}
         path = Path(db) if db else config.db_path()
         self.audit = AuditLog(path)
         self.sessions = SessionStore(path)
         self.sessions.purge_expired()          # expired conversations are deleted, not only ignored
+        self.metrics = None
+        if metrics:
+            from bot.surfaces import metrics as m
+            m.bind(self)
+            self.metrics = m
 
     def core_for(self, default_provider: str | None) -> Core:
         """The core with another default cloud (a Slack user's App Home setting); same knowledge, rules, parser."""
@@ -53,9 +67,30 @@ class Service:
             session: str | None = None, event_id: str | None = None, default_provider: str | None = None
             ) -> dict[str, Any]:
         """One turn; returns the `ask --json` object (advice_id, session, status, ... as in DESIGN.md)."""
+        start = time.perf_counter()
+        try:
+            out = self._turn(text, surface=surface, user=user, team=team, channel=channel, thread=thread,
+                             session=session, event_id=event_id, default_provider=default_provider)
+        except Exception:
+            self._observe(surface, "error", time.perf_counter() - start, None, None)
+            raise
+        self._observe(surface, out["status"], time.perf_counter() - start, out["advice_id"], out.get("intent"))
+        return out
+
+    def _observe(self, surface: str, status: str, seconds: float, advice_id: str | None, intent: str | None) -> None:
+        """One structured log line per turn (surface, advice id, intent, status, latency: never the question or a
+        token), and the metrics when they are on."""
+        fields = {"surface": surface, "advice_id": advice_id, "intent": intent, "status": status,
+                  "latency_ms": round(seconds * 1000, 1)}
+        log.info("turn " + " ".join(f"{k}={'-' if v is None else v}" for k, v in fields.items()), extra=fields)
+        if self.metrics is not None:
+            self.metrics.observe_turn(surface, status, seconds)
+
+    def _turn(self, text: str, *, surface: str, user: str, team: str, channel: str, thread: str,
+              session: str | None, event_id: str | None, default_provider: str | None) -> dict[str, Any]:
         key = session_key(surface, team, channel, session or thread, user)
         state = self.sessions.load(key)
-        reply, new_state = self.core_for(default_provider).turn(text, state)
+        reply, new_state = self.core_for(default_provider or self.default_provider).turn(text, state)
         self.sessions.save(key, new_state)
         sid = session or session_id(key)
         out = {"advice_id": None, "session": sid, **reply.model_dump()}

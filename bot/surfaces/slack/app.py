@@ -2,8 +2,8 @@
 
 Only this module (and bot/surfaces/slack/) imports Slack. Each listener translates a payload into one
 `Service.ask` call (session load/save + audit record) and the reply back into Block Kit; the core never sees
-Slack. `build_app(settings, service)` makes the app; `run(mode, host, port)` serves it (Socket Mode, or HTTP:
-Bolt's WSGI adapter under waitress with `POST /slack/events` and `GET /healthz`).
+Slack. `build_app(settings, service)` makes the app; `run(mode, host, port)` serves it (bot/surfaces/slack/serve.py:
+Socket Mode, or HTTP with Bolt's WSGI adapter under waitress; /healthz and /metrics in both).
 
 Where conversations live (the session key is slack:team:channel:thread:user, see bot/store/sessions.py):
 - DM: one conversation per DM channel (thread: none); the answer goes where the message was.
@@ -379,9 +379,11 @@ def _env_hidden() -> Iterator[None]:
 
 
 def web_client(settings: SlackSettings) -> WebClient:
-    """The Web API client: SLACK_API_BASE_URL; bounded retries on 5xx, 429 (Retry-After) and dropped connections."""
+    """The Web API client: SLACK_API_BASE_URL; bounded retries on 5xx, 429 (Retry-After) and dropped connections,
+    each retry counted in the metrics."""
+    from bot.surfaces.metrics import count_retries
     return WebClient(token=settings.bot_token, base_url=settings.api_base_url, timeout=TIMEOUT_S,
-                     retry_handlers=retry_handlers())
+                     retry_handlers=count_retries(retry_handlers()))
 
 
 def build_app(settings: SlackSettings, service: Any = None, templates: Templates | None = None) -> App:
@@ -405,81 +407,7 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     return app
 
 
-def wsgi_app(app: App) -> Callable:
-    """`POST /slack/events` to Bolt's WSGI adapter, `GET /healthz` answered here, anything else 404."""
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
-    handler = SlackRequestHandler(app, path="/slack/events")
-
-    def plain(start_response: Callable, status: str, body: bytes, extra: list | None = None) -> list[bytes]:
-        start_response(status, [("Content-Type", "application/json" if body.startswith(b"{") else "text/plain"),
-                                ("Content-Length", str(len(body)))] + (extra or []))
-        return [body]
-
-    def application(environ: dict, start_response: Callable) -> Any:
-        path, method = environ.get("PATH_INFO") or "/", environ.get("REQUEST_METHOD") or "GET"
-        if path == "/healthz":
-            if method not in ("GET", "HEAD"):
-                return plain(start_response, "405 Method Not Allowed", b"GET only\n", [("Allow", "GET, HEAD")])
-            body = json.dumps({"ok": True, "service": "gpu-advisor"}).encode()
-            return plain(start_response, "200 OK", body if method == "GET" else b"")
-        if path == "/slack/events":
-            if method != "POST":
-                return plain(start_response, "405 Method Not Allowed", b"POST only\n", [("Allow", "POST")])
-            return handler(environ, start_response)
-        return plain(start_response, "404 Not Found", b"not found\n")
-
-    return application
-
-
-def _serve_http(app: App, host: str, port: int) -> None:
-    from waitress import create_server
-    server = create_server(wsgi_app(app), host=host, port=port, threads=8, ident="gpu-advisor",
-                           max_request_body_size=1 << 20, clear_untrusted_proxy_headers=True)
-    real_port = getattr(server, "effective_port", port)
-    log.info("HTTP mode: listening on http://%s:%s (POST /slack/events, GET /healthz)", host, real_port)
-
-    def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(0)
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        server.run()
-    except (KeyboardInterrupt, SystemExit):
-        pass
-    finally:
-        server.close()
-        log.info("HTTP server stopped")
-
-
-def _serve_socket(app: App, settings: SlackSettings) -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-    handler = SocketModeHandler(app, app_token=settings.app_token)
-    log.info("Socket Mode: connecting to Slack (%s)", settings.api_base_url)
-
-    def stop(signum: int, frame: Any) -> None:        # SIGTERM (docker stop, systemd, Kubernetes): a clean stop
-        raise SystemExit(0)
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        handler.start()
-    except SlackApiError as exc:
-        raise ConfigError(f"Socket Mode could not connect: Slack answered {_reason(exc)} to apps.connections.open",
-                          fix="check SLACK_APP_TOKEN (an app-level token with the connections:write scope) and that "
-                              "Socket Mode is enabled in the app's settings") from None
-    except OSError as exc:
-        raise AdvisorError(f"Socket Mode could not reach Slack at {settings.api_base_url}: {exc}",
-                           fix="check the network, or SLACK_API_BASE_URL if you set it") from None
-    except (KeyboardInterrupt, SystemExit):
-        handler.close()
-        log.info("Socket Mode stopped")
-
-
 def run(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:
-    """`gpu-advisor serve`: check the settings, then serve until stopped. ConfigError names a bad setting."""
-    settings = SlackSettings.from_env(mode)
-    setup_logging(settings)
-    from bot.surfaces.service import Service
-    service = Service()                     # loads the knowledge base and opens ADVISOR_DB: fail before serving
-    app = build_app(settings, service)
-    if mode == "socket":
-        _serve_socket(app, settings)
-    else:
-        _serve_http(app, host, port)
+    """`gpu-advisor serve` (bot/surfaces/slack/serve.py): check the settings, then serve until stopped."""
+    from bot.surfaces.slack.serve import serve
+    serve(mode, host, port)

@@ -159,5 +159,7 @@ class Interactions:
         try:
             client.views_publish(user_id=user, view=view)
         except Exception as exc:                        # noqa: BLE001 - logged with Slack's reason
-            log.error("views.publish for the Home tab failed: %s", getattr(exc, "response", {}).get("error", exc)
-                      if hasattr(exc, "response") else exc)
+            why = str(exc.response.get("error") if getattr(exc, "response", None) is not None else type(exc).__name__)
+            from bot.surfaces.metrics import slack_error
+            slack_error("views.publish", why)
+            log.error("views.publish for the Home tab failed: %s", why)

@@ -114,11 +114,13 @@ class Outbound:
             return None
         except SlackApiError as exc:
             why = reason(exc)
+            _count("chat.postMessage", why)
             log.error("chat.postMessage to %s failed: %s", channel, why)
             if blocks and why.split(" ")[0] in _BLOCK_ERRORS:
                 return self.post(channel, thread_ts, text, None, metadata)
             return why
         except Exception as exc:                        # noqa: BLE001 - network errors after the retries
+            _count("chat.postMessage", type(exc).__name__)
             log.error("chat.postMessage to %s failed: %s: %s", channel, type(exc).__name__, exc)
             return f"{type(exc).__name__}: {exc}"
 
@@ -130,9 +132,11 @@ class Outbound:
             resp = hook.send(text=text, blocks=blocks, response_type=response_type,
                              replace_original=replace_original, unfurl_links=False, unfurl_media=False)
         except Exception as exc:                        # noqa: BLE001 - a dead response_url, network errors
+            _count("response_url", type(exc).__name__)
             log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
             return f"{type(exc).__name__}: {exc}"
         if resp.status_code >= 300:
+            _count("response_url", f"http_{resp.status_code}")
             log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])
             return f"HTTP {resp.status_code} {(resp.body or '')[:200]}"
         return None
@@ -141,6 +145,14 @@ class Outbound:
         try:
             self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
         except SlackApiError as exc:
+            _count("chat.update", reason(exc))
             log.error("chat.update of %s in %s failed: %s", ts, channel, reason(exc))
         except Exception as exc:                        # noqa: BLE001 - network errors after the retries
+            _count("chat.update", type(exc).__name__)
             log.error("chat.update of %s in %s failed: %s: %s", ts, channel, type(exc).__name__, exc)
+
+
+def _count(method: str, why: str) -> None:
+    """A refused or failed Slack call in gpu_advisor_slack_api_errors_total (bot/surfaces/metrics.py)."""
+    from bot.surfaces.metrics import slack_error
+    slack_error(method, why)

@@ -8,7 +8,6 @@ A missing or malformed setting raises ConfigError naming the variable; the messa
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -28,6 +27,34 @@ def _kind(value: str) -> str:
     return f"a token starting with {m.group(1)}-" if m else "something that is not a Slack token"
 
 
+# The example values of deploy/slack.env.example and docs: well-formed on purpose, so only this list catches them.
+PLACEHOLDERS = ("xoxb-your-bot-token", "xapp-your-app-level-token", "0123456789abcdef0123456789abcdef")
+_PLACEHOLDER_WORDS = re.compile(r"your|example|placeholder|changeme|replace", re.IGNORECASE)
+
+
+def is_placeholder(value: str) -> bool:
+    """A value copied from an example rather than from Slack: the example's own values, or words like 'your'."""
+    return value.strip() in PLACEHOLDERS or bool(_PLACEHOLDER_WORDS.search(value))
+
+
+def _check_bot(bot: str) -> None:
+    if not bot:
+        raise ConfigError("SLACK_BOT_TOKEN is not set",
+                          fix="set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-...), see docs/slack.md")
+    if not _BOT_TOKEN.match(bot):
+        raise ConfigError(f"SLACK_BOT_TOKEN is malformed: it holds {_kind(bot)}, not a bot token",
+                          fix="use the Bot User OAuth Token from OAuth & Permissions; it starts with xoxb-")
+
+
+def _base_url(base: str) -> str:
+    base = (base or "").strip() or DEFAULT_API_BASE_URL
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ConfigError(f"SLACK_API_BASE_URL={base!r} is not an http(s) URL",
+                          fix="use e.g. https://slack.com/api/ (the default), or unset it")
+    return base if base.endswith("/") else base + "/"
+
+
 @dataclass(frozen=True)
 class SlackSettings:
     bot_token: str = field(repr=False)
@@ -38,32 +65,22 @@ class SlackSettings:
 
     @classmethod
     def from_env(cls, mode: str) -> "SlackSettings":
-        """Read and check the settings `mode` ("http" or "socket") needs; ConfigError names the first bad one."""
-        env = os.environ
+        """Read and check the settings `mode` ("http" or "socket") needs; ConfigError names the first bad one.
+        The values come from the one settings object (bot/records/config.py), secrets as SecretStr."""
         if mode not in ("http", "socket"):
             raise ConfigError(f"unknown serve mode {mode!r}", fix="use --http or --socket")
-        get = lambda name: (env.get(name) or "").strip()  # noqa: E731
-
-        bot = get("SLACK_BOT_TOKEN")
-        if not bot:
-            raise ConfigError("SLACK_BOT_TOKEN is not set",
-                              fix="set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-...), "
-                                  "see docs/slack.md")
-        if not _BOT_TOKEN.match(bot):
-            raise ConfigError(f"SLACK_BOT_TOKEN is malformed: it holds {_kind(bot)}, not a bot token",
-                              fix="use the Bot User OAuth Token from OAuth & Permissions; it starts with xoxb-")
-
-        secret = get("SLACK_SIGNING_SECRET") or None
-        if mode == "http":
-            if not secret:
-                raise ConfigError("SLACK_SIGNING_SECRET is not set (HTTP mode verifies every request with it)",
-                                  fix="set SLACK_SIGNING_SECRET from Basic Information > App Credentials, "
-                                      "or set SLACK_APP_TOKEN to use Socket Mode")
+        conf = config.settings()
+        reveal = lambda v: v.get_secret_value().strip() if v is not None else ""  # noqa: E731
+        bot, secret, app = (reveal(conf.slack_bot_token), reveal(conf.slack_signing_secret) or None,
+                            reveal(conf.slack_app_token) or None)
+        _check_bot(bot)
+        if mode == "http" and not secret:
+            raise ConfigError("SLACK_SIGNING_SECRET is not set (HTTP mode verifies every request with it)",
+                              fix="set SLACK_SIGNING_SECRET from Basic Information > App Credentials, "
+                                  "or set SLACK_APP_TOKEN to use Socket Mode")
         if secret and not _SIGNING_SECRET.match(secret):
             raise ConfigError("SLACK_SIGNING_SECRET is malformed: Slack signing secrets are 32 hexadecimal characters",
                               fix="copy the Signing Secret again from Basic Information > App Credentials")
-
-        app = get("SLACK_APP_TOKEN") or None
         if mode == "socket" and not app:
             raise ConfigError("SLACK_APP_TOKEN is not set (Socket Mode needs an app-level token)",
                               fix="create an app-level token with connections:write under Basic Information "
@@ -71,18 +88,12 @@ class SlackSettings:
         if app and not _APP_TOKEN.match(app):
             raise ConfigError(f"SLACK_APP_TOKEN is malformed: it holds {_kind(app)}, not an app-level token",
                               fix="use the app-level token from Basic Information; it starts with xapp-")
-
-        base = get("SLACK_API_BASE_URL") or DEFAULT_API_BASE_URL
-        parts = urlsplit(base)
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-            raise ConfigError(f"SLACK_API_BASE_URL={base!r} is not an http(s) URL",
-                              fix="use e.g. https://slack.com/api/ (the default), or unset it")
-        if not base.endswith("/"):
-            base += "/"
-
-        slash = config.slash_command()
-        return cls(bot_token=bot, signing_secret=secret, app_token=app, api_base_url=base,
-                   slash_command=slash)
+        for name, value in (("SLACK_BOT_TOKEN", bot), ("SLACK_APP_TOKEN", app), ("SLACK_SIGNING_SECRET", secret)):
+            if value and is_placeholder(value):
+                raise ConfigError(f"{name} still holds the placeholder of deploy/slack.env.example",
+                                  fix=f"replace it by your app's real value (docs/slack.md, 'Set up')")
+        return cls(bot_token=bot, signing_secret=secret, app_token=app, api_base_url=_base_url(conf.slack_api_base_url),
+                   slash_command=config.slash_command())
 
     def secrets(self) -> list[str]:
         return [s for s in (self.bot_token, self.signing_secret, self.app_token) if s]

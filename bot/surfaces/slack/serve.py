@@ -1,0 +1,155 @@
+"""`gpu-advisor serve`: the Slack app under waitress (HTTP mode) or over Socket Mode, with health and metrics.
+
+Both modes listen on `--port` / $PORT (default 3000):
+- `GET /healthz`: 200 `{"ok": true, ...}` when the bot can take requests, 503 `{"ok": false, ...}` when not. In
+  HTTP mode that is "the server is up" (it answers only once the knowledge base is loaded and the database
+  opened). In Socket Mode it is the WebSocket itself: Bolt's Socket Mode client's `is_connected()`, which turns
+  false when the socket closes or when the SDK's own check finds it stale (no pong in time); while the SDK
+  reconnects the probe fails, and recovers with the new connection. Docker's HEALTHCHECK and the Kubernetes
+  probes (deploy/) call it in both modes.
+- `GET /metrics`: Prometheus text format (bot/surfaces/metrics.py).
+- HTTP mode only: `POST /slack/events`, Bolt's WSGI adapter (events, commands, interactivity).
+Anything else is 404; a wrong method is 405 with `Allow`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+import time
+from typing import Any, Callable
+
+from slack_bolt import App
+from slack_sdk.errors import SlackApiError
+
+from bot.records.errors import AdvisorError, ConfigError
+from bot.surfaces.slack.app import _reason, build_app
+from bot.surfaces.slack.settings import SlackSettings, setup_logging
+
+log = logging.getLogger("gpu_advisor.slack")
+
+Health = Callable[[], tuple[bool, dict[str, Any]]]
+
+
+def http_health() -> tuple[bool, dict[str, Any]]:
+    return True, {"mode": "http"}
+
+
+def wsgi_app(app: App | None, health: Health = http_health) -> Callable:
+    """`POST /slack/events` to Bolt's WSGI adapter (when `app` is given), `GET /healthz` and `GET /metrics`."""
+    handler = None
+    if app is not None:
+        from slack_bolt.adapter.wsgi import SlackRequestHandler
+        handler = SlackRequestHandler(app, path="/slack/events")
+
+    def plain(start_response: Callable, status: str, body: bytes, ctype: str = "text/plain",
+              extra: list | None = None) -> list[bytes]:
+        start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body)))] + (extra or []))
+        return [body]
+
+    def application(environ: dict, start_response: Callable) -> Any:
+        path, method = environ.get("PATH_INFO") or "/", environ.get("REQUEST_METHOD") or "GET"
+        if path in ("/healthz", "/metrics") and method not in ("GET", "HEAD"):
+            return plain(start_response, "405 Method Not Allowed", b"GET only\n", extra=[("Allow", "GET, HEAD")])
+        if path == "/healthz":
+            ok, detail = health()
+            body = json.dumps({"ok": ok, "service": "gpu-advisor", **detail}).encode()
+            return plain(start_response, "200 OK" if ok else "503 Service Unavailable",
+                         body if method == "GET" else b"", "application/json")
+        if path == "/metrics":
+            from bot.surfaces.metrics import exposition
+            body, ctype = exposition()
+            return plain(start_response, "200 OK", body if method == "GET" else b"", ctype)
+        if path == "/slack/events" and handler is not None:
+            if method != "POST":
+                return plain(start_response, "405 Method Not Allowed", b"POST only\n", extra=[("Allow", "POST")])
+            return handler(environ, start_response)
+        return plain(start_response, "404 Not Found", b"not found\n")
+
+    return application
+
+
+def _server(application: Callable, host: str, port: int) -> Any:
+    from waitress import create_server
+    return create_server(application, host=host, port=port, threads=8, ident="gpu-advisor",
+                         max_request_body_size=1 << 20, clear_untrusted_proxy_headers=True)
+
+
+def _on_sigterm() -> None:
+    def stop(signum: int, frame: Any) -> None:        # SIGTERM (docker stop, systemd, Kubernetes): a clean stop
+        raise SystemExit(0)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def serve_http(app: App, host: str, port: int) -> None:
+    server = _server(wsgi_app(app), host, port)
+    real_port = getattr(server, "effective_port", port)
+    log.info("HTTP mode: listening on http://%s:%s (POST /slack/events, GET /healthz, GET /metrics)", host, real_port)
+    _on_sigterm()
+    try:
+        server.run()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.close()
+        log.info("HTTP server stopped")
+
+
+def socket_health(client: Any, ping_s: float) -> Health:
+    """The Socket Mode client's own `is_connected()`, and a pong from Slack within 3 ping intervals: a socket
+    that died without a close frame stays "connected" to the SDK until its stale check (4 intervals) runs."""
+    def health() -> tuple[bool, dict[str, Any]]:
+        session = getattr(client, "current_session", None)
+        connected = bool(client.is_connected())
+        last = getattr(session, "last_ping_pong_time", None) if session is not None else None
+        age = None if last is None else max(0.0, time.time() - float(last))
+        fresh = age is None or age <= 3 * ping_s
+        state = "connected" if connected and fresh else "stale" if connected else "disconnected"
+        detail: dict[str, Any] = {"mode": "socket", "socket": state}
+        if age is not None:
+            detail["last_pong_s"] = round(age, 1)
+        return connected and fresh, detail
+    return health
+
+
+def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> None:
+    """Socket Mode, plus /healthz (the socket's state) and /metrics on `port` in a background thread."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    from bot.records.config import settings as conf
+    ping = max(0.1, float(conf().advisor_socket_ping_s))
+    handler = SocketModeHandler(app, app_token=settings.app_token, ping_interval=ping)
+    health = socket_health(handler.client, ping)
+
+    server = _server(wsgi_app(None, health), host, port)
+    threading.Thread(target=server.run, name="health-metrics", daemon=True).start()
+    log.info("Socket Mode: connecting to Slack (%s); GET /healthz and /metrics on http://%s:%s", settings.api_base_url,
+             host, getattr(server, "effective_port", port))
+    _on_sigterm()
+    try:
+        handler.start()
+    except SlackApiError as exc:
+        raise ConfigError(f"Socket Mode could not connect: Slack answered {_reason(exc)} to apps.connections.open",
+                          fix="check SLACK_APP_TOKEN (an app-level token with the connections:write scope) and that "
+                              "Socket Mode is enabled in the app's settings") from None
+    except OSError as exc:
+        raise AdvisorError(f"Socket Mode could not reach Slack at {settings.api_base_url}: {exc}",
+                           fix="check the network, or SLACK_API_BASE_URL if you set it") from None
+    except (KeyboardInterrupt, SystemExit):
+        handler.close()
+        log.info("Socket Mode stopped")
+    finally:
+        server.close()
+
+
+def serve(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:
+    """Check the settings, then serve until stopped. ConfigError names a bad setting."""
+    settings = SlackSettings.from_env(mode)
+    setup_logging(settings)
+    from bot.surfaces.service import Service
+    service = Service(metrics=True)         # loads the knowledge base and opens ADVISOR_DB: fail before serving
+    app = build_app(settings, service)
+    if mode == "socket":
+        serve_socket(app, settings, host, port)
+    else:
+        serve_http(app, host, port)
