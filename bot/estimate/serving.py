@@ -120,9 +120,10 @@ def _prefill_and_engine(w: Workload, a: Arch, terms: list[MemoryTerm], notes: li
         chunk = w.concurrency
     elif eng is None:
         chunk = min(prompt, 8192) * min(w.concurrency, 4)
-        notes.append(Note("est.engine_default", "serving engine not given: assumed a server that takes prompts "
-                          "8,192 tokens at a time, such as vLLM; plain transformers generation takes the whole prompt "
-                          "at once"))
+        if not (a.decoder_layers or a.encoder_tokens):     # a text generator's prompt (not Whisper's audio frames)
+            notes.append(Note("est.engine_default", "serving engine not given: assumed a server that takes prompts "
+                              "8,192 tokens at a time, such as vLLM; plain transformers generation takes the whole "
+                              "prompt at once"))
     elif eng.prefill_tokens is None:
         chunk = prompt * w.concurrency
     else:
