@@ -22,7 +22,8 @@ from bot.plan.choose import choose
 from bot.plan.links import link_of
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training
 from bot.plan.ranking import Ranker, over_budget
-from bot.plan.workload import build_workload, tp_degrees, user_fixed_plan
+from bot.estimate.kinds import job_memory
+from bot.plan.workload import build_workload, own_layouts, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
@@ -153,14 +154,16 @@ class Advisor:
         """The provider was assumed, not asked for, and none of its plans meets the targets (a deadline, the
         horizon, the latency): plans elsewhere that do come first, and the answer says why."""
         fitting = [r for r in ranked if not r["ruled_out"]]
-        if job.slots.get("provider") or any(not r.get("breaks") and r.get("hourly") is not None for r in fitting):
+        if job.slots.get("provider") or any(_meets(r) for r in fitting):
             return ranked, None
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
         alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets)
-               if not r["ruled_out"] and not r.get("breaks") and r.get("hourly") is not None]
+               if not r["ruled_out"] and _meets(r)]
         if not alt:
             return ranked, None
-        what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for r in fitting for b in r["breaks"]))
+        missed = [b for r in fitting for b in r["breaks"]] + (["budget"] if any(r.get("over_budget")
+                                                                                 for r in fitting) else [])
+        what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for b in missed))
         return alt + ranked, {"provider": self.kb.providers[job.provider].display_name(job.lang),
                               "requirement": what, "key": "fallback.targets"}
 
@@ -173,9 +176,14 @@ class Advisor:
         wanted = self._gpu_ids(named) if named else []
         mine = [r for r in rows if not r["ruled_out"] and (r["gpu"] in wanted or (
             card_mem and abs(r["flavor"].gpu_memory_gib - card_mem) <= 0.1 * card_mem))]
+        if not job.slots.get("gpus"):
+            # "on an H100": a GPU asked for is a constraint; the cheaper plans stay in view below it
+            return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
+        # "we have 2x RTX 4090": their cards are judged as theirs (gpu_verdict); a rental of the same GPU goes first
+        # only when it is a sensible choice, not at any price
         best_cost = next((r["cost"] for r in rows if not r["ruled_out"]), math.inf)
         mine = [r for r in mine if r["cost"] <= best_cost * 1.5 or best_cost == math.inf]
-        return mine + [r for r in rows if r not in mine] if mine else rows
+        return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
 
     def _passes_for(self, job: _Job):
         """A row passes when its own checklist has no failing item (memoised per row)."""
@@ -287,14 +295,23 @@ class Advisor:
                 "sources": []}
 
     def _judge(self, mem: float, job: _Job) -> dict[str, Any]:
-        w = job.w
-        est = job.sizer.est(w.gpus)
-        fits = est.per_gpu_gib <= mem * (1 - MIN_HEADROOM)
+        """The user's hardware as a plan of its own, with all its cards: the first layout that fits (as stated,
+        then sharded), or the smallest one and what would make it fit."""
+        usable = mem * (1 - MIN_HEADROOM)
+        tried = [(lw, job_memory(lw, job.model)) for lw in own_layouts(job.w)]
+        w, est = next(((lw, e) for lw, e in tried if e.per_gpu_gib <= usable),
+                      min(tried, key=lambda t: t[1].per_gpu_gib))
+        fits = est.per_gpu_gib <= usable
         # the make-it-fit ladder knows one dense model; a scene or several models get no ladder
         plain = w.kind != "rendering" and w.algorithm == "sft"
         steps = [] if fits or not plain else make_it_fit(w, job.model, mem, MIN_HEADROOM)
         return {"memory_gib": mem, "need_gib": est.per_gpu_gib, "fits": fits,
-                "steps": [s.model_dump() for s in steps], "gpus": w.gpus}
+                "steps": [s.model_dump() for s in steps], "gpus": w.gpus, "sharding": w.sharding}
+
+
+def _meets(r: dict[str, Any]) -> bool:
+    """A priced plan that misses no target and keeps to the budget."""
+    return not r.get("breaks") and not r.get("over_budget") and r.get("hourly") is not None
 
 
 __all__ = ["Advisor", "Advice", "tp_degrees", "user_fixed_plan"]

@@ -23,10 +23,12 @@ def job_price(r: Row) -> float:
 def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], list[Row]]:
     """(labelled recommendations, considered rows each with a `why`) from ranked rows."""
     fitting = [r for r in rows if not r["ruled_out"]]
-    meeting = [r for r in fitting if not r.get("breaks") and not r.get("over_budget")]
-    priced = [r for r in meeting if job_price(r) < math.inf]
-    meeting = priced + [r for r in meeting if job_price(r) == math.inf]      # an unpriced plan cannot win on cost
-    pick = next((r for r in meeting[:12] if passes(r)), None) or (meeting[0] if meeting else _nearest(fitting))
+    priced = [r for r in fitting if job_price(r) < math.inf]
+    meeting = [r for r in priced if not r.get("breaks") and not r.get("over_budget")]
+    if not priced:            # nothing has a price: cost cannot decide, the targets still do
+        meeting = [r for r in fitting if not r.get("breaks")]
+    pick = next((r for r in meeting[:12] if passes(r)), None) or (meeting[0] if meeting else
+                                                                  _nearest(priced or fitting))
     if pick is None:
         return [], _considered(rows, [], None)
     recs = [_label(pick, "pick")]
@@ -53,6 +55,8 @@ def _nearest(fitting: list[Row]) -> Row | None:
     """No plan meets every target: the one that comes closest (a run that misses its deadline by least; else the
     first, cheapest, one)."""
     timed = [r for r in fitting if r.get("hours")]
+    if not any(r.get("breaks") for r in fitting):                 # only over budget: the cheapest is nearest
+        return min(fitting, key=lambda r: (job_price(r), r["id"])) if fitting else None
     if timed and any(b in ("deadline", "horizon") for r in timed for b in r.get("breaks", [])):
         within = [r for r in timed if not r.get("over_budget")] or timed
         return min(within, key=lambda r: (r["hours"], job_price(r), r["id"]))

@@ -15,7 +15,7 @@ from typing import Any
 from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.links import LinkEvidence
 from bot.plan import perf
-from bot.estimate.memory import estimate_memory
+from bot.estimate.kinds import job_memory
 from bot.records.kb import GPU, Flavor
 from bot.records.models import MemoryEstimate
 
@@ -202,4 +202,4 @@ def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
 
 
 def _replica_estimate(sizer: Sizer, n: int, k: int, concurrency: int) -> MemoryEstimate:
-    return estimate_memory(est_workload(sizer, n, k).model_copy(update={"concurrency": concurrency}), sizer.model)
+    return job_memory(est_workload(sizer, n, k).model_copy(update={"concurrency": concurrency}), sizer.model)

@@ -63,7 +63,8 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
             hint = t.say("fit.hint", lang, have=have, steps=steps) if steps else t.say("fit.none", lang)
             if verdict["steps"] and not verdict["steps"][-1]["fits"]:
                 hint += " " + t.say("fit.still_too_big", lang)
-            v = t.say("gpu_verdict.no_fit", lang, need=need, have=have, fit_hint=hint)
+            key = "gpu_verdict.no_room" if verdict["need_gib"] <= verdict["memory_gib"] else "gpu_verdict.no_fit"
+            v = t.say(key, lang, need=need, have=have, fit_hint=hint)
         lines.append(t.say("why.user_gpu", lang, gpu=verdict["gpu_name"], verdict=v) + " " +
                      refs(verdict.get("sources", []), order))
     if extra.get("fallback"):
@@ -166,6 +167,9 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
         return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours) for w in r["why"]
                          if f"lost.{w}" in t.table)
     if r.get("ruled_out") == "no_fit":
+        if (r.get("per_gpu_gib") or 0) <= r["gpu_memory_gib"]:
+            return t.say("ruled.no_room", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}",
+                         have=f"{r['gpu_memory_gib']:g}")
         return t.say("ruled.no_fit", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}", have=f"{r['gpu_memory_gib']:g}")
     if r.get("ruled_out"):
         return t.say("ruled.requirement", lang, requirement=t.say(r["ruled_out"], lang))
