@@ -168,8 +168,13 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
         elif w.method == "inference":
             cw = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": max(1, math.ceil(n / 8))})
         else:
-            cw = w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
-                                      "nodes": max(1, math.ceil(n / 8))})
+            # ZeRO-3 when several GPUs share the job; one GPU has nothing to shard with, so parameter offload
+            # (which needs ZeRO-3/FSDP) becomes optimizer offload there
+            update: dict[str, Any] = {"gpus": n, "sharding": "zero3" if n > 1 else "none",
+                                      "nodes": max(1, math.ceil(n / 8))}
+            if n == 1 and w.offload == "full":
+                update["offload"] = "optimizer"
+            cw = w.model_copy(update=update)
         cache[n] = job_memory(cw, model)
     return cache[n]
 
