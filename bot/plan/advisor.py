@@ -109,7 +109,8 @@ class Advisor:
         targets = Targets.from_slots(slots, w.context)
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
         sized_w = w.model_copy(update={"concurrency": SIZING_CONCURRENCY}) \
-            if w.method == "inference" and (targets.load_sequences() or 0) > SIZING_CONCURRENCY else w
+            if w.method == "inference" and w.kind == "llm" and (targets.load_sequences() or 0) > SIZING_CONCURRENCY \
+            else w
         sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots))
         base = sizer.est(w.gpus)
         provider = slots.get("provider") or self.default_provider

@@ -7,7 +7,7 @@ from typing import Any, Callable
 from bot.plan.candidates import Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
-from bot.plan.plans import Sized, Targets, size_serving, size_training
+from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training
 from bot.plan.workload import user_fixed_plan
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
@@ -83,7 +83,11 @@ class Ranker:
         if key not in memo:
             k, n, est = p
             gpu = self.kb.gpus[f.gpu]
-            if sizer.w.method == "inference":
+            if sizer.w.method == "inference" and sizer.w.kind != "llm":
+                # images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes the answer's speed;
+                # replicas by tokens per second do not apply
+                memo[key] = Sized(k, n, est, layout_of(sizer, n, k))
+            elif sizer.w.method == "inference":
                 memo[key] = size_serving(f, gpu, k, n, est, sizer, targets, link)
             else:
                 memo[key] = size_training(f, gpu, k, n, est, sizer, targets, link)
