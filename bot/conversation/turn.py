@@ -299,10 +299,12 @@ def _count_text(value: float) -> str:
 
 
 def _in_lang(text: str, lang: str) -> str:
-    """Fields written as "English / 中文" show the part in the reply's language."""
+    """Fields written as "English / 中文" show the part in the reply's language. The English part may hold " / "
+    itself ("metadata 'spot', or via Cloud Trace Service / ..."), so the split is where the Chinese begins."""
     from bot.records.text import has_cjk
     parts = [p.strip() for p in text.split(" / ")]
-    if len(parts) < 2:
+    first_zh = next((i for i, p in enumerate(parts) if p and has_cjk(p[:2])), None)
+    if first_zh is None or first_zh == 0:
         return text
-    want = [p for p in parts if has_cjk(p) == (lang == "zh")]
-    return want[0] if want else text
+    en, zh = " / ".join(parts[:first_zh]), " / ".join(parts[first_zh:])
+    return zh if lang == "zh" else en

@@ -29,11 +29,11 @@ def price_text(t: Templates, rec: dict[str, Any], lang: str) -> str:
     return f"{rec['price_per_hour']:.2f} {rec['currency']}{t.say('label.per_hour', lang)} ({kind}, {rec['price_date']})"
 
 
-def flavor_line(kb: KnowledgeBase, rec: dict[str, Any]) -> str:
+def flavor_line(kb: KnowledgeBase, rec: dict[str, Any], lang: str = "en") -> str:
     count = rec["gpu_count"]
     total = rec.get("instances", 1) * max(1, rec.get("replicas") or 1)
     inst = f"{total} x " if total > 1 else ""
-    prov = kb.providers[rec["provider"]].name if rec["provider"] in kb.providers else rec["provider"]
+    prov = kb.providers[rec["provider"]].display_name(lang) if rec["provider"] in kb.providers else rec["provider"]
     return f"{inst}{rec['flavor']} - {count}x {rec['gpu_name']} {rec['gpu_memory_gib']:g} GiB, {prov}"
 
 
@@ -73,7 +73,7 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     if recs:
         top = recs[0]
-        lines.append(f"{label('pick')}: {flavor_line(kb, top)} - {price_text(t, top, lang)}")
+        lines.append(f"{label('pick')}: {flavor_line(kb, top, lang)} - {price_text(t, top, lang)}")
         mem = reply["memory"]
         task = t.say(f"task.{extra['task']}", lang)
         model = extra.get("model_name") or f"{extra['params_b']:g}B"
@@ -85,12 +85,7 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         lines += plan_lines(t, top, lang)
         for r in recs[1:]:
             if r.get("label") in ("cheapest", "fastest"):
-                lines.append(f"{label(r['label'])}: {flavor_line(kb, r)} - {_time_cost(t, r, lang)}")
-        others = [r for r in recs[1:] if r.get("label") not in ("cheapest", "fastest")] + reply.get("considered", [])
-        if others:
-            lines.append(f"{label('considered')}:")
-            for r in others[:6]:
-                lines.append(f"      {r['flavor']:<24} {r['gpu_count']}x {r['gpu_name']:<22} {_lost(t, r, top, lang)}")
+                lines.append(f"{label(r['label'])}: {flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}")
     if reply.get("compute"):
         c = reply["compute"]
         gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
@@ -118,14 +113,29 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
             status = t.say(f"status.{item['status']}", lang)
             name = t.say(f"item.{item['item']}", lang)
             lines.append(f"  {status:<5} {name:<9} {item['text']} {refs(item['citations'], order)}".rstrip())
-    if reply.get("notes"):
-        for note in reply["notes"]:
-            lines.append(f"  {label('notes')}: {note}")
+    return "\n".join(lines + details_lines(reply, kb, t, lang))
+
+
+def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str) -> list[str]:
+    """After the short part (decision, why, time and cost, checklist): the options considered, notes, what was
+    assumed, and every source. Sentences end the way the reply's language ends them."""
+    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
+    lines = [label("details")]
+    recs = reply["recommendations"]
+    if recs:
+        others = [r for r in recs[1:] if r.get("label") not in ("cheapest", "fastest")] + reply.get("considered", [])
+        if others:
+            lines.append(f"{label('considered')}:")
+            for r in others[:6]:
+                lines.append(f"      {r['flavor']:<24} {r['gpu_count']}x {r['gpu_name']:<22} {_lost(t, r, recs[0], lang)}")
+    for note in reply.get("notes") or []:
+        lines.append(f"  {label('notes')}: {note}")
     if reply["assumptions"]:
-        sep = "；" if lang == "zh" else "; "
-        lines.append(f"{label('assumed')}: " + sep.join(reply["assumptions"]) + ". " + label("say_if_not"))
+        sep, end = ("；", "。") if lang == "zh" else ("; ", ". ")
+        lines.append(f"{label('assumed')}: " + sep.join(a.rstrip("。.") for a in reply["assumptions"]) + end
+                     + label("say_if_not"))
     lines.append(sources_line(reply["citations"], lang, t))
-    return "\n".join(lines)
+    return lines
 
 
 def sources_line(citations: list[dict[str, Any]], lang: str, t: Templates) -> str:

@@ -1,0 +1,86 @@
+"""Answers in one language, short first (issue 18): every template has both languages and an English one has no
+Chinese; a Chinese answer has no English sentence and an English one no Chinese outside source titles; the decision,
+why, time and cost and checklist come first, the options considered, notes, assumptions and sources after; no
+sentence is cut off."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.render.templates import default_templates
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+EN_RUN = re.compile(r"(?<![\w/.\-`])(?:[A-Za-z][a-z]+[,;]? ){3,}[A-Za-z][a-z]+")    # four English words in a row
+# a source's own term in brackets ("Spot with a guarantee period (竞享)") names it; it is not a sentence
+GLOSS = re.compile(r"[(（][^()（）]{1,12}[)）]")
+END = re.compile(r"[.!?。！？)）”\"]\s*(?:\[\d+\])*\s*$")
+# reply.help shows, in English, that a question may be asked in Chinese: its one Chinese line is an example
+SHOWS_CHINESE = {"reply.help"}
+
+ZH = ["用 LoRA 微调 Qwen2.5-7B，预算有限，选什么实例？", "部署 Llama 3 70B，50 人并发", "两机十六卡训练 30B 模型",
+      "全量微调 qwen2.5 14b，4张A100", "微调 bert-base 做分类", "部署 whisper-large-v3 做实时转写", "训练 yolov8s 检测安全帽",
+      "用竞价实例 lora 微调 qwen2.5 7b", "qwen2.5 72b 推理，用 H800", "什么是 NVLink", "T4 和 L4 推理哪个好", "竞价实例怎么计费"]
+EN = ["lora finetune qwen2.5 7b, tight budget", "serve llama 3 70b for 50 concurrent users",
+      "pretrain a 1.5b model on 100b tokens in two weeks", "fine-tune bert-base for classification",
+      "serve whisper-large-v3 real-time", "train yolov8s on my images", "what is nvlink", "T4 vs L4 for inference",
+      "how does spot billing work", "lora qwen2.5 7b on spot instances"]
+
+
+def _body(text: str, sources_label: str) -> list[str]:
+    """The lines a reader reads as sentences: not the source titles, not the table of options."""
+    return [ln for ln in text.split("\n") if not ln.startswith(sources_label) and not ln.startswith("      ")]
+
+
+@pytest.mark.parametrize("key", sorted(default_templates().table))
+def test_every_template_in_both_languages(key):
+    entry = default_templates().table[key]
+    assert entry.get("en") and entry.get("zh"), key
+    if key not in SHOWS_CHINESE:
+        assert not CJK.search(entry["en"]), (key, entry["en"])
+    if entry["zh"] != entry["en"] and EN_RUN.search(entry["zh"]):
+        assert CJK.search(entry["zh"]), (key, entry["zh"])
+
+
+@pytest.mark.parametrize("question", ZH)
+def test_a_chinese_answer_has_no_english_sentence(core, question):
+    reply, _ = core.turn(question)
+    assert reply.lang == "zh"
+    for line in _body(reply.text, "来源"):
+        assert not EN_RUN.search(line), (question, line)
+
+
+@pytest.mark.parametrize("question", EN)
+def test_an_english_answer_has_no_chinese(core, question):
+    reply, _ = core.turn(question)
+    assert reply.lang == "en"
+    for line in _body(reply.text, "Sources"):
+        assert not CJK.search(GLOSS.sub("", line)), (question, line)
+
+
+@pytest.mark.parametrize("question", ZH + EN)
+def test_no_sentence_is_cut_off(core, question):
+    reply, _ = core.turn(question)
+    for item in reply.checklist:
+        assert END.search(item["text"]), (question, item["text"])
+    for note in reply.notes:
+        assert END.search(note), (question, note)
+    for line in _body(reply.text, "来源" if reply.lang == "zh" else "Sources"):
+        assert not line.rstrip().endswith(("...", "…")), (question, line)
+
+
+@pytest.mark.parametrize("question, lang", [(q, "zh") for q in ZH[:7]] + [(q, "en") for q in EN[:6]])
+def test_short_first_then_details(core, question, lang):
+    """The decision, why, time and cost and checklist come first and are short; the rest follows a Details line."""
+    reply, _ = core.turn(question)
+    if reply.status != "answer":
+        pytest.skip(reply.status)
+    t = default_templates()
+    text = reply.text
+    details = text.index("\n" + t.say("label.details", lang) + "\n")
+    head = text[:details]
+    assert head.startswith((t.say("label.pick", lang), t.say("why.user_gpu", lang).split("{")[0])) or \
+        t.say("label.pick", lang) in head.split("\n")[1]
+    assert t.say("label.checklist", lang) in head and t.say("label.considered", lang) not in head
+    assert len(head) <= 1500, (question, len(head))
+    assert text.rindex(t.say("label.sources", lang)) > details
