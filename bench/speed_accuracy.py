@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from bot.estimate.adapters import trainable_params  # noqa: E402
 from bot.estimate.arch import WEIGHT_BYTES, arch_of  # noqa: E402
 from bot.estimate.speed import training_speed  # noqa: E402
-from bot.estimate.speed_hw import GOODPUT, compute_type, peak_flops  # noqa: E402
+from bot.estimate.speed_hw import compute_type, peak_flops  # noqa: E402
 from bot.estimate.speed_serve import serving_speed  # noqa: E402
 from bot.knowledge.loader import default_knowledge  # noqa: E402
 from bot.records.kb import Model  # noqa: E402
@@ -92,6 +92,8 @@ def predict(row: dict[str, Any], w: Workload, model, gpu, link) -> float:
         sp = training_speed(w, model, gpu, link)
         if row["unit"] == "gpu-hours":
             return row["tokens"] / sp.tokens_per_s_per_gpu / 3600 / sp.goodput
+        if row["unit"] == "s/step":
+            return sp.step_s
         return sp.tokens_per_s if row["unit"] == "tokens/s" else sp.tokens_per_s_per_gpu
     sp = serving_speed(w, model, gpu, link)
     if row["unit"] == "tokens/s/request":
@@ -100,9 +102,12 @@ def predict(row: dict[str, Any], w: Workload, model, gpu, link) -> float:
 
 
 def per_gpu_unit(row: dict[str, Any], w: Workload, tokens_per_s_per_gpu: float) -> float:
-    """A per-GPU training rate in the row's unit: itself, all GPUs' rate, or GPU-hours for the row's tokens."""
+    """A per-GPU training rate in the row's unit: itself, all GPUs' rate, GPU-hours for the row's tokens, or seconds
+    per optimizer step."""
     if row["unit"] == "gpu-hours":
         return row["tokens"] / tokens_per_s_per_gpu / 3600
+    if row["unit"] == "s/step":
+        return w.batch_size * w.grad_accumulation * w.seq_len / tokens_per_s_per_gpu
     return tokens_per_s_per_gpu * w.gpus if row["unit"] == "tokens/s" else tokens_per_s_per_gpu
 
 

@@ -24,6 +24,11 @@ from bot.records.models import Link, SpeedTerm, TrainingSpeed, Workload
 
 OVERLAP = 0.8               # share of the step's compute that gradient/parameter collectives can hide behind
 OPTIMIZER_BYTES_PER_PARAM = 32  # AdamW step: read and write fp32 master, two moments, gradient (~16 B each way)
+# QLoRA's dequantisation kernels: ms-swift's quantisation table (A100, Qwen-7B, LoRA, 1-sample micro-batches with
+# checkpointing) shows bitsandbytes int4 adding 0.18 s a micro-batch over bf16 (GPTQ 0.26 s): 3 passes x 7.7B x 4.5 B
+# in 0.18 s is 28 % of the A100's bandwidth.
+# https://github.com/modelscope/ms-swift/blob/46922151e06cdfc110882e182757674f12352f2c/docs/source_en/LLM/Benchmark.md
+DEQUANT_BANDWIDTH_SHARE = 0.28
 OFFLOAD_PCIE_GBS = 20.0     # host<->GPU copies of gradients and parameters under CPU offload (PCIe 4.0 x16, achieved)
 
 
@@ -123,9 +128,12 @@ def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tu
     passes = 3 if checkpointing(w) == "full" else 2
     per_mb = 0.0
     if w.method == "qlora" or (w.precision in ("nf4", "int4") and w.method != "full"):
-        # every pass dequantises each 4-bit weight to 16-bit: read 0.5 B, write 2 B, the matmul reads the 2 B again
-        per_mb = acc.add("4-bit dequantisation per micro-batch", passes * a.params * 4.5 / bw, "s",
-                         f"{passes} passes x {a.params / 1e9:.3g}B weights x 4.5 bytes / {bw / 1e9:.0f} GB/s")
+        # every pass dequantises each 4-bit weight to 16-bit: read 0.5 B, write 2 B, the matmul reads the 2 B again;
+        # the dequantisation kernels reach only a share of the bandwidth
+        deq_bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9 * DEQUANT_BANDWIDTH_SHARE
+        per_mb = acc.add("4-bit dequantisation per micro-batch", passes * a.params * 4.5 / deq_bw, "s",
+                         f"{passes} passes x {a.params / 1e9:.3g}B weights x 4.5 bytes at "
+                         f"{DEQUANT_BANDWIDTH_SHARE:.0%} of {gpu.memory_bandwidth_gbs:g} GB/s")
     step = 0.0
     trainable = trainable_params(w, a)
     if w.offload == "none":
@@ -157,6 +165,12 @@ def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> flo
         if w.sharding in ("zero3", "fsdp"):
             vol = 1.5 * ring * shard_params * grad_bytes * w.grad_accumulation
             how = "gather forward + gather backward + reduce-scatter, every micro-batch"
+        elif w.sharding == "zero2":
+            # partitioned gradients cannot accumulate unsharded: a reduce-scatter every micro-batch, then one
+            # all-gather of the updated parameters (DeepSpeed ZeRO stage 2)
+            trainable = trainable_params(w, a) / (tp * pp)
+            vol = ring / 2 * trainable * grad_bytes * (w.grad_accumulation + 1)
+            how = "reduce-scatter every micro-batch + one parameter all-gather a step"
         else:
             vol = ring * trainable_params(w, a) / (tp * pp) * grad_bytes
             how = "all-reduce of the gradients once a step"

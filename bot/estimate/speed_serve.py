@@ -9,6 +9,7 @@ each cycle runs every request's prefill and output_len decode steps (continuous 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from bot.estimate.arch import CUDA_CONTEXT_GIB, GIB, WEIGHT_BYTES, Arch, Note, arch_of
 from bot.estimate.speed_hw import (COLLECTIVE_LATENCY_S, DECODE_BANDWIDTH_EFFICIENCY, DECODE_COMPUTE_EFFICIENCY,
@@ -63,16 +64,67 @@ def read_bytes(a: Arch, wb: float, batch: int) -> float:
     return (shared + routed_all * experts_touched(a, batch)) * wb
 
 
-def serving_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None = None) -> ServingSpeed:
-    """TTFT, TPOT and output tokens/s of one replica at w.concurrency, and the concurrency its KV cache allows."""
-    a = arch_of(model, w.params_b)
-    notes: list[str] = []
-    terms: list[SpeedTerm] = []
+@dataclass
+class _Replica:
+    """One replica's fixed quantities, and the time of its two kinds of work."""
+    a: Arch
+    gpu: GPU
+    tp: int
+    wb: float            # bytes per weight as served
+    kv_token: float      # KV-cache bytes per token, all layers
+    peak: float          # dense FLOP/s of the type the matrix multiplies run in
+    which: str
+    allreduce_bw: float  # bytes/s of a tensor-parallel all-reduce
+    inp: int
+    out: int
 
-    def term(name: str, value: float, unit: str, formula: str) -> float:
-        terms.append(SpeedTerm(name=name, value=value, unit=unit, formula=formula))
-        return value
+    @property
+    def layers(self) -> int:
+        return self.a.decoder_layers or self.a.layers
 
+    @property
+    def bw(self) -> float:
+        return (self.gpu.memory_bandwidth_gbs or 1000) * 1e9
+
+    def tp_comm(self, tokens: int) -> float:
+        """Two all-reduces of the hidden states a layer (after attention and after the MLP)."""
+        if self.tp == 1:
+            return 0.0
+        ring = 2 * (self.tp - 1) / self.tp * tokens * self.a.hidden * 2 / self.allreduce_bw
+        return 2 * self.layers * (COLLECTIVE_LATENCY_S + ring)
+
+    def moe(self, tokens: int) -> float:
+        """A mixture of experts' matrix multiplies run slower than dense ones of the same FLOPs."""
+        share = expert_share(self.a)
+        return (1 - share) + share * expert_slowdown(self.a, tokens, self.tp) if share else 1.0
+
+    def max_concurrency(self) -> int:
+        """Sequences of inp + out tokens whose KV cache fits beside the weights."""
+        free = (self.gpu.memory_gib * MEMORY_UTILISATION - CUDA_CONTEXT_GIB - ACTIVATION_RESERVE_GIB) * GIB \
+            * self.tp - self.a.params * self.wb
+        return max(0, int(free // (self.kv_token * (self.inp + self.out)))) if self.kv_token else 0
+
+    def prefill_flops(self) -> float:
+        d_attn = self.a.heads * self.a.head_dim
+        return (2 * self.a.active_params * self.moe(self.inp) + 2 * self.layers * self.inp * d_attn) * self.inp
+
+    def prefill_s(self) -> float:
+        """One prompt: compute-bound, but never faster than reading the weights once."""
+        eff = PREFILL_EFFICIENCY.get(generation(self.gpu), PREFILL_EFFICIENCY_DEFAULT)
+        weights = self.a.params * self.wb / self.tp / (self.bw * DECODE_BANDWIDTH_EFFICIENCY)
+        return max(self.prefill_flops() / (self.peak * self.tp * eff), weights) + self.tp_comm(self.inp)
+
+    def decode_step_s(self, batch: int) -> float:
+        """One token for each of `batch` sequences at the average context: the larger of read and compute time."""
+        ctx = self.inp + self.out / 2
+        d_attn = self.a.heads * self.a.head_dim
+        read = (read_bytes(self.a, self.wb, batch) + batch * self.kv_token * ctx) / self.tp
+        flops = batch * (2 * self.a.active_params * self.moe(batch) + 4 * self.layers * ctx * d_attn) / self.tp
+        return max(read / (self.bw * DECODE_BANDWIDTH_EFFICIENCY), flops / (self.peak * DECODE_COMPUTE_EFFICIENCY)) \
+            + STEP_OVERHEAD_S + self.tp_comm(batch)
+
+
+def _replica(w: Workload, a: Arch, gpu: GPU, link: Link | None, notes: list[str]) -> _Replica:
     inp, out = w.input_len or DEFAULT_INPUT, w.output_len or DEFAULT_OUTPUT
     if w.input_len is None or w.output_len is None:
         notes.append(Note("speed.assumed_lengths", f"request lengths not given: assumed {inp} prompt and {out} "
@@ -82,71 +134,50 @@ def serving_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None 
     if tp > 1:
         notes.extend(link_notes)
     wb, kvb = weight_bytes(w, gpu, notes), kv_bytes(w, gpu, notes)
-    layers = a.decoder_layers or a.layers
-    kv_token = a.kv_dim * layers * kvb
-    term("KV cache per token", kv_token / 1024, "KiB",
-         f"{layers} layers x {a.kv_dim} elements x {kvb:g} bytes")
-    free = (gpu.memory_gib * MEMORY_UTILISATION - CUDA_CONTEXT_GIB - ACTIVATION_RESERVE_GIB) * GIB * tp \
-        - a.params * wb
-    max_conc = max(0, int(free // (kv_token * (inp + out)))) if kv_token else 0
-    term("largest concurrency the KV cache holds", max_conc, "sequences",
-         f"({gpu.memory_gib:g} GiB x {MEMORY_UTILISATION} - context and activations) x {tp} GPUs - weights "
-         f"{a.params * wb / GIB:.1f} GiB, / {kv_token * (inp + out) / GIB:.3g} GiB per {inp + out}-token sequence")
-    ctype = compute_type(w.precision, gpu, training=False)
-    peak, which = peak_flops(gpu, ctype)
-    bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9
-    d_attn = a.heads * a.head_dim
-    allreduce_bw = bus_gbs(link, False)
+    peak, which = peak_flops(gpu, compute_type(w.precision, gpu, training=False))
+    return _Replica(a=a, gpu=gpu, tp=tp, wb=wb, kv_token=a.kv_dim * (a.decoder_layers or a.layers) * kvb,
+                    peak=peak, which=which, allreduce_bw=bus_gbs(link, False), inp=inp, out=out)
 
-    def tp_comm(tokens: int) -> float:
-        if tp == 1:
-            return 0.0
-        return 2 * layers * (COLLECTIVE_LATENCY_S + 2 * (tp - 1) / tp * tokens * a.hidden * 2 / allreduce_bw)
 
-    pf_eff = PREFILL_EFFICIENCY.get(generation(gpu), PREFILL_EFFICIENCY_DEFAULT)
-    def moe(tokens: int) -> float:
-        """A mixture of experts' matrix multiplies run slower than dense ones of the same FLOPs."""
-        share = expert_share(a)
-        return (1 - share) + share * expert_slowdown(a, tokens, tp) if share else 1.0
+def serving_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None = None) -> ServingSpeed:
+    """TTFT, TPOT and output tokens/s of one replica at w.concurrency, and the concurrency its KV cache allows."""
+    notes: list[str] = []
+    terms: list[SpeedTerm] = []
 
-    pf_flops = (2 * a.active_params * moe(inp) + 2 * layers * inp * d_attn) * inp
-    prefill = max(pf_flops / (peak * tp * pf_eff), a.params * wb / tp / (bw * DECODE_BANDWIDTH_EFFICIENCY)) \
-        + tp_comm(inp)
-    term("prefill of one prompt", prefill * 1e3, "ms",
-         f"{pf_flops:.3g} FLOP (2 x {a.active_params / 1e9:.3g}B x {inp} + causal attention) at {pf_eff:.0%} of "
-         f"{tp} x {peak / 1e12:g} TFLOP/s {which}")
+    def term(name: str, value: float, unit: str, formula: str) -> float:
+        terms.append(SpeedTerm(name=name, value=value, unit=unit, formula=formula))
+        return value
 
-    def decode_step(batch: int) -> float:
-        ctx = inp + out / 2
-        byts = (read_bytes(a, wb, batch) + batch * kv_token * ctx) / tp
-        flops = batch * (2 * a.active_params * moe(batch) + 4 * layers * ctx * d_attn) / tp
-        return max(byts / (bw * DECODE_BANDWIDTH_EFFICIENCY), flops / (peak * DECODE_COMPUTE_EFFICIENCY)) \
-            + STEP_OVERHEAD_S + tp_comm(batch)
-
+    r = _replica(w, arch_of(model, w.params_b), gpu, link, notes)
+    seq = r.inp + r.out
+    term("KV cache per token", r.kv_token / 1024, "KiB",
+         f"{r.layers} layers x {r.a.kv_dim} elements x {r.kv_token / max(r.layers * r.a.kv_dim, 1):g} bytes")
+    max_conc = int(term("largest concurrency the KV cache holds", r.max_concurrency(), "sequences",
+                        f"({gpu.memory_gib:g} GiB x {MEMORY_UTILISATION} - context and activations) x {r.tp} GPUs "
+                        f"- weights {r.a.params * r.wb / GIB:.1f} GiB, / {r.kv_token * seq / GIB:.3g} GiB per "
+                        f"{seq}-token sequence"))
+    prefill = term("prefill of one prompt", r.prefill_s() * 1e3, "ms",
+                   f"{r.prefill_flops():.3g} FLOP (2 x {r.a.active_params / 1e9:.3g}B x {r.inp} + causal "
+                   f"attention) on {r.tp} x {r.peak / 1e12:g} TFLOP/s {r.which}") / 1e3
     conc = w.concurrency
     if max_conc and conc > max_conc:
         notes.append(Note("speed.capped_concurrency", f"{conc} concurrent requests do not fit the KV cache: "
                           f"timed at {max_conc}", asked=conc, cap=max_conc))
         conc = max_conc
     conc = max(conc, 1)
-    step = decode_step(conc)
-    term("one decode step", step * 1e3, "ms",
-         f"{conc} sequences: max(weights + KV read at {DECODE_BANDWIDTH_EFFICIENCY:.0%} of {bw / 1e9:g} GB/s, "
-         f"compute at {DECODE_COMPUTE_EFFICIENCY:.0%} of peak) + {STEP_OVERHEAD_S * 1e3:g} ms step cost"
-         + (f" + {tp}-way all-reduces" if tp > 1 else ""))
-    cycle = conc * prefill + out * step
-    tokens_s = conc * out / cycle
-    ttft = prefill + step
-    tpot = (cycle - prefill) / out
-    term("output tokens per second", tokens_s, "tokens/s",
-         f"{conc} x {out} tokens / ({conc} prefills + {out} decode steps = {cycle:.3g} s)")
+    step = term("one decode step", r.decode_step_s(conc) * 1e3, "ms",
+                f"{conc} sequences: max(weights + KV read at {DECODE_BANDWIDTH_EFFICIENCY:.0%} of "
+                f"{r.bw / 1e9:g} GB/s, compute at {DECODE_COMPUTE_EFFICIENCY:.0%} of peak) + "
+                f"{STEP_OVERHEAD_S * 1e3:g} ms step cost" + (f" + {r.tp}-way all-reduces" if r.tp > 1 else "")) / 1e3
+    cycle = conc * prefill + r.out * step          # every request's prefill and out decode steps (closed loop)
+    tokens_s = term("output tokens per second", conc * r.out / cycle, "tokens/s",
+                    f"{conc} x {r.out} tokens / ({conc} prefills + {r.out} decode steps = {cycle:.3g} s)")
     best = max(max_conc, 1)
-    decode_max = best / decode_step(best)
-    prefill_max = inp / prefill
-    return ServingSpeed(ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3, output_tokens_per_s=tokens_s,
-                        requests_per_s=conc / cycle, max_concurrency=max_conc, decode_tokens_per_s_max=decode_max,
-                        prefill_tokens_per_s_max=prefill_max, concurrency=conc, input_len=inp, output_len=out,
-                        terms=terms, assumptions=list(notes), assumption_keys=note_keys(notes))
+    return ServingSpeed(ttft_ms=(prefill + step) * 1e3, tpot_ms=(cycle - prefill) / r.out * 1e3,
+                        output_tokens_per_s=tokens_s, requests_per_s=conc / cycle, max_concurrency=max_conc,
+                        decode_tokens_per_s_max=best / r.decode_step_s(best), prefill_tokens_per_s_max=r.inp / prefill,
+                        concurrency=conc, input_len=r.inp, output_len=r.out, terms=terms, assumptions=list(notes),
+                        assumption_keys=note_keys(notes))
 
 
 def replicas_for(tokens_per_s_needed: float, speed: ServingSpeed) -> int:
