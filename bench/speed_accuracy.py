@@ -73,7 +73,9 @@ def workload_for(row: dict[str, Any], model: Model | None) -> Workload:
                     lora_rank=row.get("lora_rank") or 16,
                     seq_len=row["seq_len"], sharding=row.get("sharding") or "none",
                     grad_accumulation=row.get("grad_accumulation") or 1, grad_checkpointing=ckpt == "full",
-                    checkpointing=ckpt, offload=row.get("offload") or "none", tokens=row.get("tokens"), **common)
+                    checkpointing=ckpt, checkpoint_every=row.get("checkpoint_every") or 1,
+                    selective_policy=row.get("selective_policy") or "attention",
+                    offload=row.get("offload") or "none", tokens=row.get("tokens"), **common)
 
 
 def link_for(row: dict[str, Any]) -> Link | None:

@@ -58,6 +58,13 @@ def test_recomputation_costs_time_and_selective_costs_less_than_full():
     assert full / none == pytest.approx(6 / 8, rel=0.1)       # one more forward: about 8 instead of 6 FLOPs a param
 
 
+def test_partial_checkpointing_recomputes_less():
+    full, every2 = tps(train(checkpointing="full")), tps(train(checkpointing="full", checkpoint_every=2))
+    half_mm = tps(train(checkpointing="selective", selective_policy="alternate-mm"))
+    attention = tps(train(checkpointing="selective"))
+    assert full < every2 < tps(train()) and full < half_mm < attention
+
+
 def test_attention_term_grows_with_sequence_length():
     short = training_speed(train(seq_len=2048, batch_size=4), LLAMA8, KB.gpus["h100-sxm"])
     long = training_speed(train(seq_len=65536, batch_size=1), LLAMA8, KB.gpus["h100-sxm"])

@@ -81,15 +81,24 @@ def flops_per_token(w: Workload, a: Arch, acc: _Acc) -> tuple[float, float, floa
     acc.add("attention FLOPs per token", attn, "FLOP",
             f"{attn / attn_fwd:.3g} x 4 x {layers} layers x {s} tokens x {d_attn} (QK^T and AV, full s x s)")
     model = mm + attn
+    rec_mm, rec_attn, how = recomputed(w, n, attn_fwd)
+    if rec_mm or rec_attn:
+        acc.add("recomputed FLOPs per token", rec_mm + rec_attn, "FLOP", how)
+    return model, mm + rec_mm, attn + rec_attn
+
+
+def recomputed(w: Workload, n: float, attn_fwd: float) -> tuple[float, float, str]:
+    """(matrix-multiply, attention) FLOPs per token that activation checkpointing runs again in backward."""
     mode = checkpointing(w)
+    every = max(1, getattr(w, "checkpoint_every", 1))
     if mode == "full":
-        acc.add("recomputed forward FLOPs per token", 2 * n + attn_fwd, "FLOP",
-                "full activation checkpointing repeats the forward: 2 x params + attention")
-        mm, attn = mm + 2 * n, attn + attn_fwd
-    elif mode == "selective":
-        attn += acc.add("recomputed attention FLOPs per token", attn_fwd, "FLOP",
-                        "selective checkpointing recomputes only the attention core (Korthikanti et al.)")
-    return model, mm, attn
+        return 2 * n / every, attn_fwd / every, (f"full checkpointing of {'every layer' if every == 1 else f'1 layer in {every}'}"
+                                                 " repeats its forward: 2 x params + attention")
+    if mode == "selective" and getattr(w, "selective_policy", "attention") == "alternate-mm":
+        return n, 0.0, "selective checkpointing keeps every other matmul's output: half the matmuls run again"
+    if mode == "selective":
+        return 0.0, attn_fwd, "selective checkpointing recomputes only the attention core (Korthikanti et al.)"
+    return 0.0, 0.0, ""
 
 
 def efficiency(w: Workload, a: Arch, gpu: GPU, acc: _Acc) -> tuple[float, float, str]:
