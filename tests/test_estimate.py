@@ -594,3 +594,19 @@ def test_every_estimate_says_its_measurement_bases(kb):
         assert bases["allocated"].gib == est.allocated_gib and bases["reserved"].gib == est.reserved_gib
         assert bases["allocated"].gib <= bases["reserved"].gib <= bases["device_total"].gib == est.per_gpu_gib
         assert "CUDA context" in bases["device_total"].includes and "CUDA context" not in bases["reserved"].includes
+
+
+def test_fit_ladder_shards_qlora_and_moves_off_whole_prompt_prefill(kb):
+    """A 70B QLoRA fine-tune does not fit one 24 GB card; sharding it over GPUs (FSDP-QLoRA) is a step of the
+    ladder now, as on Answer.AI's two 24 GB cards. A transformers server that chokes on a long prompt is told about
+    chunked prefill first."""
+    m = kb.models["llama-2-70b"]
+    steps = make_it_fit(w(params_b=m.params_b, model=m.id, task="finetune", method="qlora", batch_size=1,
+                          seq_len=2048), m, 24)
+    assert steps[-1].fits and any(s.change.startswith("ZeRO-3 / FSDP over") for s in steps)
+    q = kb.models["qwen2.5-7b"]
+    steps = make_it_fit(w(params_b=q.params_b, model=q.id, context=131072, input_len=131072, engine="transformers"),
+                        q, 40)
+    assert steps[0].change == "a chunked-prefill server (vLLM)"
+    full = make_it_fit(w(task="finetune", method="full", batch_size=8, seq_len=4096), kb.models["llama-3.1-8b"], 80)
+    assert "selective activation checkpointing (per-op)" in [s.change for s in full]

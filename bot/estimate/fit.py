@@ -35,6 +35,8 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
         ladder = [("int8 weights", {"precision": "int8"}), ("int4 weights (AWQ/GPTQ)", {"precision": "int4"}),
                   ("fewer concurrent sequences", {"concurrency": max(1, w.concurrency // 4)}),
                   ("shorter context", {"context": max(512, w.context // 4)})]
+        if w.engine == "transformers":      # the same model and requests, prompts taken 8,192 tokens at a time
+            ladder.insert(0, ("a chunked-prefill server (vLLM)", {"engine": "vllm"}))
         for change, update in ladder:
             if attempt(change, **update):
                 return steps
@@ -48,6 +50,10 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
               ("8-bit AdamW", {"optimizer": "adamw8bit"})]
     if w.method in ("full", "freeze") and w.optimizer == "adamw" and w.adamw_impl == "foreach":
         ladder.insert(0, ("fused AdamW", {"adamw_impl": "fused"}))     # the same update, no step temporary
+    if w.checkpointing == "none" and not w.grad_checkpointing:
+        # recomputes less than full checkpointing (torchtitan's per-op policy keeps every other matmul's output)
+        ladder.insert(0, ("selective activation checkpointing (per-op)",
+                          {"checkpointing": "selective", "selective_policy": "alternate-mm"}))
     if w.kbit_upcast != "none":     # free, and faster: fms-acceleration's prepare without the fp32 cast
         ladder.insert(0, ("skip the fp32 upcast of prepare_model_for_kbit_training", {"kbit_upcast": "none"}))
     if w.method in ("full", "freeze"):
@@ -57,12 +63,14 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
     for change, update in ladder:
         if attempt(change, **update):
             return steps
+    # every kind of weight shards and offloads, a LoRA's frozen base and a QLoRA's 4-bit one included (FSDP-QLoRA)
+    sharding = "zero3" if current.method in ("full", "freeze") else "fsdp"
+    for n in (2, 4, 8, 16, 32, 64):
+        if n <= max_gpus and n > current.gpus and attempt(f"ZeRO-3 / FSDP over {n} GPUs", gpus=n,
+                                                          sharding=sharding, nodes=max(1, n // 8)):
+            return steps
     if current.method in ("full", "freeze"):
-        for n in (2, 4, 8, 16, 32, 64):
-            if n <= max_gpus and n > current.gpus and attempt(f"ZeRO-3 / FSDP over {n} GPUs", gpus=n,
-                                                              sharding="zero3", nodes=max(1, n // 8)):
-                return steps
         attempt("offload optimizer state to CPU", offload="optimizer")
-        if base > limit:
-            attempt("offload parameters too", offload="full")
+    if base > limit and current.sharding in ("zero3", "fsdp"):
+        attempt("offload parameters too", offload="full")
     return steps
