@@ -6,17 +6,21 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: run test install lint validate bench clean
 
+# -qq: pip shows errors only (setuptools prints an informational "Editable installation" notice on every install).
 $(STAMP): pyproject.toml
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check --upgrade pip
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check -e '.[test]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
 install: $(STAMP)
 
-# The Slack bot when Slack tokens are set, otherwise the terminal chat on the same pipeline.
+# The Slack bot when Slack tokens are set, otherwise the terminal chat on the same pipeline;
+# `make run ARGS='ask "serve llama 3 8b"'` runs that gpu-advisor command instead (the command is .venv/bin/gpu-advisor).
 run: install
-	@if [ -n "$$SLACK_BOT_TOKEN" ] && { [ -n "$$SLACK_APP_TOKEN" ] || [ -n "$$SLACK_SIGNING_SECRET" ]; }; then \
+	@if [ -n '$(subst ','\'',$(ARGS))' ]; then \
+		exec $(BIN)/gpu-advisor $(ARGS); \
+	elif [ -n "$$SLACK_BOT_TOKEN" ] && { [ -n "$$SLACK_APP_TOKEN" ] || [ -n "$$SLACK_SIGNING_SECRET" ]; }; then \
 		exec $(BIN)/gpu-advisor serve; \
 	else \
 		echo "No Slack tokens set (SLACK_BOT_TOKEN + SLACK_APP_TOKEN or SLACK_SIGNING_SECRET): starting the terminal chat."; \

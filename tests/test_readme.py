@@ -36,3 +36,19 @@ def test_every_readme_command_runs(command):
 
 def test_commands_were_found():
     assert len(COMMANDS) >= 10
+
+
+def test_the_ways_to_call_the_command_work_as_written():
+    """The README's block on calling `gpu-advisor` after `make run`, run line by line in bash exactly as written
+    (from the checkout, whose .venv `make test` has just made), each line after the activate line."""
+    import subprocess
+    block = next(b for lang, b in BLOCKS if lang == "sh" and ". .venv/bin/activate" in b)
+    lines = [line.split("  #")[0].strip() for line in block.strip().splitlines()]
+    assert lines[0] == ". .venv/bin/activate" and len(lines) == 4
+    repo = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("VIRTUAL_ENV", "MAKEFLAGS", "MAKELEVEL")}
+    env["PATH"] = "/usr/bin:/bin"                    # a fresh shell: nothing of .venv on PATH
+    for line in lines[1:]:
+        script = f"{lines[0]} && {line}" if line.startswith("gpu-advisor ") else line
+        res = subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0 and "Pick:" in res.stdout, (line, res.stdout[-500:], res.stderr[-1000:])

@@ -192,8 +192,8 @@ def test_serve_with_a_malformed_token_never_prints_it(tmp_path):
 def test_socket_mode_with_a_rejected_app_token_stops_with_a_clear_message(tmp_path):
     stub = SlackStub()
     try:
-        out = _serve(["--socket"], {"SLACK_BOT_TOKEN": stub.bot_token, "SLACK_APP_TOKEN": APP_TOKEN,
-                                    "SLACK_API_BASE_URL": stub.api_url}, tmp_path)
+        out = _serve(["--socket", "--port", "0"], {"SLACK_BOT_TOKEN": stub.bot_token, "SLACK_APP_TOKEN": APP_TOKEN,
+                                                   "SLACK_API_BASE_URL": stub.api_url}, tmp_path)
         [call] = stub.of("apps.connections.open")
     finally:
         stub.close()

@@ -127,20 +127,26 @@ def check_provider(providers: Iterable[str], value: str | None = None) -> str:
 
 # ----- the values, as the rest of the code reads them ------------------------------------------------------------
 def _data_dir(configured: Path | None, env: str, name: str) -> Path:
-    """knowledge/ and rules/: the configured folder, else the package's own copy (bot/data/, any install),
-    else beside the package (a checkout)."""
+    """knowledge/ and rules/: the configured folder, else beside the package (a checkout), else the package's
+    own copy (bot/data/, found through importlib.resources: a venv, --user or a container install)."""
     if configured is not None:
         if not configured.is_dir():
             raise ConfigError(f"{env}={configured} is not a directory",
                               fix=f"point {env} at the folder holding the {name} YAML files, or unset it")
         return configured
-    candidates = [_REPO / name, Path(__file__).resolve().parents[1] / "data" / name,
-                  Path(os.sys.prefix) / "share" / "gpu-advisor" / name, Path("/app") / name]
+    candidates = [_REPO / name, _packaged(name), Path(os.sys.prefix) / "share" / "gpu-advisor" / name,
+                  Path("/app") / name]
     for path in candidates:
         if path.is_dir():
             return path
     raise ConfigError(f"no {name}/ folder found (looked in {', '.join(str(c) for c in candidates)})",
                       fix=f"set {env} to the folder holding the {name} YAML files")
+
+
+def _packaged(name: str) -> Path:
+    """The copy an installed wheel carries as package data (bot/data/<name>, see setup.py)."""
+    from importlib.resources import files
+    return Path(str(files("bot").joinpath("data", name)))
 
 
 def knowledge_dir() -> Path:

@@ -121,10 +121,17 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
     handler = SocketModeHandler(app, app_token=settings.app_token, ping_interval=ping)
     health = socket_health(handler.client, ping)
 
-    server = _server(wsgi_app(None, health), host, port)
-    threading.Thread(target=server.run, name="health-metrics", daemon=True).start()
-    log.info("Socket Mode: connecting to Slack (%s); GET /healthz and /metrics on http://%s:%s", settings.api_base_url,
-             host, getattr(server, "effective_port", port))
+    try:
+        server = _server(wsgi_app(None, health), host, port)
+    except OSError as exc:                  # the bot still works; the probes will say so by failing
+        server = None
+        log.error("GET /healthz and /metrics are not served: cannot listen on %s:%s (%s); set PORT or --port to a "
+                  "free port", host, port, exc.strerror or exc)
+        log.info("Socket Mode: connecting to Slack (%s)", settings.api_base_url)
+    else:
+        threading.Thread(target=server.run, name="health-metrics", daemon=True).start()
+        log.info("Socket Mode: connecting to Slack (%s); GET /healthz and /metrics on http://%s:%s",
+                 settings.api_base_url, host, getattr(server, "effective_port", port))
     _on_sigterm()
     try:
         handler.start()
@@ -139,7 +146,8 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
         handler.close()
         log.info("Socket Mode stopped")
     finally:
-        server.close()
+        if server is not None:
+            server.close()
 
 
 def serve(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:
