@@ -57,13 +57,19 @@ def _new_job(state: dict[str, Any], keep_slots: bool) -> None:
     state.update(follow_ups=0, asked=[], pending=None, answered=False, candidates={})
 
 
-def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> tuple[dict[str, Any], Decision]:
+def _loaded(state: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of the saved state with every key present (sessions saved by older versions lack some)."""
     state = {**empty_state(), **(state or {})}
     state["slots"] = dict(state.get("slots") or {})
     state["asked"] = list(state.get("asked") or [])
     cands = state.get("candidates") or {}
     # (sessions saved before candidates kept their sizes hold a plain list)
     state["candidates"] = dict(cands) if isinstance(cands, dict) else {str(c): None for c in cands}
+    return state
+
+
+def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> tuple[dict[str, Any], Decision]:
+    state = _loaded(state)
     # the reply is in the language of the question; a reply of names and numbers only keeps the session's
     lang = parse.lang if parse.text and (parse.lang_sure or not state.get("lang")) else (state.get("lang") or parse.lang)
     new = parse.slots.filled()
@@ -106,7 +112,15 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     elif state["answered"] and (new_model or ambiguous) and new.get("model") != state["slots"].get("model"):
         # a whole new question (a job and a model) after an answer: don't carry the old numbers over
         _new_job(state, keep_slots=False)
+    merged = _merge(state, new, ambiguous, intent, parse)
+    return _ask_or_answer(state, intent, merged, forms, lang)
 
+
+def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], intent: str, parse: Parse
+           ) -> dict[str, Any]:
+    """The job's slots after this turn: later values override earlier ones, a new model drops the old one's size,
+    training-only slots leave a serving job; the candidates of an ambiguous model are kept for the next turn."""
+    new_model = "model" in new or "params_b" in new
     merged = dict(state["slots"])
     if new_model or ambiguous:
         for key in ("model", "params_b"):
@@ -127,7 +141,13 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     elif "model" in merged or "params_b" in merged:
         state["candidates"] = {}
     state.update(intent=intent, slots=merged)
+    return merged
 
+
+def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], forms: dict[str, Any], lang: str
+                   ) -> tuple[dict[str, Any], Decision]:
+    """The first missing slot not asked yet, while under the follow-up cap; otherwise the answer, with the
+    defaults it assumes for what is still missing."""
     missing = _missing(intent, merged, bool(state["candidates"]), forms)
     askable = [s for s in missing if s not in state["asked"]]
     cap = int(forms.get("max_follow_ups", 2))

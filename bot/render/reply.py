@@ -47,12 +47,10 @@ def memory_terms(memory: dict[str, Any], lang: str, t: Templates) -> str:
     return sep.join(f"{name(x['name'])} {x['gib']:.1f}" for x in memory["terms"] if x["gib"] >= 0.05)
 
 
-def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]) -> str:
-    """The terminal rendering of an answer (DESIGN.md 'What a good answer looks like')."""
-    lang = reply["lang"]
-    order = [c["id"] for c in reply["citations"]]
+def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, order: list[str]) -> list[str]:
+    """First, what the user asked about: whether the GPU they named fits (and what would make it fit), and why
+    the pick is on another cloud when the default one has nothing that meets a hard requirement."""
     lines: list[str] = []
-    recs = reply["recommendations"]
     verdict = extra.get("gpu_verdict")
     if verdict:
         need, have = f"{verdict['need_gib']:.1f}", f"{verdict['memory_gib']:g}"
@@ -70,6 +68,15 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     if extra.get("fallback"):
         fb = extra["fallback"]
         lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"]))
+    return lines
+
+
+def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]) -> str:
+    """The terminal rendering of an answer (DESIGN.md 'What a good answer looks like')."""
+    lang = reply["lang"]
+    order = [c["id"] for c in reply["citations"]]
+    lines = _verdict_lines(extra, t, lang, order)
+    recs = reply["recommendations"]
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     if recs:
         top = recs[0]
