@@ -13,7 +13,9 @@ Sections (each row of the table says what it measured and against which target):
 3. Slack HTTP: `gpu-advisor serve --http` in a subprocess on loopback, a stand-in Slack Web API in this process,
    signed slash commands and app_mention events from a few client threads; acknowledged requests per second and
    answered requests per second (the stub received the reply). Bounded in count and time.
-4. Catalog growth: synthetic knowledge bases of 100, 1 000 and 10 000 flavors (real flavors copied with new ids
+4. Planner: the planner's scenario questions (tests/scenarios/planner.yaml) through `Core.turn`, warm; p50 / p99
+   per answer and the number of plans (flavor x instances x replicas) each answer searched. Target: p50 < 50 ms.
+5. Catalog growth: synthetic knowledge bases of 100, 1 000 and 10 000 flavors (real flavors copied with new ids
    and prices), the same answer-producing questions through `Core.turn` on each; p50 / p99 and the growth.
 
 It is a benchmark, not a test: nothing fails, the verdict column only compares with the targets.
@@ -50,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 BARE_IMPORTS = "import slack_bolt, rapidfuzz, pydantic, yaml, sqlite_utils, click"
 COLD_QUESTION = "lora finetune qwen2.5 7b, tight budget"
 TARGET_P50_MS, TARGET_P99_MS, TARGET_COLD_RATIO, TARGET_GROWTH = 2.0, 10.0, 1.5, 1.5
+TARGET_PLAN_MS = 50.0        # issue 16: warm time per planned answer
 
 
 # ----- the table -----------------------------------------------------------------------------------------------------
@@ -511,6 +514,41 @@ def bench_catalog(base, answered: list[tuple[str, str | None]], sizes: list[int]
 
 
 # ----- main ----------------------------------------------------------------------------------------------------------
+def bench_planner(core, repeat: int) -> list[Row]:
+    """The planner on its own scenario set (tests/scenarios/planner.yaml): warm time per answer through
+    `Core.turn`, and how many plans (flavor x instances x replicas) each answer searched."""
+    import yaml
+    scenarios = yaml.safe_load((ROOT / "tests" / "scenarios" / "planner.yaml").read_text(encoding="utf-8"))
+    texts = [s["q"] for s in scenarios["scenarios"]]
+    searched: list[int] = []
+    advise = core.advisor.advise
+
+    def counting(*args: Any, **kwargs: Any):
+        advice = advise(*args, **kwargs)
+        searched.append(advice.plans_searched)
+        return advice
+    core.advisor.advise = counting
+    try:
+        for text in texts:                                  # untimed: caches of the knowledge base and rules
+            core.turn(text, {})
+        searched.clear()
+        times = []
+        for _ in range(repeat):
+            for text in texts:
+                t0 = time.perf_counter()
+                core.turn(text, {})
+                times.append((time.perf_counter() - t0) * 1000)
+    finally:
+        core.advisor.advise = advise
+    p50, p99 = pct(times, 50), pct(times, 99)
+    return [Row("planner", f"{len(texts)} scenario questions x{repeat} through Core.turn",
+                f"p50 {ms(p50)}, p99 {ms(p99)}, max {ms(max(times))}", f"p50 < {TARGET_PLAN_MS:g} ms",
+                verdict(p50 < TARGET_PLAN_MS)),
+            Row("planner", "plans searched per answer (flavor x instances x replicas)",
+                f"median {statistics.median(searched):.0f}, max {max(searched)}, total {sum(searched):,}"
+                if searched else "none")]
+
+
 def profile_turns(core, items: list[tuple[str, str | None]], top: int = 20) -> None:
     import cProfile
     import pstats
@@ -559,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(Row("warm", f"Core.load in-process ({len(core.kb.flavors)} flavors)", ms(load_ms)))
         warm_rows, answered = bench_warm(core, items, 1 if q else 3, tmp)
         rows += warm_rows
+        rows += bench_planner(core, 1 if q else 3)
         if not args.skip_slack:
             try:
                 rows += bench_slack(tmp, 60 if q else 400, 4 if q else 8, 20 if q else 60,

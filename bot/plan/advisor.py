@@ -49,6 +49,7 @@ class Advice:
     gpu_verdict: dict[str, Any] | None = None
     fallback: dict[str, Any] | None = None
     billing: list[str] = field(default_factory=list)
+    plans_searched: int = 0      # flavor x instances x replicas evaluated for this answer
 
 
 @dataclass
@@ -101,6 +102,7 @@ class Advisor:
         self._faster(job, pick, recs)
         advice = self._assemble(job, pick, recs, considered, fallback)
         self._extras(job, pick, advice)
+        advice.plans_searched = job.sizer.searched
         return advice
 
     def _job(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> _Job:

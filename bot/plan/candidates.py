@@ -25,6 +25,7 @@ class Sizer:
     def __init__(self, w: Workload, model: Model | None, cache: dict[int, MemoryEstimate], user_fixed: bool):
         self.w, self.model, self.cache, self.user_fixed = w, model, cache, user_fixed
         self.plans: dict[tuple[float, int], Plan | None] = {}
+        self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
 
     def est(self, n: int) -> MemoryEstimate:
         return estimate_on(self.w, self.model, n, self.cache)

@@ -119,6 +119,7 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
 
 
 def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Sized | None:
+    sizer.searched += 1
     n = k * f.gpu_count
     hours, share = _hours(sizer, gpu, n, f.gpu_count, link)
     if hours is None:
@@ -171,6 +172,7 @@ def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
     """Replicas of a k-instance, n-GPU replica for the load, at the latency target."""
     w = sizer.w.model_copy(update={"input_len": t.input_len, "output_len": t.output_len})
     sized = Sized(k, n, est, layout_of(sizer, n, k))
+    sizer.searched += 1
     if w.kind not in ("llm", "multimodal"):
         return sized    # scenes, images and audio are not decoded token by token: their speed is kinds.job_speed's
     usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)

@@ -52,6 +52,7 @@ class Ranker:
         w = sizer.w
         attrs = self.attrs(f)
         p = sizer.plan(f)
+        sizer.searched += 1
         row: Row = {"id": f.id, "flavor": f, "gpu": f.gpu, "ruled_out": None, "reason": None}
         if sizer.user_fixed and w.nodes > 1 and f.gpu_count < math.ceil(w.gpus / w.nodes):
             # "two nodes, sixteen cards": a flavor with fewer cards than that per node is another shape of job

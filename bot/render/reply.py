@@ -163,8 +163,9 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
                                     monthly=f"{top['monthly_cost']:,.0f} {top['currency']}"))
     elif top.get("price_per_hour") is not None:
         out.append("      " + t.say("why.cheapest", lang, price=price_text(t, top, lang)))
-    if top.get("breaks"):
-        what = ", ".join(t.say(f"breaks.{b}", lang) for b in top["breaks"])
+    missed = list(top.get("breaks") or []) + (["budget"] if top.get("over_budget") else [])
+    if missed:
+        what = ", ".join(t.say(f"breaks.{b}", lang) for b in missed)
         out.append("      " + t.say("plan.breaks", lang, what=what))
     return out
 

@@ -1,0 +1,141 @@
+"""Invariants of the planner (issue 16), property-based where the input space is open.
+
+- The pick passes its own checklist whenever any plan that meets the targets does.
+- Labels agree with their numbers: no considered plan that is cheaper, fits and passes is labelled "costs more";
+  "cheapest" is cheaper than the pick, "fastest" faster.
+- A plan meets every stated target, or the answer says which it misses.
+- More GPUs never make a plan slower in the model (over a documented RDMA fabric).
+- The user's own hardware is judged with all its cards.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from bot.plan.choose import choose, job_price
+from bot.plan.links import LinkEvidence
+from bot.plan import perf
+from bot.records.models import Workload
+
+
+@dataclass(frozen=True)
+class _Price:
+    on_demand: float
+
+
+@dataclass(frozen=True)
+class _Flavor:
+    price: _Price | None
+
+
+_row = st.fixed_dictionaries({
+    "hourly": st.one_of(st.none(), st.floats(0.1, 500)),
+    "hours": st.one_of(st.none(), st.floats(0.5, 5000)),
+    "breaks": st.lists(st.sampled_from(["deadline", "latency", "horizon"]), max_size=1),
+    "over_budget": st.booleans(),
+    "ruled_out": st.one_of(st.none(), st.sampled_from(["no_fit", "requirement.vgpu"])),
+    "passes": st.booleans(),
+})
+
+
+def _rows(specs):
+    rows = []
+    for i, s in enumerate(specs):
+        r = dict(s, id=f"f{i:02d}", flavor=_Flavor(_Price(s["hourly"]) if s["hourly"] is not None else None))
+        r["job_cost"] = r["hourly"] * r["hours"] if r["hourly"] is not None and r["hours"] else None
+        rows.append(r)
+    # the ranking's order: passing, meeting every target, within budget, cheapest
+    return sorted(rows, key=lambda r: (r["ruled_out"] is not None, bool(r["breaks"]), r["over_budget"],
+                                       job_price(r), r["id"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=12))
+def test_labels_agree_with_numbers_and_the_pick_passes(specs):
+    rows = _rows(specs)
+    recs, considered = choose(rows, lambda r: r["passes"])
+    fitting = [r for r in rows if not r["ruled_out"]]
+    if not fitting:
+        assert recs == []
+        return
+    pick = recs[0]
+    assert pick["label"] == "pick" and not pick["ruled_out"]
+    priced = [r for r in fitting if job_price(r) < math.inf]
+    meeting = [r for r in priced if not r["breaks"] and not r["over_budget"]]
+    if any(r["passes"] for r in meeting[:12]):
+        assert pick["passes"], "a plan that meets every target passes its checklist, but the pick does not"
+    if meeting:
+        assert not pick["breaks"] and not pick["over_budget"]
+    for r in recs[1:] + considered:
+        why = r.get("why") or []
+        if "costs_more" in why:
+            assert job_price(r) > job_price(pick), (r, pick)
+        if r.get("label") == "cheapest":
+            assert job_price(r) < job_price(pick)
+        if r.get("label") == "fastest":
+            assert r["hours"] < pick["hours"]
+        if "slower" in why:
+            assert r["hours"] > pick["hours"]
+        if "cheaper" in why:
+            assert job_price(r) < job_price(pick)
+        if not r["ruled_out"] and job_price(r) <= job_price(pick) and r["passes"] and not r["breaks"] \
+                and not r["over_budget"]:
+            assert "costs_more" not in why
+
+
+# ----- more GPUs are never slower ----------------------------------------------------------------------------------
+RDMA = LinkEvidence("nvlink", "stated", 450.0, "rdma", 400.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(params=st.sampled_from([1.0, 7.0, 13.0, 70.0]), method=st.sampled_from(["full", "lora"]),
+       gpu_id=st.sampled_from(["h100-sxm", "a100-80gb"]))
+def test_more_gpus_never_slower(kb, params, method, gpu_id):
+    gpu = kb.gpus[gpu_id]
+    w = Workload(params_b=params, task="train", method=method, tokens=1e11, batch_size=1, seq_len=2048,
+                 grad_checkpointing=True, grad_accumulation=8)
+    last = math.inf
+    for n in (8, 16, 32, 64, 128, 256):
+        wn = w.model_copy(update={"gpus": n, "sharding": "zero3", "nodes": n // 8})
+        hours = perf.train_time(wn, None, gpu, n, 8, RDMA).hours
+        assert hours <= last * 1.0001, f"{n} GPUs take {hours:.1f} h, more than {last:.1f} h on fewer"
+        last = hours
+
+
+# ----- answers: targets met or named; own hardware with all its cards -------------------------------------------
+@pytest.mark.parametrize("question", [
+    "pretrain a 7B model on 1T tokens within 3 days",
+    "serve qwen2.5-7b for 50 users, budget 100 USD per month",
+    "部署 Qwen2.5-72B，每月预算 300 美元",
+    "pretrain a 70B model on 2T tokens within 10 days",
+])
+def test_a_missed_target_is_said(core, question):
+    r = core.turn(question, {})[0].model_dump()
+    assert r["status"] == "answer"
+    pick = r["recommendations"][0]
+    if pick["breaks"] or pick["over_budget"]:
+        said = ("It misses:", "未满足：")
+        assert any(s in r["text"] for s in said), r["text"]
+
+
+@pytest.mark.parametrize("slots, fits", [
+    ({"model": "qwen2.5-7b", "method": "full", "gpus": 4, "gpu_model": "a100-80gb"}, True),
+    ({"model": "qwen2.5-7b", "method": "full", "gpus": 8, "gpu_model": "rtx-4090"}, None),
+    ({"model": "llama-3-70b", "method": "qlora", "gpus": 2, "gpu_model": "rtx-4090"}, None),
+])
+def test_own_hardware_is_judged_with_all_its_cards(core, slots, fits):
+    advice = core.advisor.advise("finetune", dict(slots), {}, "en")
+    verdict = advice.gpu_verdict
+    assert verdict["gpus"] == slots["gpus"]
+    if fits is not None:
+        assert verdict["fits"] is fits
+    # the rental is sized on its own merits: the user's count does not carry over (the same job without their
+    # hardware gets the same plan, unless a rental of their own GPU was sensible enough to go first)
+    plain = {k: v for k, v in slots.items() if k not in ("gpus", "gpu_model")}
+    alone = core.advisor.advise("finetune", plain, {}, "en")
+    pick, ref = advice.recommendations[0], alone.recommendations[0]
+    if pick["gpu"] != slots["gpu_model"]:
+        assert (pick["id"], pick["gpus_total"]) == (ref["id"], ref["gpus_total"])
