@@ -211,9 +211,11 @@ class SlotReader:
                 continue
             g = m.groupdict()
             cur = g.get("cur")
+            end = m.end()
             if not cur:
-                after = re.match(r"\s*(元|块|rmb|人民币|dollars?|usd|美元|美金|刀|\$)", t[m.end():])
+                after = re.match(r"\s*(元|块|rmb|cny|yuan|人民币|dollars?|usd|美元|美金|刀|\$)", t[m.end():])
                 cur = after.group(1) if after else ("元" if has_cjk(t) else "$")
+                end += after.end() if after else 0        # "100 CNY per hour": the period follows the currency
             amount = self._num(g["num"])
             if amount is None or amount <= 0:
                 continue
@@ -224,7 +226,7 @@ class SlotReader:
                        "billion": 1e9}.get(g.get("mult") or "", 1)
             currency = "USD" if re.search(r"\$|usd|dollar|美元|美金|刀|bucks", cur) else "CNY"
             before = self.rx_period_before.search(t[max(0, m.start() - 12):m.start()])
-            after_m = self.rx_period_after.match(t[m.end():m.end() + 16])
+            after_m = self.rx_period_after.match(t[end:end + 16])
             word = g.get("per") or ((after_m.group(1) or after_m.group(2)) if after_m else None) \
                 or (before.group(1) if before else None)
             period = _period(word) if word else "total"

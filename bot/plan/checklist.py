@@ -150,6 +150,10 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "job_hours": round(r["hours"], 1) if r.get("hours") else None,
         "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),
         "note": f.note, **_plan_fields(r),
+        # the price in the currency the user wrote their budget in (knowledge/rates.yaml), when it differs
+        "user_currency": r.get("user_currency"),
+        "price_per_hour_user": round(r["hourly_user"], 2) if r.get("hourly_user") is not None else None,
+        "user_rate_date": _rate_date(kb, price.currency if price else None, r.get("user_currency")),
     }
 
 
@@ -171,3 +175,11 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
         "tpot_ms": round(r["sized"].tpot_ms, 1) if r.get("sized") and r["sized"].tpot_ms else None,
         "ttft_ms": round(r["sized"].ttft_ms) if r.get("sized") and r["sized"].ttft_ms else None,
     }
+
+
+def _rate_date(kb: KnowledgeBase, from_ccy: str | None, to_ccy: str | None) -> str | None:
+    """The date of the exchange rates a converted price rests on (the older one, if two)."""
+    if not from_ccy or not to_ccy or from_ccy == to_ccy:
+        return None
+    used = kb.rates_used(from_ccy, to_ccy)
+    return min(r.date for r in used).isoformat() if used else None

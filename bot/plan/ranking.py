@@ -104,6 +104,13 @@ class Ranker:
         row["job_cost"] = hourly * hours if hourly is not None and hours else None
         row["hours"] = hours
         base_cost = row["job_cost"] if row["job_cost"] is not None else hourly
+        ccy = f.price.currency if f.price else "USD"
+        if base_cost is not None and ccy != "USD":
+            # rank prices in one currency (knowledge/rates.yaml): a 25 CNY/h price is not cheaper than 4 USD/h
+            base_cost = self.kb.convert(base_cost, ccy, "USD")
+        user_ccy = slots.get("budget_currency")
+        if user_ccy and hourly is not None and user_ccy != ccy:
+            row["user_currency"], row["hourly_user"] = user_ccy, self.kb.convert(hourly, ccy, user_ccy)
         tight = 1.15 if row["headroom"] < 10 else 1.0
         if base_cost is None:
             eff = math.inf
