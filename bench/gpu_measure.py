@@ -367,6 +367,8 @@ def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bo
         "context": case.context if inference else None, "concurrency": case.batch_size if inference else None,
         "attention": None if case.cnn else case.attention, "component": "total",
         "measured": None if measured is None else round(measured, 3), "unit": "GiB", "what": what, "gpu": gpu})
+    if inference and not case.cnn:      # model.generate: the whole prompt in one forward pass, the cache grown
+        row.update({"engine": "transformers", "prompt_tokens": case.prompt_len})
     if case.kbit_prep:      # peft's prepare called directly: nothing is cast back to 16-bit
         row["kbit_upcast"] = "all"
     if case.method in ("lora", "qlora"):

@@ -152,7 +152,7 @@ def test_rows_carry_the_measured_memory_schema():
             assert CORE_KEYS <= set(row)
             assert set(row) - CORE_KEYS <= {"lora_rank", "lora_targets", "attention", "oom", "params_b", "arch",
                                             "kbit_upcast", "framework", "lora_dropout",
-                                            "autocast", "adamw_impl"}
+                                            "autocast", "adamw_impl", "engine", "prompt_tokens"}
             assert row["unit"] == "GiB" and row["component"] == "total" and row["gpus"] == 1
             assert row["source"]["title"] == "gpu-advisor bench/gpu_measure.py on NVIDIA H200"
             assert row["source"]["url"] is None
