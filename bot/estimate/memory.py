@@ -255,6 +255,14 @@ def _in_flight(w: Workload, a: Arch, p_sh: int, terms: list[MemoryTerm]) -> None
     add_term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * gb * (1 - resident),
              f"2 blocks x {a.layer_params / 1e6:.0f}M {what} x {gb:.3g} B unsharded at a time (the one computed and "
              "the one prefetched)" + ("; the rest lives in CPU RAM" if w.offload == "full" else ""))
+    if w.sharding == "fsdp" and a.vocab:
+        # what no block holds (embeddings, final norm, LM head) is the root unit, which FSDP does not reshard after
+        # forward (FSDP1 _post_forward_reshard: "Do not free the root's parameters in the post-forward";
+        # FSDP2's root likewise): it stays unsharded from the forward through the backward
+        eb = 4 if (w.kbit_upcast == "all" or w.precision == "fp32") else 2
+        add_term(terms, "unsharded root unit (embeddings, LM head)", "weights",
+                 a.embedding_params * eb * (1 - resident),
+                 f"{a.embedding_params / 1e9:.2f}B params x {eb} B kept whole from forward to backward (FSDP's root)")
 
 
 def _offload_note(w: Workload, host_bytes: float, notes: list[str]) -> None:
