@@ -105,6 +105,7 @@ def job_facts(intent: str, w: Workload, model: Model | None, slots: dict[str, An
         "concurrency": w.concurrency if w.method == "inference" else None, "latency": slots.get("latency"),
         "has_tokens": bool(w.tokens), "model_kind": model.kind if model else "unknown",
         "precision": w.precision, "provider": provider, "gpu_named": bool(slots.get("gpu_model")),
+        "npu_named": str(slots.get("gpu_model") or "").startswith("ascend"),
     }
 
 
