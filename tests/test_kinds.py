@@ -74,3 +74,30 @@ def test_non_llm_speeds_never_speak_in_tokens(kb, mid, gpu, kw):
     s = speed(kb, mid, gpu, **kw)
     text = " ".join([s.unit] + [f"{t.name} {t.unit} {t.formula}" for t in s.terms] + s.assumptions).lower()
     assert "token" not in text and "7b" not in text
+
+
+def test_fp8_released_models_are_served_as_shipped(core):
+    """DeepSeek-R1 ships FP8 weights: one 8-GPU node of 80-141 GB cards serves it, not two H200 nodes in bf16."""
+    reply, _ = core.turn("serve deepseek r1 for 20 users", {})
+    assert reply.status == "answer", reply.text
+    weights = [t for t in reply.memory["terms"] if t["category"] == "weights"]
+    assert weights[0]["name"] == "fp8 weights"
+    top = reply.recommendations[0]
+    assert top["gpu_count"] * top["instances"] <= 8
+
+
+@pytest.mark.parametrize("name, mid", [("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl-7b"), ("kimi k2", "kimi-k2"),
+                                       ("openai/gpt-oss-120b", "gpt-oss-120b"), ("llama 4 scout", "llama-4-scout"),
+                                       ("black-forest-labs/FLUX.1-dev", "flux.1-dev"), ("qwq", "qwq-32b"),
+                                       ("DeepSeek-V3.1-Terminus", "deepseek-v3.1"), ("Qwen/Qwen-Image", "qwen-image"),
+                                       ("glm 4.5 air", "glm-4.5-air"), ("llava-hf/llava-1.5-7b-hf", "llava-1.5-7b")])
+def test_new_models_resolve_by_their_names(core, name, mid):
+    """Hub ids, run names and family names of the new models resolve to their records."""
+    assert core.parser.parse(f"serve {name} for my team").slots.model == mid
+
+
+def test_diffusion_transformers_are_served_whole_on_one_card(core):
+    reply, _ = core.turn("serve FLUX.1-dev, 1024px", {})
+    top = reply.recommendations[0]
+    assert top["gpu_count"] == 1 and reply.memory["per_gpu_gib"] > 22     # 12B in 16-bit, never split by TP
+    assert reply.speed["unit"] == "images/s"

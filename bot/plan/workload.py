@@ -89,14 +89,20 @@ def _gpus_nodes(slots: dict[str, Any], notes: Assumptions) -> tuple[int, int]:
 
 def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes: Assumptions
              ) -> tuple[Workload, Model | None, Assumptions]:
-    precision = slots.get("precision") or "bf16"
+    # weights as the model is published (DeepSeek-V3/R1 and Kimi K2 in FP8, gpt-oss's MXFP4 experts), else 16-bit
+    shipped = model.release_precision if model is not None else None
+    precision = slots.get("precision") or shipped or "bf16"
     concurrency = slots.get("concurrency") or 4
     context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
+    if model is not None and model.image_tokens:
+        context += model.image_tokens     # a vision-language model: each request's image becomes tokens too
+        notes.append(("assume.image_tokens", {"tokens": model.image_tokens}))
     if not slots.get("concurrency"):
         notes.append(("assume.small_team", {}))
     notes.append(("assume.serving", {"concurrency": concurrency, "context": context}))
     if not slots.get("precision"):
-        notes.append(("assume.precision", {"precision": precision}))
+        notes.append(("assume.release_precision", {"precision": precision}) if shipped else
+                     ("assume.precision", {"precision": precision}))
     gpus, nodes = _gpus_nodes(slots, notes)
     w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
                  precision=precision, concurrency=concurrency, context=context,
@@ -165,6 +171,9 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
     if n not in cache:
         if n == w.gpus:
             cw = w
+        elif w.method == "inference" and w.kind in ("vision", "diffusion", "speech", "rendering"):
+            # one whole model (or scene) per GPU: these are served as replicas, never split by tensor parallelism
+            cw = w.model_copy(update={"gpus": 1, "nodes": 1, "tensor_parallel": 1})
         elif w.method == "inference":
             cw = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": max(1, math.ceil(n / 8))})
         else:
