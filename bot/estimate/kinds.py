@@ -33,7 +33,20 @@ def job_memory(w: Workload, model: Model | None) -> MemoryEstimate:
         return rendering_memory(w)
     if w.algorithm != "sft":
         return posttrain_memory(w, model)
-    return estimate_memory(w, model)
+    est = estimate_memory(w, model)
+    if w.kind in ("vision", "diffusion", "speech"):
+        est = _without(est, LLM_ONLY_NOTES)
+    return est
+
+
+# notes about language-model serving engines (chunked prefill of token prompts) that say nothing about an image,
+# audio or denoising job
+LLM_ONLY_NOTES = {"est.engine_default"}
+
+
+def _without(est: MemoryEstimate, keys: set[str]) -> MemoryEstimate:
+    pairs = [(a, k) for a, k in zip(est.assumptions, est.assumption_keys) if k["key"] not in keys]
+    return est.model_copy(update={"assumptions": [a for a, _ in pairs], "assumption_keys": [k for _, k in pairs]})
 
 
 def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, models: list[Model]
