@@ -100,6 +100,8 @@ def predict(row: dict[str, Any], w: Workload, model, gpu, link) -> float:
     sp = serving_speed(w, model, gpu, link)
     if row["unit"] == "tokens/s/request":
         return 1000 / sp.tpot_ms
+    if row["unit"] == "ttft-ms":
+        return sp.ttft_ms
     return sp.output_tokens_per_s
 
 
@@ -123,6 +125,9 @@ def rule_of_thumb(row: dict[str, Any], w: Workload, model, gpu) -> float:
             per_token += 2 * a.active_params
         peak, _ = peak_flops(gpu, "fp8" if w.precision == "fp8" else "16-bit")
         return per_gpu_unit(row, w, 0.4 * peak / per_token)
+    if row["unit"] == "ttft-ms":       # the old prefill bound: 2 x params per token at 50 % of peak
+        peak, _ = peak_flops(gpu, "16-bit")
+        return 1000 * w.input_len * 2 * a.active_params / (0.5 * peak * w.tensor_parallel)
     wb = WEIGHT_BYTES[w.precision]
     ctx = w.input_len + w.output_len
     kv_seq = a.kv_dim * 2 * a.layers * ctx / 2
@@ -149,6 +154,8 @@ def roofline(row: dict[str, Any], w: Workload, model, gpu) -> float:
                b * (2 * a.active_params + 4 * a.layers * ctx * d_attn) / (peak * tp))
     if row["unit"] == "tokens/s/request":
         return 1 / step
+    if row["unit"] == "ttft-ms":
+        return 1000 * (prefill + step)
     return b * out / (b * prefill + out * step)
 
 
