@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -193,3 +194,72 @@ def test_a_replayed_signed_slash_command_is_answered_once(stub, fresh):
     assert len([c for c in stub.of("response_url") if c.path.endswith(name)]) == 1
     assert len(bot.audit(user=user)) == 1
     bot.wait_log(r"slash cmd:url:\w+ already handled: not answered again")
+
+
+# ----- hostile payloads --------------------------------------------------------------------------------------------
+def _raw(bot: Bot, body: bytes, headers: dict[str, str], ctype: str = "application/json") -> int:
+    req = urllib.request.Request(bot.url + "/slack/events", data=body, method="POST",
+                                 headers={"Content-Type": ctype, **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def _signed(body: bytes, ts: str | None = None) -> dict[str, str]:
+    import hashlib
+    import hmac
+    ts = ts or str(int(time.time()))
+    digest = hmac.new(SECRET.encode(), b"v0:" + ts.encode() + b":" + body, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+def test_malformed_unsigned_requests_are_refused_before_parsing_without_a_traceback(stub, fresh):
+    bot = fresh()
+    good = {"X-Slack-Request-Timestamp": str(int(time.time())), "X-Slack-Signature": "v0=" + "0" * 64}
+    cases = [
+        (b"{not json", good), (b"\xff\xfe\xfa", good), (b"[]", good), (b'"a string"', good),
+        (b"{}", {"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": "v0=00"}),
+        (b"{}", {"X-Slack-Request-Timestamp": "1" * 40, "X-Slack-Signature": "v0=00"}),
+        (b"{}", {"X-Slack-Request-Timestamp": str(int(time.time())), "X-Slack-Signature": "v0=\u00e9"}),
+        (b"{}", {}), (b"payload=%ZZ%", good),
+    ]
+    statuses = [_raw(bot, body, headers, "application/x-www-form-urlencoded" if body.startswith(b"payload")
+                     else "application/json") for body, headers in cases]
+    assert statuses == [401] * len(cases)
+    time.sleep(0.3)
+    text = "\n".join(bot.log)
+    assert "Traceback" not in text and text.count("request to /slack/events refused") == len(cases)
+
+
+def test_signed_but_malformed_payloads_are_ignored_with_a_warning(stub, fresh):
+    bot = fresh()
+    channel, user = uid("D"), uid("U")
+    event = {"type": "message", "channel_type": "im", "channel": channel, "user": user, "ts": f"{time.time():.6f}"}
+    bodies = [
+        b"\xff not utf-8",
+        json.dumps({"type": "event_callback", "event_id": uid("Ev"), "event": "a string"}).encode(),
+        json.dumps({"type": "event_callback", "event_id": uid("Ev"), "event": {**event, "text": ["a", "list"]}}).encode(),
+        b"{not json",
+        b"[1, 2]",
+    ]
+    assert [_raw(bot, b, _signed(b)) for b in bodies] == [200] * len(bodies)
+    form = b"payload=" + urllib.parse.quote('{"type": "block_actions", "user": "not an object"}').encode()
+    assert _raw(bot, form, _signed(form), "application/x-www-form-urlencoded") == 200
+    stub.settle()
+    assert posts(stub, channel, ok=None) == [] and bot.audit(channel=channel) == []
+    text = "\n".join(bot.log)
+    assert "Traceback" not in text and text.count("request to /slack/events ignored") == len(bodies) + 1
+
+
+def test_a_lone_surrogate_in_a_question_is_replaced_and_answered(stub, fresh):
+    bot = fresh()
+    channel, user = uid("D"), uid("U")
+    body = event_callback({"type": "message", "channel_type": "im", "channel": channel, "user": user,
+                           "text": "serve llama 3 8b for 4 users \ud800", "ts": f"{time.time():.6f}"}, uid("Ev"))
+    assert "\\ud800" in body
+    assert bot.events(body)[0] == 200
+    stub.wait_for(lambda s: posts(s, channel))
+    [record] = bot.audit(channel=channel)
+    assert record["question"].endswith("\ufffd") and "Traceback" not in "\n".join(bot.log)

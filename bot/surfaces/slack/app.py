@@ -39,6 +39,7 @@ from bot.surfaces.slack import text as T
 from bot.records.errors import AdvisorError, ConfigError
 from bot.render.blocks import blocks as render_blocks
 from bot.render.blocks import escape
+from bot.surfaces.slack.guard import scrub
 from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
 from bot.surfaces.slack.controls import answer_controls
 from bot.surfaces.slack.interactions import Interactions
@@ -114,6 +115,7 @@ class SlackBot(Interactions):
     def enqueue(self, job_id: str, kind: str, payload: dict[str, Any], keys: list[str] = (), request: Any = None
                 ) -> bool:
         """Write the job (deduplicated by id and keys) and hand it to the workers; False for a duplicate."""
+        payload = scrub(payload)                        # lone surrogates -> U+FFFD: always storable as UTF-8
         if not self.inbox.put(job_id, kind, payload, keys):
             header = (lambda name: (request.headers.get(name) or [None])[0]) if request is not None else lambda n: None
             retry = f" (retry {header('x-slack-retry-num')}, {header('x-slack-retry-reason')})" \

@@ -25,6 +25,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.records.errors import AdvisorError, ConfigError
 from bot.surfaces.slack.app import _reason, build_app
+from bot.surfaces.slack.guard import guarded
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 
 log = logging.getLogger("gpu_advisor.slack")
@@ -36,12 +37,13 @@ def http_health() -> tuple[bool, dict[str, Any]]:
     return True, {"mode": "http"}
 
 
-def wsgi_app(app: App | None, health: Health = http_health) -> Callable:
-    """`POST /slack/events` to Bolt's WSGI adapter (when `app` is given), `GET /healthz` and `GET /metrics`."""
+def wsgi_app(app: App | None, health: Health = http_health, signing_secret: str | None = None) -> Callable:
+    """`POST /slack/events` through the guard (signature first, then shape; bot/surfaces/slack/guard.py) to Bolt's
+    WSGI adapter (when `app` is given), `GET /healthz` and `GET /metrics`."""
     handler = None
     if app is not None:
         from slack_bolt.adapter.wsgi import SlackRequestHandler
-        handler = SlackRequestHandler(app, path="/slack/events")
+        handler = guarded(SlackRequestHandler(app, path="/slack/events"), signing_secret)
 
     def plain(start_response: Callable, status: str, body: bytes, ctype: str = "text/plain",
               extra: list | None = None) -> list[bytes]:
@@ -82,8 +84,8 @@ def _on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def serve_http(app: App, host: str, port: int) -> None:
-    server = _server(wsgi_app(app), host, port)
+def serve_http(app: App, host: str, port: int, signing_secret: str | None = None) -> None:
+    server = _server(wsgi_app(app, signing_secret=signing_secret), host, port)
     real_port = getattr(server, "effective_port", port)
     log.info("HTTP mode: listening on http://%s:%s (POST /slack/events, GET /healthz, GET /metrics)", host, real_port)
     _on_sigterm()
@@ -160,4 +162,4 @@ def serve(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:
     if mode == "socket":
         serve_socket(app, settings, host, port)
     else:
-        serve_http(app, host, port)
+        serve_http(app, host, port, settings.signing_secret)
