@@ -240,7 +240,8 @@ def test_signed_but_malformed_payloads_are_ignored_with_a_warning(stub, fresh):
     bodies = [
         b"\xff not utf-8",
         json.dumps({"type": "event_callback", "event_id": uid("Ev"), "event": "a string"}).encode(),
-        json.dumps({"type": "event_callback", "event_id": uid("Ev"), "event": {**event, "text": ["a", "list"]}}).encode(),
+        json.dumps({"type": "event_callback", "event_id": uid("Ev"),
+                    "event": {**event, "text": ["a", "list"]}}).encode(),
         b"{not json",
         b"[1, 2]",
     ]
@@ -263,3 +264,46 @@ def test_a_lone_surrogate_in_a_question_is_replaced_and_answered(stub, fresh):
     stub.wait_for(lambda s: posts(s, channel))
     [record] = bot.audit(channel=channel)
     assert record["question"].endswith("\ufffd") and "Traceback" not in "\n".join(bot.log)
+
+
+# ----- storage faults at the Slack edge ------------------------------------------------------------------------
+def test_a_read_only_database_is_told_to_the_user_and_on_healthz(stub, tmp_path):
+    """The inbox cannot be written: the DM is acknowledged (Slack must not retry into the same wall), the user
+    is told their question was not recorded, /healthz answers 503 naming the file, and it recovers."""
+    from slack_bolt.request import BoltRequest
+
+    from bot.surfaces.service import Service
+    from bot.surfaces.slack.app import build_app
+    from bot.surfaces.slack.serve import wsgi_app, with_inbox, http_health
+    from bot.surfaces.slack.settings import SlackSettings
+
+    stub.reset()
+    settings = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=stub.api_url)
+    app = build_app(settings, Service(db=tmp_path / "advisor.db"))
+    inbox = app.advisor_health.__self__.inbox
+    inbox.db.conn.execute("PRAGMA query_only = ON")               # SQLite answers as for a read-only file
+    channel = uid("D")
+    body = event_callback({"type": "message", "channel_type": "im", "channel": channel, "user": uid("U"),
+                           "text": "serve llama 3 8b", "ts": f"{time.time():.6f}"}, uid("Ev"))
+    headers = {k.lower(): [v] for k, v in sign(body, SECRET).items()}
+    headers["content-type"] = ["application/json"]
+    assert app.dispatch(BoltRequest(body=body, headers=headers)).status == 200
+    [note] = stub.wait_for(lambda s: posts(s, channel))
+    assert "could not be recorded" in note.body["text"]
+
+    seen = {}
+    health = wsgi_app(app, with_inbox(http_health, app), SECRET)
+    out = health({"PATH_INFO": "/healthz", "REQUEST_METHOD": "GET"},
+                 lambda status, hdrs: seen.update(status=status))
+    facts = json.loads(b"".join(out))
+    assert seen["status"].startswith("503") and not facts["ok"] and "read-only" in facts["storage"]
+
+    inbox.db.conn.execute("PRAGMA query_only = OFF")              # fixed: the next request clears the alarm
+    body = event_callback({"type": "message", "channel_type": "im", "channel": channel, "user": uid("U"),
+                           "text": "serve llama 3 8b", "ts": f"{time.time():.6f}"}, uid("Ev"))
+    headers = {k.lower(): [v] for k, v in sign(body, SECRET).items()}
+    headers["content-type"] = ["application/json"]
+    assert app.dispatch(BoltRequest(body=body, headers=headers)).status == 200
+    stub.wait_for(lambda s: len(posts(s, channel)) == 2)
+    assert app.advisor_health()[0] is True
+    app.advisor_health.__self__.pool.stop()

@@ -108,7 +108,12 @@ class AuditLog(AuditQueries, LockedDatabase):
     # -- verification -------------------------------------------------------------------------------------
 
     def verify(self) -> VerifyResult:
-        """Recompute the chain in one snapshot; name the first row edited, deleted around or reordered."""
+        """SQLite's integrity check first (a damaged page can hide rows), then recompute the chain in one
+        snapshot; name the first row edited, deleted around or reordered."""
+        damage = self.integrity()
+        if damage:
+            return VerifyResult(False, 0, None, "the database file is damaged (SQLite integrity check: "
+                                f"{'; '.join(damage)[:300]}); restore the latest `gpu-advisor audit backup` copy")
         with self._read() as conn:
             return self._verify_locked(conn)
 

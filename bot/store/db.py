@@ -1,14 +1,19 @@
-"""SQLite plumbing shared by the audit log and the session store: one connection per object, WAL, a busy timeout,
-and transactions that hold the object's lock (so threads of one process never interleave a transaction)."""
+"""SQLite plumbing shared by the audit log, the session store and the Slack inbox: one connection per object, WAL,
+a busy timeout, and transactions that hold the object's lock (so threads of one process never interleave a
+transaction). Failures about the file or the disk (read-only, full, damaged, a directory) leave here as one
+StorageError that says what is wrong and how to fix it (bot/store/faults.py), never as a bare sqlite3 error."""
 from __future__ import annotations
 
 import os
+import pathlib
 import sqlite3
 import threading
 import time
 from typing import Any
 
 from sqlite_utils import Database
+
+from bot.store.faults import check_path, storage_error
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -43,8 +48,9 @@ class Txn:
         self.owner._lock.acquire()
         try:
             self.owner.db.conn.execute(self.begin)
-        except BaseException:
+        except BaseException as exc:
             self.owner._lock.release()
+            self.owner._raise_storage(exc)
             raise
         return self.owner.db.conn
 
@@ -53,8 +59,13 @@ class Txn:
         try:
             if conn.in_transaction:
                 conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        except sqlite3.Error as failed:
+            self.owner._raise_storage(failed)
+            raise
         finally:
             self.owner._lock.release()
+        if exc is not None:
+            self.owner._raise_storage(exc)
 
 
 class LockedDatabase:
@@ -65,8 +76,22 @@ class LockedDatabase:
 
     def _open(self, path: str | os.PathLike, timeout: float) -> None:
         self._lock = threading.RLock()
-        self.db = connect(path, timeout)
-        enable_wal(self.db, timeout)
+        self._path = pathlib.Path(path)
+        problem = check_path(self._path) if str(path) != ":memory:" else None
+        if problem:
+            raise problem
+        try:
+            self.db = connect(path, timeout)
+            enable_wal(self.db, timeout)
+        except sqlite3.Error as exc:
+            self._raise_storage(exc)
+            raise
+
+    def _raise_storage(self, exc: BaseException) -> None:
+        """Raise the StorageError for `exc` when it is about the file or the disk; return otherwise."""
+        problem = storage_error(exc, getattr(self, "_path", "the database"))
+        if problem is not None:
+            raise problem from exc
 
     def close(self) -> None:
         with self._lock:
@@ -77,6 +102,40 @@ class LockedDatabase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def integrity(self, limit: int = 5) -> list[str]:
+        """SQLite's integrity check (every page read): [] when the file is sound, else up to `limit` problems."""
+        with self._read() as conn:
+            found = [str(r[0]) for r in conn.execute(f"PRAGMA integrity_check({int(limit)})")]
+        return [] if found == ["ok"] else found
+
+    def backup(self, target: str | os.PathLike) -> int:
+        """A consistent copy of the whole file (every table) by SQLite's online backup, taken while others keep
+        writing; refuses to overwrite. Returns the copy's size in bytes."""
+        target = pathlib.Path(target)
+        if target.exists():
+            raise FileExistsError(f"{target} already exists")
+        dest = sqlite3.connect(str(target))
+        try:
+            with self._lock:
+                self.db.conn.backup(dest)
+        except sqlite3.Error as exc:
+            dest.close()
+            target.unlink(missing_ok=True)
+            self._raise_storage(exc)
+            raise
+        dest.close()
+        return target.stat().st_size
+
+    def checkpoint(self) -> tuple[int, int]:
+        """Copy the write-ahead log into the database file and truncate it; (pages in the log, pages copied)."""
+        with self._lock:
+            try:
+                busy, logged, copied = self.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as exc:
+                self._raise_storage(exc)
+                raise
+        return logged, copied
 
     def _write(self) -> Txn:
         """BEGIN IMMEDIATE: the write lock is taken before anything is read, so read-then-insert is atomic."""

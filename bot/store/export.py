@@ -20,12 +20,13 @@ def _csv_cell(name: str, value: Any) -> Any:
 def read_export(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Rows of an `audit export` file (jsonl or csv, told apart by extension or first character)."""
     path = pathlib.Path(path)
-    text = path.read_text(encoding="utf-8")
+    with open(path, encoding="utf-8", newline="") as handle:   # newline="": a \r inside a CSV cell stays a \r
+        text = handle.read()
     fmt = "csv" if path.suffix.lower() == ".csv" else "jsonl" if path.suffix.lower() in (".jsonl", ".ndjson", ".json") \
         else ("jsonl" if text.lstrip().startswith("{") else "csv")
     rows: list[dict[str, Any]] = []
     if fmt == "jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.split("\n"), 1):   # not splitlines(): U+2028, \x85... stay in a row
             if not line.strip():
                 continue
             try:

@@ -83,7 +83,8 @@ def _top_pick_changes(old_recs: list[dict[str, Any]], new_recs: list[dict[str, A
     if old_key == new_key:
         return []
     if old_top is None:
-        return [Change("top_pick", "top pick", None, new_key, f"Top pick is now {_rec_label(new_top)}; there was none.")]
+        return [Change("top_pick", "top pick", None, new_key,
+                       f"Top pick is now {_rec_label(new_top)}; there was none.")]
     if new_top is None:
         return [Change("top_pick", "top pick", old_key, None,
                        f"No recommendation any more; it was {_rec_label(old_top)}.")]

@@ -236,8 +236,15 @@ def check_database() -> Iterator[Check]:
             conn.rollback()
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             rows = conn.execute("SELECT COUNT(*) FROM advice").fetchone()[0] if "advice" in tables else 0
+            damage = [r[0] for r in conn.execute("PRAGMA integrity_check(5)")]   # reads every page
         finally:
             conn.close()
+        if damage != ["ok"]:
+            yield Check("fail", "database", f"{path} is damaged: SQLite's integrity check says "
+                                            f"{'; '.join(map(str, damage))[:300]}",
+                        "restore the latest `gpu-advisor audit backup` copy (move the damaged file aside first), "
+                        "or export what still reads with `gpu-advisor audit export`")
+            return
     except sqlite3.OperationalError as exc:
         text = str(exc)
         if "locked" in text or "busy" in text:

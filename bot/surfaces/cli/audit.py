@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import os
+import re
 import sqlite3
 import sys
 import unicodedata
@@ -126,8 +128,20 @@ def _price(rec: dict[str, Any]) -> str:
     return f"{price:g} {rec.get('currency') or ''}/h".replace(" /h", "/h")
 
 
+# Stored questions are whatever people typed (or pasted into Slack): never let them drive the terminal. C0
+# controls (ESC starts colour, cursor and title sequences), DEL, C1 controls (0x9b is a one-byte CSI) and
+# bidirectional overrides (which reorder what is shown) are dropped from plain output and escaped in JSON.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _terminal(text: str) -> str:
+    """`text` without control and escape characters (newlines and tabs kept), safe to print."""
+    return _CONTROL.sub("", text)
+
+
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, indent=2)
+    text = json.dumps(obj, ensure_ascii=False, indent=2)         # C0 and DEL are escaped by json already
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -159,7 +173,7 @@ def list_cmd(as_json: bool, limit: int, user: str | None, since: dt.date | None,
     table = [[r["id"], _when(r.get("ts")), r.get("surface") or "-", r.get("user") or "-", r.get("status") or "-",
               _top_pick(r), _clip(_summary(r), 48)]
              for r in rows]
-    click.echo(_table(["ID", "WHEN (UTC)", "SURFACE", "USER", "STATUS", "TOP PICK", "QUESTION"], table))
+    click.echo(_terminal(_table(["ID", "WHEN (UTC)", "SURFACE", "USER", "STATUS", "TOP PICK", "QUESTION"], table)))
     if len(rows) == limit:
         click.echo(f"(newest {limit}; use --limit or --since for more)")
 
@@ -184,7 +198,7 @@ def show_cmd(record_id: str, as_json: bool) -> None:
     if as_json:
         click.echo(_dump(row if job is None else {**row, "delivery": _delivery_json(job)}))
         return
-    click.echo(_render(row, job))
+    click.echo(_terminal(_render(row, job)))
 
 
 def _delivery(log: AuditLog, record_id: str) -> Any:
@@ -255,20 +269,114 @@ def _render(row: dict[str, Any], job: Any = None) -> str:
 
 
 @audit.command("verify")
+@click.option("--anchors", "anchors_file", type=click.Path(exists=True, dir_okay=False),
+              help="Also check the anchors in this file (written by `audit anchor`): no anchored row was "
+                   "truncated or rewritten.")
 @_guarded
-def verify_cmd() -> None:
-    """Recompute the hash chain; exit 1 and name the first row edited, deleted or reordered."""
+def verify_cmd(anchors_file: str | None) -> None:
+    """SQLite's integrity check, then the hash chain; exit 1 and name the first row edited, deleted or reordered."""
+    from bot.store.anchors import check_anchors, read_anchors
     with _open_log() as log:
         result = log.verify()
-    if result.ok:
+        anchors = read_anchors(_read_text(anchors_file)) if anchors_file else []
+        problems = check_anchors(log, anchors) if result.ok and anchors else []
+    if result.ok and not problems:
         click.echo(f"ok: {result.checked} record(s) checked, chain intact.")
+        if anchors:
+            click.echo(f"ok: {len(anchors)} anchor(s) from {anchors_file} hold (nothing anchored was truncated "
+                       "or rewritten).")
         if result.head:
-            click.echo(f"head hash {result.head} (keep a copy elsewhere to detect a rewritten log)")
+            click.echo(f"head hash {result.head} (`gpu-advisor audit anchor` keeps a copy elsewhere)")
+        if anchors_file and not anchors:
+            _fail(f"{anchors_file} holds no anchor written by `gpu-advisor audit anchor`", 1)
         return
-    click.echo(f"FAILED at {result.first_bad}: {result.problem}.", err=True)
-    click.echo(f"{result.checked} record(s) before it are intact. Export the log "
-               "(`gpu-advisor audit export --format jsonl`) before changing anything.", err=True)
+    if not result.ok:
+        where = f" at {result.first_bad}" if result.first_bad else ""
+        click.echo(f"FAILED{where}: {result.problem}.", err=True)
+        click.echo(f"{result.checked} record(s) before it are intact. Export the log "
+                   "(`gpu-advisor audit export --format jsonl`) before changing anything.", err=True)
+    for problem in problems:
+        click.echo(f"FAILED: {problem}.", err=True)
     raise click.exceptions.Exit(1)
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+@audit.command("anchor")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Append the anchor to this file.")
+@click.option("--slack-channel", help="Post the anchor to this Slack channel id (uses SLACK_BOT_TOKEN).")
+@_guarded
+def anchor_cmd(output: str | None, slack_channel: str | None) -> None:
+    """Write the chain's head (count, last id, hash, time) where the database cannot rewrite it: a file, a Slack
+    channel, or stdout (for a cron job). `audit verify --anchors FILE` checks the log against such copies."""
+    from bot.store.anchors import make_anchor
+    with _open_log() as log:
+        line = json.dumps(make_anchor(log), sort_keys=True)
+    if output:
+        with open(output, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+        click.echo(f"anchor appended to {output}", err=True)
+    if slack_channel:
+        _post_anchor(slack_channel, line)
+        click.echo(f"anchor posted to Slack channel {slack_channel}", err=True)
+    if not output and not slack_channel:
+        click.echo(line)
+
+
+def _post_anchor(channel: str, line: str) -> None:
+    """One chat.postMessage with the bot's token (SLACK_BOT_TOKEN, SLACK_API_BASE_URL as the app uses them)."""
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+    token = (os.environ.get("SLACK_BOT_TOKEN") or "").strip()
+    if not token:
+        raise AdvisorError("posting an anchor to Slack needs SLACK_BOT_TOKEN", fix="set it, or use --output FILE")
+    base = (os.environ.get("SLACK_API_BASE_URL") or "").strip() or "https://slack.com/api/"
+    try:
+        WebClient(token=token, base_url=base.rstrip("/") + "/", timeout=15).chat_postMessage(
+            channel=channel, text=f"gpu-advisor audit anchor: {line}", unfurl_links=False)
+    except SlackApiError as exc:
+        raise AdvisorError(f"Slack refused the anchor post: {exc.response.get('error')}",
+                           fix="invite the bot to the channel (/invite @gpu-advisor) and check the channel id") \
+            from None
+
+
+@audit.command("backup")
+@click.argument("target", type=click.Path(dir_okay=False))
+@_guarded
+def backup_cmd(target: str) -> None:
+    """A consistent copy of the whole database (SQLite online backup) while the bot keeps running."""
+    with _open_log() as log:
+        log.checkpoint()
+        try:
+            size = log.backup(target)
+        except FileExistsError:
+            _fail(f"{target} already exists; name a new file (backups never overwrite)")
+        damage = _integrity_of(target)
+    if damage:
+        _fail(f"the copy at {target} fails SQLite's integrity check ({'; '.join(damage)}): the source is damaged "
+              "(run `gpu-advisor audit verify`)", 1)
+    click.echo(f"backed up {log.path} to {target} ({size / 2**20:.1f} MiB); integrity check ok.")
+
+
+def _integrity_of(path: str) -> list[str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        found = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
+    finally:
+        conn.close()
+    return [] if found == ["ok"] else found
+
+
+@audit.command("checkpoint")
+@_guarded
+def checkpoint_cmd() -> None:
+    """Copy SQLite's write-ahead log into the database file and truncate it (before copying the file by hand)."""
+    with _open_log() as log:
+        logged, copied = log.checkpoint()
+    click.echo(f"checkpoint: {copied} of {logged} page(s) of the write-ahead log copied into {log.path}.")
 
 
 @audit.command("export")

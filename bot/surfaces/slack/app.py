@@ -25,6 +25,7 @@ import json
 import logging
 import re
 import signal
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.store.slack_state import SlackState
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
+from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
 from bot.surfaces.slack.outbound import reason as _reason
@@ -101,6 +103,7 @@ class SlackBot(Interactions):
         self.state = SlackState(service.audit.path)
         self.out = Outbound(client or web_client(settings))
         self.inbox = inbox or Inbox(service.audit.path)
+        self.storage_error: str | None = None         # the last failure to record a job, until one succeeds
         self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts)
 
     def register(self, app: App) -> App:
@@ -113,17 +116,39 @@ class SlackBot(Interactions):
         return app
 
     def enqueue(self, job_id: str, kind: str, payload: dict[str, Any], keys: list[str] = (), request: Any = None
-                ) -> bool:
-        """Write the job (deduplicated by id and keys) and hand it to the workers; False for a duplicate."""
+                ) -> str:
+        """Write the job (deduplicated by id and keys) and hand it to the workers.
+
+        Returns "queued", "duplicate", or "unrecorded" when the database refused it: then the user is told
+        (in the background: the ack must not wait) and /healthz reports it until a job is recorded again.
+        """
         payload = scrub(payload)                        # lone surrogates -> U+FFFD: always storable as UTF-8
-        if not self.inbox.put(job_id, kind, payload, keys):
+        try:
+            new = self.inbox.put(job_id, kind, payload, keys)
+        except StorageError as exc:
+            self._unrecorded(exc, payload)
+            return "unrecorded"
+        self.storage_error = None
+        if not new:
             header = (lambda name: (request.headers.get(name) or [None])[0]) if request is not None else lambda n: None
             retry = f" (retry {header('x-slack-retry-num')}, {header('x-slack-retry-reason')})" \
                 if header("x-slack-retry-num") else ""
             log.info("%s %s already handled%s: not answered again", kind, job_id, retry)
-            return False
+            return "duplicate"
         self.pool.submit(job_id)
-        return True
+        return "queued"
+
+    def _unrecorded(self, exc: StorageError, payload: dict[str, Any]) -> None:
+        """The job could not be written: log it, remember it for /healthz, and tell the user (slash: in the ack)."""
+        self.storage_error = exc.render()
+        log.error("could not record a Slack request: %s", exc.render())
+        lang = payload.get("lang") or lang_of(payload.get("text") or "")
+        if payload.get("surface") == "slash" or "place" not in payload:
+            return
+        place = Place(**payload["place"])
+        message = [(T.say("not_recorded", lang), None)]
+        threading.Thread(target=self.out.deliver, args=(message, place, payload.get("response_url")),
+                         name="slack-unrecorded", daemon=True).start()
 
     # ----- events ----------------------------------------------------------------------------------------------
     def on_message(self, body: dict, event: dict, context: Any, request: Any) -> None:
@@ -189,10 +214,12 @@ class SlackBot(Interactions):
         job_id, keys = _request_ids("cmd", command, request)
         place = Place("slash", channel, None, None, user)
         waiting = self.pool.depth()
-        new = self.enqueue(job_id, "slash", {"task": task, "text": text, "rest": rest.strip(), "lang": lang,
-                                             "place": asdict(place), "team": team, "surface": "slash",
-                                             "response_url": command.get("response_url"), "echo": text}, keys)
-        if task != "answer" or not new:
+        state = self.enqueue(job_id, "slash", {"task": task, "text": text, "rest": rest.strip(), "lang": lang,
+                                               "place": asdict(place), "team": team, "surface": "slash",
+                                               "response_url": command.get("response_url"), "echo": text}, keys)
+        if state == "unrecorded":
+            ack(text=T.say("not_recorded", lang), response_type="ephemeral")
+        elif task != "answer" or state == "duplicate":
             ack()
         elif waiting >= self.pool.size:
             ack(text=T.say("queued", lang, n=waiting - self.pool.size + 1), response_type="ephemeral")
@@ -333,6 +360,18 @@ class SlackBot(Interactions):
         """chat.postMessage now (with retries); True when posted, None when not (logged with Slack's reason)."""
         return None if self.out.post(channel, thread_ts, text, blocks) else True
 
+    # ----- health -------------------------------------------------------------------------------------------
+    def health(self) -> tuple[bool, dict[str, Any]]:
+        """(ok, facts) for /healthz: jobs per state and the queue, or what is wrong with the database."""
+        try:
+            counts = self.inbox.counts()
+        except Exception as exc:                        # noqa: BLE001 - reported, never raised to the client
+            return False, {"storage": str(exc)}
+        facts = {"inbox": counts, "waiting": self.pool.depth(), "workers": self.pool.size}
+        if self.storage_error:
+            return False, {**facts, "storage": self.storage_error}
+        return True, facts
+
     # ----- errors -------------------------------------------------------------------------------------------
     def on_error(self, error: Exception, body: dict) -> None:
         kind = body.get("type") if isinstance(body, dict) else None
@@ -406,6 +445,7 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     bot = SlackBot(settings, service, templates, client=app.client)
     bot.register(app)
     bot.pool.start()
+    app.advisor_health = bot.health                 # for GET /healthz (wsgi_app): the inbox and the database
     return app
 
 

@@ -72,10 +72,31 @@ def wsgi_app(app: App | None, health: Health = http_health, signing_secret: str 
     return application
 
 
+# Against idle and slow connections (slowloris): waitress buffers each request in its event loop and hands only
+# complete ones to the threads, so an idle socket costs a file descriptor, not a thread; up to CONNECTIONS are
+# accepted (poll(), not select(), which stops at 1024 descriptors) and one silent for IDLE_S is closed.
+CONNECTIONS, IDLE_S, HTTP_THREADS = 1000, 20, 8
+
+
 def _server(application: Callable, host: str, port: int) -> Any:
     from waitress import create_server
-    return create_server(application, host=host, port=port, threads=8, ident="gpu-advisor",
-                         max_request_body_size=1 << 20, clear_untrusted_proxy_headers=True)
+    return create_server(application, host=host, port=port, threads=HTTP_THREADS, ident="gpu-advisor",
+                         max_request_body_size=1 << 20, clear_untrusted_proxy_headers=True,
+                         connection_limit=CONNECTIONS, channel_timeout=IDLE_S, cleanup_interval=5,
+                         asyncore_use_poll=True)
+
+
+def with_inbox(health: Health, app: App | None) -> Health:
+    """`health` plus the durable inbox's state (jobs per state, the queue) and any failure to record a job."""
+    inbox_health = getattr(app, "advisor_health", None)
+    if inbox_health is None:
+        return health
+
+    def combined() -> tuple[bool, dict[str, Any]]:
+        ok, detail = health()
+        good, facts = inbox_health()
+        return ok and good, {**detail, **facts}
+    return combined
 
 
 def _on_sigterm() -> None:
@@ -85,7 +106,7 @@ def _on_sigterm() -> None:
 
 
 def serve_http(app: App, host: str, port: int, signing_secret: str | None = None) -> None:
-    server = _server(wsgi_app(app, signing_secret=signing_secret), host, port)
+    server = _server(wsgi_app(app, with_inbox(http_health, app), signing_secret), host, port)
     real_port = getattr(server, "effective_port", port)
     log.info("HTTP mode: listening on http://%s:%s (POST /slack/events, GET /healthz, GET /metrics)", host, real_port)
     _on_sigterm()
@@ -121,7 +142,7 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
     from bot.records.config import settings as conf
     ping = max(0.1, float(conf().advisor_socket_ping_s))
     handler = SocketModeHandler(app, app_token=settings.app_token, ping_interval=ping)
-    health = socket_health(handler.client, ping)
+    health = with_inbox(socket_health(handler.client, ping), app)
 
     try:
         server = _server(wsgi_app(None, health), host, port)

@@ -24,6 +24,11 @@ _STRINGS: dict[str, dict[str, str]] = {
                "也可以私信我，或在频道里 @ 我：我在该消息的话题中回答，对话在话题里继续。"),
     },
     "working": {"en": "Working on it…", "zh": "正在分析…"},
+    "not_recorded": {"en": "Sorry: your question could not be recorded (the advisor's database is not writable), "
+                           "so it will not be answered. The operators have been alerted in the log; please try "
+                           "again later.",
+                     "zh": "抱歉：你的问题无法记录（顾问的数据库不可写），因此不会得到回答。日志中已告警运维人员；"
+                           "请稍后再试。"},
     "queued": {"en": "Busy right now: your question is queued ({n} ahead of it); the answer will come here.",
                "zh": "现在比较忙：你的问题已排队（前面还有 {n} 个），答案会发到这里。"},
     "you_asked": {"en": "*You asked:* {question}", "zh": "*你的问题：* {question}"},
