@@ -307,3 +307,54 @@ def test_a_read_only_database_is_told_to_the_user_and_on_healthz(stub, tmp_path)
     stub.wait_for(lambda s: len(posts(s, channel)) == 2)
     assert app.advisor_health()[0] is True
     app.advisor_health.__self__.pool.stop()
+
+
+# ----- load: 500 events, a slow Slack API, idle sockets -------------------------------------------------------------
+def test_500_events_and_300_idle_sockets_never_delay_acks_slash_commands_or_healthz(stub, fresh):
+    """Slack answers each post after 1 s and 300 sockets sit half-open (slowloris): every one of 500 DMs is
+    acknowledged within 3 s, slash commands and /healthz answer within 3 s meanwhile, and once Slack is fast
+    again all 500 are answered, each once."""
+    import socket
+    bot = fresh()
+    stub.delay("chat.postMessage", 1.0)
+    host, port = bot.url.removeprefix("http://").split(":")
+    idle = []
+    for _ in range(300):
+        sock = socket.create_connection((host, int(port)), timeout=5)
+        sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n")   # never finished
+        idle.append(sock)
+    channels = [(uid("D"), uid("U")) for _ in range(500)]
+    quick: list[float] = []
+
+    def probe() -> None:                                 # slash commands and health checks during the flood
+        for _ in range(5):
+            fields = {"team_id": TEAM_ID, "channel_id": uid("C"), "user_id": uid("U"), "command": "/gpu-advisor",
+                      "text": "serve llama 3 8b", "response_url": stub.response_url(uid("r"))}
+            body = urllib.parse.urlencode(fields)
+            status, _, took = send(bot.url + "/slack/events", body, "application/x-www-form-urlencoded",
+                                   sign(body, SECRET))
+            quick.append(took if status == 200 else 99.0)
+            start = time.monotonic()
+            with urllib.request.urlopen(bot.url + "/healthz", timeout=5) as resp:
+                quick.append(time.monotonic() - start if resp.status == 200 else 99.0)
+            time.sleep(0.2)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    with ThreadPoolExecutor(32) as pool:                 # "hello": a short reply, so the catch-up stays quick
+        acks = list(pool.map(lambda cu: bot.dm("hello", *cu), channels))
+    prober.join()
+    try:
+        assert [a[0] for a in acks] == [200] * 500
+        assert max(a[2] for a in acks) < 3.0, f"slowest ack {max(a[2] for a in acks):.2f} s"
+        assert len(quick) == 10 and max(quick) < 3.0, quick
+        assert len(bot.inbox()) == 505                      # every DM and slash command recorded before its ack
+        print(f"acks: slowest {max(a[2] for a in acks):.2f} s; probes: slowest {max(quick):.2f} s")
+    finally:
+        stub.delay("chat.postMessage", 0)
+        for sock in idle:
+            sock.close()
+    stub.wait_for(lambda s: len({c.body["channel"] for c in s.of("chat.postMessage")}) >= 500, timeout=90)
+    stub.settle()
+    answered = [c.body["channel"] for c in stub.of("chat.postMessage")]
+    assert sorted(answered) == sorted(c for c, _ in channels)
