@@ -178,3 +178,38 @@ def test_list_and_show_never_print_escape_sequences(tmp_path):
     code, out = run(db, "audit", "show", "A000001", "--json")
     assert "\\u001b" in out and "\\u009b" in out and "\x9b" not in out
     assert json.loads(out)["question"].startswith("evil \x1b]0;pwned")      # the JSON still holds the truth
+
+
+# ----- credentials pasted into questions --------------------------------------------------------------------------
+def test_pasted_credentials_are_redacted_and_the_record_says_so(tmp_path):
+    db = tmp_path / "a.db"
+    secret, token = "8f742231b10e8888abcd991234567a5b", "xoxb-1111-2222-abcdefghijkl"
+    code, out = run(db, "ask", f"my signing secret is {secret} and token {token}, serve llama 3 8b")
+    assert code == 0
+    with AuditLog(db) as log:
+        [row] = log.list()
+    stored = json.dumps(row, ensure_ascii=False)
+    assert secret not in stored and token not in stored
+    assert "[redacted secret]" in row["question"] and "[redacted token]" in row["question"]
+    assert len(row["reply"]["redacted"]) == 2 and log_ok(db)
+    assert row["kb_version"] and "redacted" not in row["kb_version"]     # hashes elsewhere are left alone
+
+
+def log_ok(db) -> bool:
+    with AuditLog(db) as log:
+        return log.verify().ok
+
+
+def test_a_secret_inside_slack_api_base_url_is_never_printed(tmp_path):
+    """In a bad URL's error (serve), in doctor's report, and in the log filter's list of secrets."""
+    from bot.surfaces.slack.settings import safe_url, url_secrets
+    url = "https://proxyuser:hunter2-proxy-pass@slack-proxy.example/api/?key=s3cr3t-query-key"
+    shown = safe_url(url)
+    assert "hunter2" not in shown and "s3cr3t" not in shown and shown.startswith("https://***@slack-proxy.example")
+    assert {"hunter2-proxy-pass", "key=s3cr3t-query-key"} <= set(url_secrets(url))
+    env = {"ADVISOR_DB": str(tmp_path / "a.db"), "SLACK_API_BASE_URL": url, "SLACK_BOT_TOKEN": "xoxb-1-2-abcdefgh",
+           "SLACK_SIGNING_SECRET": "8f742231b10e8888abcd991234567a5b"}
+    for args in (["doctor"], ["serve", "--http", "--port", "0"]):
+        result = CliRunner().invoke(cli, args, env=env)
+        assert "hunter2" not in result.output and "s3cr3t" not in result.output, result.output
+        assert "SLACK_API_BASE_URL" in result.output

@@ -92,12 +92,33 @@ def record_hash(content: dict[str, Any], prev_hash: str) -> str:
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-_TOKEN_RE = re.compile(r"\b(?:xox[abposre]-[A-Za-z0-9-]{8,}|xapp-\d-[A-Za-z0-9-]{8,}|sk-[A-Za-z0-9_-]{20,})")
+# Credentials people paste into questions, by the shapes their issuers give them (anywhere in a record):
+# Slack bot/user/app/config tokens, OpenAI-style keys, GitHub tokens, AWS access key ids, Hugging Face tokens,
+# PEM private keys. A Slack signing secret is 32 hex digits, a shape too common to look for everywhere (hashes,
+# ids): it is looked for in the question only, where a person may paste it.
+_TOKEN_RE = re.compile(r"\b(?:xox[abposrec]-[A-Za-z0-9-]{8,}|xapp-\d-[A-Za-z0-9-]{8,}|sk-[A-Za-z0-9_-]{20,}"
+                       r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}"
+                       r"|hf_[A-Za-z0-9]{30,})")
+_PEM_RE = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)
+_HEX_SECRET_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32}(?![0-9A-Za-z])")
 REDACTED = "[redacted token]"
+REDACTED_SECRET = "[redacted secret]"
 
 
 def _redact(text: str) -> str:
-    return _TOKEN_RE.sub(REDACTED, text)
+    return _PEM_RE.sub(REDACTED, _TOKEN_RE.sub(REDACTED, text))
+
+
+def redact_question(text: str) -> tuple[str, list[str]]:
+    """The question with credentials replaced, and what kinds were found (for the record to say so)."""
+    kinds = []                                      # already redacted upstream (the Slack inbox) counts too
+    if _TOKEN_RE.search(text) or _PEM_RE.search(text) or REDACTED in text:
+        kinds.append("token or key")
+    out = _redact(text)
+    if _HEX_SECRET_RE.search(out) or REDACTED_SECRET in out:
+        kinds.append("32-hex-digit secret (a Slack signing secret's shape)")
+        out = _HEX_SECRET_RE.sub(REDACTED_SECRET, out)
+    return out, kinds
 
 
 def _json_default(value: Any) -> Any:
@@ -156,6 +177,10 @@ def normalise(record: dict[str, Any]) -> dict[str, Any]:
         out[name] = value
     for name in JSON_FIELDS:
         out[name] = to_json_value(record.get(name))
+    if out["question"]:
+        out["question"], kinds = redact_question(out["question"])
+        if kinds and isinstance(out["reply"], dict):       # the record says what was taken out, never the value
+            out["reply"] = {**out["reply"], "redacted": kinds}
     if out["surface"] not in SURFACES:
         raise AuditError(f"unknown surface {out['surface']!r}", fix="use one of " + ", ".join(SURFACES))
     if not out["status"]:

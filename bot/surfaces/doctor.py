@@ -27,6 +27,7 @@ from bot.surfaces.slack.settings import _APP_TOKEN as APP_TOKEN  # noqa: E402
 from bot.surfaces.slack.settings import _BOT_TOKEN as BOT_TOKEN  # noqa: E402
 from bot.surfaces.slack.settings import _SIGNING_SECRET as SIGNING_SECRET  # noqa: E402
 from bot.surfaces.slack.settings import is_placeholder  # noqa: E402
+from bot.surfaces.slack.settings import safe_url  # noqa: E402
 
 _KNOWN_PREFIX = re.compile(r"^(xox[abposre]|xapp)-")
 NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "fuse.sshfs", "afs", "9p", "glusterfs", "ceph", "fuse.s3fs",
@@ -322,13 +323,13 @@ def check_slack() -> Iterator[Check]:
         parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             failed = True
-            yield Check("fail", "slack", f"SLACK_API_BASE_URL={base!r} is not an http(s) URL",
+            yield Check("fail", "slack", f"SLACK_API_BASE_URL={safe_url(base)!r} is not an http(s) URL",
                         "unset it (default https://slack.com/api/); it is for a stand-in server in tests")
         elif parts.hostname not in ("slack.com", "127.0.0.1", "localhost", "::1"):
             yield Check("warn", "slack", f"SLACK_API_BASE_URL points at {parts.hostname}, not Slack",
                         "unset it in production (default https://slack.com/api/)")
         else:
-            yield Check("ok", "slack", f"SLACK_API_BASE_URL {base}")
+            yield Check("ok", "slack", f"SLACK_API_BASE_URL {safe_url(base)}")
     if not failed:
         # the same validation `serve` runs, so the two cannot disagree
         try:

@@ -48,6 +48,7 @@ from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.store.slack_state import SlackState
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
+from bot.store.chain import redact_question
 from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
@@ -123,6 +124,9 @@ class SlackBot(Interactions):
         (in the background: the ack must not wait) and /healthz reports it until a job is recorded again.
         """
         payload = scrub(payload)                        # lone surrogates -> U+FFFD: always storable as UTF-8
+        for name in ("text", "echo", "rest"):           # a pasted credential never reaches the disk
+            if isinstance(payload.get(name), str):
+                payload[name] = redact_question(payload[name])[0]
         try:
             new = self.inbox.put(job_id, kind, payload, keys)
         except StorageError as exc:

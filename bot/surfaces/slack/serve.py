@@ -26,7 +26,7 @@ from slack_sdk.errors import SlackApiError
 from bot.records.errors import AdvisorError, ConfigError
 from bot.surfaces.slack.app import _reason, build_app
 from bot.surfaces.slack.guard import guarded
-from bot.surfaces.slack.settings import SlackSettings, setup_logging
+from bot.surfaces.slack.settings import SlackSettings, safe_url, setup_logging
 
 log = logging.getLogger("gpu_advisor.slack")
 
@@ -150,11 +150,11 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
         server = None
         log.error("GET /healthz and /metrics are not served: cannot listen on %s:%s (%s); set PORT or --port to a "
                   "free port", host, port, exc.strerror or exc)
-        log.info("Socket Mode: connecting to Slack (%s)", settings.api_base_url)
+        log.info("Socket Mode: connecting to Slack (%s)", safe_url(settings.api_base_url))
     else:
         threading.Thread(target=server.run, name="health-metrics", daemon=True).start()
         log.info("Socket Mode: connecting to Slack (%s); GET /healthz and /metrics on http://%s:%s",
-                 settings.api_base_url, host, getattr(server, "effective_port", port))
+                 safe_url(settings.api_base_url), host, getattr(server, "effective_port", port))
     _on_sigterm()
     try:
         handler.start()
@@ -163,7 +163,7 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
                           fix="check SLACK_APP_TOKEN (an app-level token with the connections:write scope) and that "
                               "Socket Mode is enabled in the app's settings") from None
     except OSError as exc:
-        raise AdvisorError(f"Socket Mode could not reach Slack at {settings.api_base_url}: {exc}",
+        raise AdvisorError(f"Socket Mode could not reach Slack at {safe_url(settings.api_base_url)}: {exc}",
                            fix="check the network, or SLACK_API_BASE_URL if you set it") from None
     except (KeyboardInterrupt, SystemExit):
         handler.close()

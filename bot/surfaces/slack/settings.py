@@ -46,11 +46,36 @@ def _check_bot(bot: str) -> None:
                           fix="use the Bot User OAuth Token from OAuth & Permissions; it starts with xoxb-")
 
 
+def safe_url(url: str) -> str:
+    """`url` fit to print: a user name and password, a query and a fragment (where a proxy key may sit) masked."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an unparsable URL)"
+    if not parts.scheme or not host:              # no URL structure: shown as is unless it may hide a secret
+        return url if "@" not in url and "?" not in url and "#" not in url else "(a value that is not a URL)"
+    auth = "***@" if parts.username or parts.password else ""
+    tail = ("?***" if parts.query else "") + ("#***" if parts.fragment else "")
+    return f"{parts.scheme}://{auth}{host}{port}{parts.path}{tail}"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of a URL (user info, query, fragment), for the log filter to blank wherever they appear."""
+    try:
+        parts = urlsplit(url)
+        found = [parts.password, parts.username, parts.query, parts.fragment]
+    except ValueError:
+        return [url]
+    return [f for f in found if f and len(f) >= 4]
+
+
 def _base_url(base: str) -> str:
     base = (base or "").strip() or DEFAULT_API_BASE_URL
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-        raise ConfigError(f"SLACK_API_BASE_URL={base!r} is not an http(s) URL",
+        raise ConfigError(f"SLACK_API_BASE_URL={safe_url(base)!r} is not an http(s) URL without a query",
                           fix="use e.g. https://slack.com/api/ (the default), or unset it")
     return base if base.endswith("/") else base + "/"
 
@@ -96,7 +121,7 @@ class SlackSettings:
                    slash_command=config.slash_command())
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.bot_token, self.signing_secret, self.app_token) if s]
+        return [s for s in (self.bot_token, self.signing_secret, self.app_token) if s] + url_secrets(self.api_base_url)
 
 
 # ----- logging without secrets ---------------------------------------------------------------------------------
