@@ -73,15 +73,28 @@ def echo_terms(title: str, terms: list[dict[str, Any]], notes: list[str]) -> Non
         click.echo(f"  note: {n}")
 
 
+def model_from_file(path: str):
+    """The model a config.json describes (bot/estimate/hfconfig.py), with what was computed or assumed."""
+    from bot.estimate.hfconfig import model_from_config
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cfg = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise InvalidRequest(f"cannot read {path} as JSON: {exc}", fix="pass the model's config.json") from None
+    return model_from_config(cfg, name=path)
+
+
 def run_estimate(o: dict[str, Any]) -> None:
     from bot.knowledge.loader import default_knowledge
-    model = resolve_model(o["model"]) if o["model"] else None
+    model, config_notes = model_from_file(o.get("config_path")) if o.get("config_path") else (None, [])
+    model = model or (resolve_model(o["model"]) if o["model"] else None)
     if model is None and not o["params"]:
-        raise click.UsageError("give --model NAME or --params N (billions of parameters)")
+        raise click.UsageError("give --model NAME, --config config.json or --params N (billions of parameters)")
     if o["params"] is not None and not (0 < o["params"] <= 100_000):
         raise InvalidRequest(f"--params {o['params']:g} is out of range", fix="give billions of parameters, e.g. 7 or 0.125")
     method = o["method"]
-    precision = o["precision"] or "bf16"
+    shipped = model.release_precision if model is not None and method == "inference" else None
+    precision = o["precision"] or shipped or "bf16"     # served as released (DeepSeek-V3: FP8) unless told
     inference = method == "inference"
     sharding = o["sharding"] or ("zero3" if o["gpus"] > 1 and method in ("full", "freeze") else
                                  ("ddp" if o["gpus"] > 1 and not inference else "none"))
@@ -109,6 +122,8 @@ def run_estimate(o: dict[str, Any]) -> None:
         raise InvalidRequest(f"--{'-'.join(str(p) for p in err['loc'])}: {err['msg']}",
                              fix="see `gpu-advisor estimate --help`") from None
     est = estimate_memory(w, model)
+    if config_notes:
+        est = est.model_copy(update={"assumptions": config_notes + est.assumptions})
     kb = default_knowledge()
     gpu = None
     if o["gpu_name"]:

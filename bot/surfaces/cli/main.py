@@ -159,6 +159,8 @@ def chat(session: str | None) -> None:
 @main.command()
 @click.option("--model", help="Model name, matched fuzzily (llama-3.1-8b, 'Qwen2.5 7B', bert-large).")
 @click.option("--params", type=float, help="Parameter count in billions, when the model is not on file.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+              help="A model's config.json (Hugging Face): its architecture, for a model not on file.")
 @click.option("--method", type=click.Choice(["full", "freeze", "lora", "qlora", "inference"]), default="lora",
               show_default=True)
 @click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"]),
