@@ -139,3 +139,21 @@ def test_own_hardware_is_judged_with_all_its_cards(core, slots, fits):
     pick, ref = advice.recommendations[0], alone.recommendations[0]
     if pick["gpu"] != slots["gpu_model"]:
         assert (pick["id"], pick["gpus_total"]) == (ref["id"], ref["gpus_total"])
+
+
+# ----- a comparison with a job gets a verdict from the same plans -------------------------------------------------
+@pytest.mark.parametrize("question, lead", [
+    ("A10 or L4 for a 13B chatbot, 20 users?", "For this job:"),
+    ("H100 vs A100 for pretraining a 7B model on 1T tokens?", "For this job:"),
+])
+def test_compare_with_a_job_leads_with_a_verdict(core, question, lead):
+    r = core.turn(question, {})[0].model_dump()
+    assert r["status"] == "info"
+    first = r["text"].split("\n")[0]
+    assert first.startswith(lead), r["text"]
+    # the verdict names the GPU whose plan is cheaper, from the same plans the lines below show
+    plans = core.advisor.compare(r["slots"], {}, "en")
+    best = next(x for x in plans["side"] if x["name"] == plans["best"])
+    others = [x for x in plans["side"] if x is not best and x["pick"]]
+    cost = lambda x: x["pick"].get("job_cost") or x["pick"]["hourly_total"]  # noqa: E731
+    assert best["gpu_name"] in first and all(cost(best) <= cost(x) for x in others)

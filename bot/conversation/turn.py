@@ -18,7 +18,7 @@ from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
 from bot.records.models import Reply
 from bot.conversation.nlu import Parser, load_lexicon
-from bot.render.reply import answer_text, citation_list, refs, sources_line
+from bot.render.reply import answer_text, compare_lines, citation_list, refs, sources_line
 from bot.render.templates import Templates, default_templates
 
 
@@ -245,6 +245,11 @@ class Core:
         lines: list[str] = []
         cites: list[str] = []
         if d.intent == "compare":
+            plans = self.advisor.compare(d.slots, d.assumed, lang)       # a job named: the same plans decide
+            if plans:
+                lines += compare_lines(self.kb, t, plans, lang)
+                for x in plans["side"]:
+                    cites += [c for c in x["advice"].citations if c not in cites]
             data = info.compare(self.kb, d.slots)
             for g in data["gpus"]:
                 cites += [s for s in g["sources"] if s not in cites]

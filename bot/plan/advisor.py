@@ -65,6 +65,7 @@ class _Job:
     base: MemoryEstimate
     provider: str
     targets: Targets
+    gpu_ids: list[str] | None = None          # a comparison: only flavors of these GPUs, on any cloud
     facts: dict[str, Any] = field(default_factory=dict)
     shapes: Shapes | None = None
 
@@ -93,8 +94,37 @@ class Advisor:
                     return quant
         return advice
 
-    def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> Advice:
+    def compare(self, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> dict[str, Any] | None:
+        """'A10 or L4 for a 13B chatbot, 20 users?': the same plans, one GPU at a time on any cloud, and a
+        verdict: which holds the job, how fast, what it costs; None when the question names no job."""
+        names = slots.get("gpu_models") or []
+        if len(names) < 2 or not (slots.get("model") or slots.get("params_b")):
+            return None
+        intent = "finetune" if slots.get("method") else ("train" if slots.get("tokens") else "inference")
+        side = []
+        for name in names:
+            ids = [g for g in self._gpu_ids(name) if g in self.kb.gpus]
+            if not ids:
+                continue
+            plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model", "provider")}
+            advice = self._advise(intent, plain, assumed, lang, gpu_ids=ids)
+            pick = advice.recommendations[0] if advice.recommendations else None
+            gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+            side.append({"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
+                         "consumer": "consumer" in gpu.positioning, "advice": advice,
+                         "pick": advice.recommendations[0] if advice.recommendations else None})
+        if len(side) < 2:
+            return None
+        fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
+        best = min(fitting, key=lambda x: (x["pick"].get("job_cost") or x["pick"]["hourly_total"] or math.inf,
+                                           x["gpu"])) if fitting else None
+        return {"intent": intent, "side": side, "best": best["name"] if best else None,
+                "training": intent != "inference"}
+
+    def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                gpu_ids: list[str] | None = None) -> Advice:
         job = self._job(intent, slots, assumed, lang)
+        job.gpu_ids = gpu_ids
         rows, fallback = self._rows(job)
         rows = self._user_gpu_first(job, rows)
         recs, considered = choose(rows, self._passes_for(job))
@@ -132,6 +162,9 @@ class Advisor:
 
     def _rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """The provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
+        if job.gpu_ids:
+            pool = [f for f in self.kb.candidates(None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
+            return self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets), None
         pool = list(self.kb.candidates(job.provider, per_shape=SHOWN_PER_SHAPE))
         ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)
         if any(not r["ruled_out"] for r in ranked):

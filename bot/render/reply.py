@@ -198,3 +198,35 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
     if r.get("instances", 1) > 1 and r["instances"] != top.get("instances"):
         return t.say("ruled.more_instances", lang, instances=r["instances"]) + "; " + price_text(t, r, lang)
     return t.say("ruled.costs_more", lang, price=price_text(t, r, lang))
+
+
+def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: str) -> list[str]:
+    """A comparison with a job: each GPU's best plan (time and cost, or hourly and monthly), its caveats, then
+    the verdict, decision first."""
+    lines = []
+    if data["best"]:
+        lines.append(t.say("compare.verdict", lang, best=_gpu_name(data, data["best"]),
+                           why=t.say("compare.why_cost", lang)))
+    else:
+        lines.append(t.say("compare.none", lang))
+    for x in data["side"]:
+        p = x["pick"]
+        if p is None:
+            lines.append(t.say("compare.no_plan", lang, gpu=x["gpu_name"]))
+            continue
+        cost = _time_cost(t, p, lang)
+        if p.get("monthly_cost") is not None:
+            cost += "; " + t.say("compare.monthly", lang, monthly=f"{p['monthly_cost']:,.0f} {p['currency']}")
+        lines.append(f"{x['gpu_name']}: {flavor_line(kb, p)} - {cost}")
+        if p.get("breaks") or p.get("over_budget"):
+            lines += [line.strip() for line in plan_lines(t, {**p, "job_cost": None, "monthly_cost": None,
+                                                              "price_per_hour": None}, lang)]
+        if data["training"] and not x["bf16"]:
+            lines.append("  " + t.say("compare.no_bf16", lang, gpu=x["gpu_name"]))
+        if x["consumer"]:
+            lines.append("  " + t.say("compare.consumer", lang, gpu=x["gpu_name"]))
+    return lines
+
+
+def _gpu_name(data: dict[str, Any], name: str) -> str:
+    return next((x["gpu_name"] for x in data["side"] if x["name"] == name), name)
