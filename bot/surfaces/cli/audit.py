@@ -411,3 +411,31 @@ def prune_cmd(before: dt.date, yes: bool) -> None:
         result = log.prune(before)
     click.echo(f"Pruned {result.pruned} record(s) ({result.first}..{result.last}); checkpoint {result.checkpoint} "
                "anchors the rest. `gpu-advisor audit verify` checks it.")
+
+
+@audit.command("stats")
+@click.option("--since", type=DATE, help="Only advice from this UTC day on (YYYY-MM-DD).")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array, one object per week and intent.")
+@_guarded
+def stats_cmd(since: dt.date | None, as_json: bool) -> None:
+    """Answers, follow-ups and Helpful / Not helpful feedback by ISO week and intent."""
+    from bot.records.config import db_path
+    from bot.store.stats import usage_stats
+    rows = usage_stats(db_path(), since)
+    if as_json:
+        click.echo(_dump([r.as_dict() for r in rows]))
+        return
+    if not rows:
+        click.echo("No advice recorded" + (" since then." if since else " yet."))
+        return
+
+    def share(helpful: int, votes: int) -> str:
+        return f"{100 * helpful / votes:.0f}%" if votes else "-"
+
+    table = [[r.week, r.intent, str(r.turns), str(r.answers), str(r.asked_back), str(r.follow_ups), str(r.helpful),
+              str(r.not_helpful), share(r.helpful, r.helpful + r.not_helpful)] for r in rows]
+    total = [sum(getattr(r, k) for r in rows) for k in ("turns", "answers", "asked_back", "follow_ups", "helpful",
+                                                         "not_helpful")]
+    table.append(["all", "", *map(str, total), share(total[4], total[4] + total[5])])
+    click.echo(_table(["WEEK", "INTENT", "TURNS", "ANSWERS", "ASKED BACK", "FOLLOW-UPS", "HELPFUL", "NOT HELPFUL",
+                       "HELPFUL %"], table))

@@ -312,6 +312,20 @@ def kb_audit(max_age_days: int | None, as_json: bool) -> None:
     print_audit(audit(default_knowledge(), age), as_json)
 
 
+@kb.command("schema")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+def kb_schema(output: Path | None) -> None:
+    """The JSON Schema of knowledge/*.yaml, from the knowledge models, for editors (docs/knowledge.md)."""
+    from bot.knowledge.schema import knowledge_schema
+    text = json.dumps(knowledge_schema(), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}")
+
+
 @kb.command("list")
 @click.argument("what", type=click.Choice(["flavors", "gpus", "models", "sources", "providers", "claims", "topics"]))
 @click.option("--provider", help="Only this provider's flavors (huaweicloud, aws, gcp, azure, lambda, nebius, verda).")
