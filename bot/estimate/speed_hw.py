@@ -14,6 +14,8 @@ from bot.records.models import Link
 # Share of the dense 16-bit peak that a large dense transformer's matrix multiplies reach in training (executed
 # FLOPs, recomputation included), by GPU generation. Fitted: A100 llm-foundry/torchtitan rows reach 60-77 % of
 # 312 TFLOPS, H100 rows 40-57 % of 989 TFLOPS (its peak grew faster than memory bandwidth and kernel maturity).
+# Blackwell is tested only by Megatron-Bridge's FP8 B200 rows (0.65-0.79 of measured at 0.50); Ada, Volta, Turing and
+# Pascal training have no measured row yet: their shares are stated guesses below Ampere's.
 TRAIN_EFFICIENCY = {"ampere": 0.72, "hopper": 0.55, "ada": 0.50, "blackwell": 0.50, "volta": 0.50,
                     "turing": 0.45, "pascal": 0.40, "da vinci": 0.40}
 DEFAULT_EFFICIENCY = 0.45
