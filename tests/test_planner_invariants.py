@@ -157,3 +157,22 @@ def test_compare_with_a_job_leads_with_a_verdict(core, question, lead):
     others = [x for x in plans["side"] if x is not best and x["pick"]]
     cost = lambda x: x["pick"].get("job_cost") or x["pick"]["hourly_total"]  # noqa: E731
     assert best["gpu_name"] in first and all(cost(best) <= cost(x) for x in others)
+
+
+# ----- billing with numbers ---------------------------------------------------------------------------------------
+def test_billing_modes_carry_numbers(core):
+    """A job: pay-per-use is the job cost; spot costs its price x the longer time reclaims cause (Young's interval).
+    A service: pay-per-use per month (730 h) and per year (8,760 h)."""
+    r = core.turn("pretrain a 7B model on 1T tokens", {})[0].model_dump()
+    pick = r["recommendations"][0]
+    ppu = next(c for c in pick["costs"] if c["mode"] == "pay_per_use")
+    assert ppu["per"] == "job" and abs(ppu["cost"] - pick["job_cost"]) <= 1
+    spot = next((c for c in pick["costs"] if c["mode"] == "spot"), None)
+    if spot:
+        assert spot["overhead_pct"] > 0 and spot["hours"] > pick["job_hours"] and spot["checkpoint_min"] >= 1
+        assert "spot" in r["text"] or "竞价" in r["text"]
+    r = core.turn("serve qwen2.5 7b for 500 users", {})[0].model_dump()
+    pick = r["recommendations"][0]
+    month = next(c for c in pick["costs"] if c["per"] == "month")
+    year = next(c for c in pick["costs"] if c["per"] == "year")
+    assert abs(month["cost"] - pick["hourly_total"] * 730) < 1 and abs(year["cost"] - pick["hourly_total"] * 8760) < 5

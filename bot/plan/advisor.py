@@ -18,6 +18,7 @@ from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.checklist import NO_PICK_FACTS, Checklist, citations, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
+from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
 from bot.plan.links import link_of
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training
@@ -130,6 +131,8 @@ class Advisor:
         recs, considered = choose(rows, self._passes_for(job))
         pick = recs[0] if recs else None
         self._faster(job, pick, recs)
+        if pick:
+            pick["costs"] = billing_costs(pick, job.w)
         advice = self._assemble(job, pick, recs, considered, fallback)
         self._extras(job, pick, advice)
         advice.plans_searched = job.sizer.searched

@@ -165,6 +165,7 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
     serving = bool(r.get("layout")) and r["layout"].get("kv_dtype") is not None
     return {
         "label": r.get("label"), "layout": r.get("layout"), "replicas": r.get("replicas", 1),
+        "costs": list(r.get("costs") or []),
         "breaks": list(r.get("breaks") or []), "why": list(r.get("why") or []),
         "hourly_total": round(hourly, 4) if hourly is not None else None,
         "monthly_cost": round(hourly * 730, 2) if serving and hourly is not None else None,

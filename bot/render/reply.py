@@ -167,6 +167,7 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
                                     monthly=f"{top['monthly_cost']:,.0f} {top['currency']}"))
     elif top.get("price_per_hour") is not None:
         out.append("      " + t.say("why.cheapest", lang, price=price_text(t, top, lang)))
+    out += billing_lines(t, top.get("costs") or [], lang)
     missed = list(top.get("breaks") or []) + (["budget"] if top.get("over_budget") else [])
     if missed:
         what = ", ".join(t.say(f"breaks.{b}", lang) for b in missed)
@@ -230,3 +231,20 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
 
 def _gpu_name(data: dict[str, Any], name: str) -> str:
     return next((x["gpu_name"] for x in data["side"] if x["name"] == name), name)
+
+
+def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[str]:
+    """The pick's cost per billing mode: the job on pay-per-use and spot, or a service's month and year."""
+    def money(c: dict[str, Any]) -> str:
+        return f"{c['cost']:,.0f} {c['currency']}"
+    job = [c for c in costs if c["per"] == "job"]
+    if job:
+        parts = [t.say("billing.job", lang, ppu=money(job[0]))]
+        parts += [t.say("billing.spot", lang, cost=money(c), pct=f"{c['overhead_pct']:g}",
+                        every=f"{c['reclaim_every_h']:g}", ckpt=c["checkpoint_min"]) for c in job[1:]]
+        return ["      " + ("；" if lang == "zh" else "; ").join(parts)]
+    month = next((c for c in costs if c["per"] == "month"), None)
+    year = next((c for c in costs if c["per"] == "year"), None)
+    if month and year:
+        return ["      " + t.say("billing.always_on", lang, month=money(month), year=money(year))]
+    return []
