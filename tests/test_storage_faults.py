@@ -213,3 +213,43 @@ def test_a_secret_inside_slack_api_base_url_is_never_printed(tmp_path):
         result = CliRunner().invoke(cli, args, env=env)
         assert "hunter2" not in result.output and "s3cr3t" not in result.output, result.output
         assert "SLACK_API_BASE_URL" in result.output
+
+
+# ----- schema versions ----------------------------------------------------------------------------------------
+def test_a_file_from_before_versioning_is_migrated_in_place(tmp_path):
+    from bot.store.migrations import SCHEMA_VERSION
+    from bot.store.schema import SCHEMA, statements
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)                                 # what release 0 left: the audit tables, no version
+    for statement in statements(SCHEMA):
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    with AuditLog(db) as log:
+        log.append(record(1))
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 0")
+    conn.execute("DROP TABLE IF EXISTS inbox")
+    conn.execute("DROP TABLE IF EXISTS sessions")
+    conn.commit()
+    conn.close()
+    code, out = run(db, "ask", "serve llama 3 8b")               # opens every store: all steps run once
+    assert code == 0, out
+    conn = sqlite3.connect(db)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert version == SCHEMA_VERSION and {"advice", "sessions", "inbox", "feedback"} <= tables
+    assert run(db, "audit", "verify")[0] == 0
+
+
+def test_a_file_from_a_newer_release_is_refused(tmp_path):
+    db = tmp_path / "new.db"
+    with AuditLog(db) as log:
+        log.append(record(1))
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.commit()
+    conn.close()
+    code, out = run(db, "audit", "list")
+    assert code == 2 and "newer gpu-advisor" in out and "schema version 99" in out and "Traceback" not in out

@@ -41,7 +41,7 @@ from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 from bot.store.export import read_export, write_export
 from bot.store.queries import AuditQueries
 from bot.store.replay import Change, diff_records
-from bot.store.schema import SCHEMA, statements
+from bot.store.migrations import migrate
 
 __all__ = [
     "AuditLog", "AuditEntry", "AuditError", "VerifyResult", "PruneResult", "Change", "diff_records",
@@ -58,9 +58,7 @@ class AuditLog(AuditQueries, LockedDatabase):
         self.path = pathlib.Path(path)
         self._clock = clock
         self._open(self.path, timeout)
-        with self._write():
-            for statement in statements(SCHEMA):
-                self.db.conn.execute(statement)
+        migrate(self)
 
     # -- plumbing -----------------------------------------------------------------------------------------
 

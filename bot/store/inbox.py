@@ -27,12 +27,13 @@ from typing import Any, Callable, Iterable
 
 from bot.store.chain import iso_utc, to_json_value, utc_now
 from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
+from bot.store.migrations import migrate
 
 __all__ = ["Inbox", "Job", "OPEN_STATES"]
 
 OPEN_STATES = ("queued", "running")
 
-_SCHEMA = (
+SCHEMA = (   # run by bot/store/migrations.py, step 3
     """CREATE TABLE IF NOT EXISTS inbox (
         id TEXT PRIMARY KEY,
         kind TEXT NOT NULL,
@@ -87,9 +88,7 @@ class Inbox(LockedDatabase):
         self.path = pathlib.Path(path)
         self._clock = clock
         self._open(self.path, timeout)
-        with self._write() as conn:
-            for statement in _SCHEMA:
-                conn.execute(statement)
+        migrate(self)                                   # the inbox table: bot/store/migrations.py, step 3
 
     def _now(self) -> str:
         return iso_utc(self._clock())

@@ -20,21 +20,13 @@ from typing import Any, Callable
 
 from bot.store.chain import iso_utc, to_json_value, utc_now
 from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
+from bot.store.migrations import migrate
 
 __all__ = ["SessionStore", "session_key", "session_id", "SLACK_SURFACES", "DEFAULT_TTL_S"]
 
 DEFAULT_TTL_S = 6 * 3600
 SLACK_SURFACES = frozenset({"dm", "mention", "slash", "button", "shortcut", "slack"})
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    key TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    expires TEXT NOT NULL
-)
-"""
-_INDEX = "CREATE INDEX IF NOT EXISTS sessions_expires ON sessions(expires)"
 
 
 def _escape(part: Any) -> str:
@@ -75,9 +67,7 @@ class SessionStore(LockedDatabase):
         self.ttl = dt.timedelta(seconds=ttl_seconds)
         self._clock = clock
         self._open(self.path, timeout)
-        with self._write() as conn:
-            conn.execute(_SCHEMA)
-            conn.execute(_INDEX)
+        migrate(self)                                   # the sessions table (bot/store/migrations.py, step 2)
 
     def _now(self) -> dt.datetime:
         return self._clock()

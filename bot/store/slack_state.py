@@ -1,7 +1,7 @@
 """What the Slack app remembers besides the audit log: feedback on advice, each user's App Home settings, and the
 channel threads the bot has answered in (so a reply in such a thread needs no new @mention).
 
-Three small tables in ADVISOR_DB, created with sqlite-utils (`create(..., if_not_exists=True)`):
+Three small tables in ADVISOR_DB, created with sqlite-utils by bot/store/migrations.py (step 4):
 - `feedback`: one row per (advice id, user): `helpful` 1 or 0, `ts`; a second click replaces the first, so a
   person counts once per answer. The advice id ties it to the audit record (intent, week) for `audit stats`.
 - `slack_prefs`: one row per (team, user): `provider` (a knowledge-base provider id) and `currency`.
@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.store.audit import iso_utc, utc_now
 from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
+from bot.store.migrations import migrate
 
 __all__ = ["SlackState"]
 
@@ -24,13 +25,7 @@ class SlackState(LockedDatabase):
 
     def __init__(self, path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S):
         self._open(path, timeout)
-        with self._lock:
-            self.db["feedback"].create({"advice_id": str, "user": str, "team": str, "helpful": int, "ts": str},
-                                       pk=("advice_id", "user"), if_not_exists=True)
-            self.db["slack_prefs"].create({"team": str, "user": str, "provider": str, "currency": str, "ts": str},
-                                          pk=("team", "user"), if_not_exists=True)
-            self.db["slack_threads"].create({"channel": str, "thread_ts": str, "ts": str},
-                                            pk=("channel", "thread_ts"), if_not_exists=True)
+        migrate(self)                       # the three tables: bot/store/migrations.py, step 4 (sqlite-utils)
 
     # ----- feedback ---------------------------------------------------------------------------------------------
     def add_feedback(self, advice_id: str, user: str, team: str, helpful: bool) -> None:

@@ -1,0 +1,76 @@
+"""Schema versions of ADVISOR_DB: `PRAGMA user_version` says which steps a file has had; `migrate` runs the
+missing ones, in order, in one write transaction (all or nothing), whichever store opens the file first.
+
+Why: the file outlives releases (the audit log is kept for years), several stores share it (audit log,
+sessions, Slack inbox, Slack state), and a second backend is planned (issue 22: PostgreSQL). One ordered list
+of steps is what both can follow; a file written by a newer release is refused with a clear message instead of
+being half-understood. Every step is idempotent (`IF NOT EXISTS`, sqlite-utils' `if_not_exists`), because files
+from before versioning (user_version 0) already hold some of the tables.
+
+Versions: 1 the audit log (advice, its triggers and view, slack_events, the prune lock); 2 sessions; 3 the Slack
+inbox; 4 Slack state (feedback, App Home preferences, answered threads).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from bot.store.faults import StorageError
+from bot.store.schema import SCHEMA, statements
+
+__all__ = ["SCHEMA_VERSION", "STEPS", "migrate", "version_of"]
+
+
+def _audit_log(db: Any) -> None:
+    for statement in statements(SCHEMA):
+        db.conn.execute(statement)
+
+
+def _sessions(db: Any) -> None:
+    db.conn.execute("CREATE TABLE IF NOT EXISTS sessions (key TEXT PRIMARY KEY, state TEXT NOT NULL, "
+                    "updated TEXT NOT NULL, expires TEXT NOT NULL)")
+    db.conn.execute("CREATE INDEX IF NOT EXISTS sessions_expires ON sessions(expires)")
+
+
+def _inbox(db: Any) -> None:
+    from bot.store.inbox import SCHEMA as INBOX
+    for statement in INBOX:
+        db.conn.execute(statement)
+
+
+def _slack_state(db: Any) -> None:
+    db["feedback"].create({"advice_id": str, "user": str, "team": str, "helpful": int, "ts": str},
+                          pk=("advice_id", "user"), if_not_exists=True)
+    db["slack_prefs"].create({"team": str, "user": str, "provider": str, "currency": str, "ts": str},
+                             pk=("team", "user"), if_not_exists=True)
+    db["slack_threads"].create({"channel": str, "thread_ts": str, "ts": str},
+                               pk=("channel", "thread_ts"), if_not_exists=True)
+
+
+STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
+    (1, "audit log: advice, triggers, advice_readable, slack_events, audit_prune_lock", _audit_log),
+    (2, "sessions", _sessions),
+    (3, "Slack inbox", _inbox),
+    (4, "Slack state: feedback, slack_prefs, slack_threads", _slack_state),
+]
+SCHEMA_VERSION = STEPS[-1][0]
+
+
+def version_of(owner: Any) -> int:
+    with owner._read() as conn:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(owner: Any) -> int:
+    """Bring the file of `owner` (a LockedDatabase) to SCHEMA_VERSION; returns the version it had."""
+    with owner._write() as conn:
+        found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if found > SCHEMA_VERSION:
+            raise StorageError(f"{owner._path} was written by a newer gpu-advisor (schema version {found}; this "
+                               f"release knows versions up to {SCHEMA_VERSION})",
+                               fix="upgrade gpu-advisor, or point ADVISOR_DB at another file")
+        for number, _what, step in STEPS:
+            if number > found:
+                step(owner.db)
+        if found < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return found
