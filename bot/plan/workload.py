@@ -63,7 +63,9 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update["precision"] = "fp16"
         notes[:] = [n for n in notes if n[0] not in ("assume.precision", "assume.serving", "assume.small_team")]
         if w.method == "inference":
-            notes.append(("assume.kind_batch", {"batch": w.concurrency}))
+            if kind == "diffusion" and not slots.get("concurrency"):
+                update["concurrency"] = 1    # a text-to-image API renders one image at a time per GPU unless batched
+            notes.append(("assume.kind_batch", {"batch": update.get("concurrency", w.concurrency)}))
     if update["algorithm"] in ("ppo", "grpo") and w.method in ("lora", "qlora"):
         update["grad_checkpointing"] = True
     if kind == "diffusion" and w.method != "inference" and not slots.get("batch_size"):
