@@ -140,6 +140,11 @@ def test_explain_and_feedback_buttons(bot, stub):
     votes = stub.wait_for(lambda s: len(v := [f for f in SlackState(bot.db).feedback() if f["advice_id"] == advice])
                           == 2 and all(f["helpful"] for f in v) and v)
     assert {f["team"] for f in votes} == {TEAM_ID}
+    import urllib.request
+    with urllib.request.urlopen(bot.url + "/metrics", timeout=5) as resp:       # every click counted
+        text = resp.read().decode()
+    assert re.search(r'^gpu_advisor_feedback_total\{vote="helpful"\} [2-9]', text, re.M)
+    assert re.search(r'^gpu_advisor_feedback_total\{vote="not_helpful"\} [1-9]', text, re.M)
 
 
 # ----- share, shortcut ---------------------------------------------------------------------------------------

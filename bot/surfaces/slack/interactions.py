@@ -98,6 +98,8 @@ class Interactions:
             return
         helpful = action.get("action_id") == FEEDBACK_ACTIONS[0]
         self.state.add_feedback(record["id"], user, team, helpful)
+        from bot.surfaces.metrics import FEEDBACK
+        FEEDBACK.labels("helpful" if helpful else "not_helpful").inc()
         log.info("feedback on advice %s: %s", record["id"], "helpful" if helpful else "not helpful")
         lang = (record.get("reply") or {}).get("lang") or "en"
         key = "thanks_helpful" if helpful else "thanks_not_helpful"
