@@ -265,3 +265,29 @@ def test_app_home_lists_recent_advice_and_sets_the_default_cloud(bot, stub):
     stub.wait_for(lambda s: [p for p in s.of("chat.postMessage", True)
                              if p.body["channel"] == user and "Rule trace" in block_text(p)])
     assert re.search(r"A\d{6}", advice)
+
+
+def test_display_currency_from_the_home_tab(bot, stub, kb):
+    channel, user = uid("D"), uid("U")
+    bot.event(home_event(user))
+    view = stub.wait_for(lambda s: views_of(s, user))[0].body["view"]
+    select = next(b["accessory"] for b in view["blocks"] if b.get("block_id") == "home_currency")
+    assert select["initial_option"]["value"] == "-" and {"EUR", "CNY"} <= {o["value"] for o in select["options"]}
+    eur = next(o for o in select["options"] if o["value"] == "EUR")
+    fields, _ = action_payload(stub, user=user, channel="", ts="", response=False, blocks=view["blocks"],
+                               action={"type": "static_select", "action_id": "home_currency",
+                                       "block_id": "home_currency", "selected_option": eur})
+    bot.form(fields)
+    view = stub.wait_for(lambda s: len(v := views_of(s, user)) == 2 and v)[1].body["view"]
+    assert next(b["accessory"] for b in view["blocks"]
+                if b.get("block_id") == "home_currency")["initial_option"]["value"] == "EUR"
+    bot.event(dm("lora finetune qwen2.5 7b on aws", channel, user))
+    [post] = wait_posts(stub, channel)
+    top = bot.audit(channel=channel)[0]["reply"]["recommendations"][0]
+    line = next(e["text"] for b in post.body["blocks"] if b["type"] == "context" for e in b["elements"]
+                if "your currency" in e["text"])
+    assert f"≈ {kb.convert(top['price_per_hour'], top['currency'], 'EUR'):,.2f} EUR/h" in line
+    [rate] = kb.rates_used(top["currency"], "EUR")
+    assert f"ECB rate of {rate.date.isoformat()}" in line and "<https://" in line
+    blocks = post.body["blocks"]
+    assert [b["type"] for b in blocks[:3]] == ["header", "section", "context"]     # right under the decision

@@ -42,7 +42,7 @@ from bot.render.blocks import blocks as render_blocks
 from bot.render.blocks import escape
 from bot.surfaces.slack.guard import scrub
 from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
-from bot.surfaces.slack.controls import answer_controls
+from bot.surfaces.slack.controls import answer_controls, currency_note
 from bot.surfaces.slack.interactions import Interactions
 from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.store.slack_state import SlackState
@@ -280,7 +280,8 @@ class SlackBot(Interactions):
             advice_id = None
         else:
             reply = self._reply_of(job, place)
-            messages = self.reply_messages(reply, place, p.get("echo"))
+            prefs = self.state.prefs(p.get("team") or "", place.owner)
+            messages = self.reply_messages(reply, place, p.get("echo"), currency=prefs.get("currency"))
             advice_id = reply.get("advice_id")
         resumed = _epoch(job.received) if job.attempts > 1 else None
         delivered, error = self.out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
@@ -321,9 +322,10 @@ class SlackBot(Interactions):
         new = [line if b.get("block_id") == chosen["block_id"] else b for b in chosen["blocks"]]
         self.out.update(channel, chosen["ts"], chosen.get("text") or "…", fit(new))
 
-    def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None, share: bool = True
-                       ) -> list[Message]:
-        """(fallback text, blocks) per message: Block Kit from render, buttons tagged, split within limits."""
+    def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None, share: bool = True,
+                       currency: str | None = None) -> list[Message]:
+        """(fallback text, blocks) per message: Block Kit from render, buttons tagged, split within limits;
+        `currency`, the user's display currency, adds the converted price under the decision."""
         blocks = render_blocks(reply, self.t)
         for block in blocks:
             if block.get("type") == "actions" and block.get("block_id") == "followup":
@@ -331,6 +333,10 @@ class SlackBot(Interactions):
         sources = next((i for i, b in enumerate(blocks) if b.get("type") == "context"), len(blocks))
         blocks[sources:sources] = answer_controls(reply, self.service.core.kb, place.block_id("refine"),
                                                   share=place.kind == "slash" and share)
+        converted = currency_note(reply, self.service.core.kb, currency)
+        if converted is not None:                      # under the decision (the first section)
+            decision = next((i for i, b in enumerate(blocks) if b.get("type") == "section"), 0)
+            blocks.insert(decision + 1, converted)
         if echo:
             one_line = " ".join(echo.split())
             blocks.insert(0, {"type": "context", "elements": [

@@ -77,3 +77,28 @@ def refinement_text(action: dict[str, Any], kb: Any) -> str | None:
     if action_id == "refine_gpu" and chosen in kb.gpus:
         return T.say("ask_gpu", lang, gpu=chosen.replace("-", " "))
     return None
+
+
+def currency_note(reply: dict[str, Any], kb: Any, currency: str | None) -> dict[str, Any] | None:
+    """A context line with the pick's price (and the job's cost) in the user's display currency (App Home),
+    converted at the knowledge base's dated ECB rate and linked to it; None when there is nothing to convert."""
+    recs = reply.get("recommendations") or []
+    top = recs[0] if recs else {}
+    have = top.get("currency")
+    if not currency or not have or currency == have or top.get("price_per_hour") is None:
+        return None
+    try:
+        hourly = kb.convert(float(top["price_per_hour"]), have, currency)
+        job = kb.convert(float(top["job_cost"]), have, currency) if top.get("job_cost") else None
+        rates = kb.rates_used(have, currency)
+    except Exception:                                   # noqa: BLE001 - a currency the rate table lacks
+        return None
+    lang = reply.get("lang") or "en"
+    sources = [kb.sources[s] for r in rates for s in r.sources if s in kb.sources]
+    when = max(r.date for r in rates).isoformat() if rates else "?"
+    link = next((f"<{src.url}|{T.say('rate_source', lang, date=when)}>" for src in sources
+                 if str(src.url or "").startswith("https://")), T.say("rate_source", lang, date=when))
+    text = T.say("in_currency", lang, price=f"{hourly:,.2f} {currency}", source=link)
+    if job is not None:
+        text += " · " + T.say("in_currency_job", lang, cost=f"{job:,.0f} {currency}")
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}

@@ -1,4 +1,4 @@
-"""The App Home tab: the user's recent advice, their default cloud, and a short how-to.
+"""The App Home tab: the user's recent advice, their default cloud and display currency, and a short how-to.
 
 Published with views.publish on app_home_opened and after each settings change. Wording in the language of the
 user's latest advice (English when there is none). Only the user's own advice in this workspace is listed, as
@@ -34,6 +34,15 @@ def _provider_select(kb: Any, chosen: str | None, lang: str, server_default: str
     return select
 
 
+def _currency_select(kb: Any, chosen: str | None, lang: str) -> dict[str, Any]:
+    codes = sorted({r.base for r in kb.rates.values()} | {r.currency for r in kb.rates.values()})
+    options = [{"text": {"type": "plain_text", "text": T.say("home_as_published", lang)}, "value": SERVER_DEFAULT}]
+    options += [{"text": {"type": "plain_text", "text": code}, "value": code} for code in codes]
+    return {"type": "static_select", "action_id": "home_currency", "options": options,
+            "placeholder": {"type": "plain_text", "text": T.say("home_currency_pick", lang)},
+            "initial_option": next((o for o in options if o["value"] == (chosen or SERVER_DEFAULT)), options[0])}
+
+
 def home_view(service: Any, state: Any, *, user: str, team: str, cmd: str) -> dict[str, Any]:
     """The Home tab's view object for `user`."""
     rows = _recent(service.audit, user, team)
@@ -46,6 +55,8 @@ def home_view(service: Any, state: Any, *, user: str, team: str, cmd: str) -> di
         {"type": "divider"},
         {"type": "section", "block_id": "home_settings", "text": {"type": "mrkdwn", "text": T.say("home_cloud", lang)},
          "accessory": _provider_select(kb, prefs.get("provider"), lang, service.core.advisor.default_provider)},
+        {"type": "section", "block_id": "home_currency", "text": {"type": "mrkdwn", "text": T.say("home_currency", lang)},
+         "accessory": _currency_select(kb, prefs.get("currency"), lang)},
         {"type": "divider"},
         {"type": "section", "text": {"type": "mrkdwn", "text": T.say("home_recent", lang)}},
     ]

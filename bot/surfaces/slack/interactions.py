@@ -9,7 +9,7 @@ Mixed into SlackBot (bot/surfaces/slack/app.py), which owns the intake and the d
 - share: the asker posts a private answer in the channel, through the action's response_url (which needs
   no channel membership), and the private copy is replaced by a note.
 - ask_about_message (message shortcut): answers the message's text privately, with Share in channel.
-- app_home_opened / home_provider: the Home tab (bot/surfaces/slack/home.py) and its default-cloud setting.
+- app_home_opened / home_provider / home_currency: the Home tab (bot/surfaces/slack/home.py) and its settings.
 """
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ class Interactions:
         app.shortcut(SHORTCUT_ID)(self.on_shortcut)
         app.event("app_home_opened")(self.on_home_opened)
         app.action("home_provider")(self.on_home_provider)
+        app.action("home_currency")(self.on_home_currency)
 
     # ----- refinements ------------------------------------------------------------------------------------------
     def on_refine(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
@@ -152,6 +153,15 @@ class Interactions:
         provider = chosen if chosen in self.service.core.kb.providers else None
         self.state.set_pref(team, user, provider=provider)
         log.info("default cloud of a user set to %s", provider or "the server's default")
+        self.publish_home(context.client, user, team)
+
+    def on_home_currency(self, ack: Callable, body: dict, action: dict, context: Any) -> None:
+        ack()
+        user, team, *_ = _who(body, context)
+        chosen = str((action.get("selected_option") or {}).get("value") or "")
+        codes = {r.base for r in self.service.core.kb.rates.values()} | \
+            {r.currency for r in self.service.core.kb.rates.values()}
+        self.state.set_pref(team, user, currency=chosen if chosen in codes else None)
         self.publish_home(context.client, user, team)
 
     def publish_home(self, client: Any, user: str, team: str) -> None:
