@@ -38,6 +38,7 @@ _row = st.fixed_dictionaries({
     "over_budget": st.booleans(),
     "ruled_out": st.one_of(st.none(), st.sampled_from(["no_fit", "requirement.vgpu"])),
     "passes": st.booleans(),
+    "gpus_total": st.sampled_from([1, 2, 4, 8]),
 })
 
 

@@ -29,6 +29,7 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
         meeting = [r for r in fitting if not r.get("breaks")]
     pick = next((r for r in meeting[:12] if passes(r)), None) or (meeting[0] if meeting else
                                                                   _nearest(priced or fitting))
+    pick = _simpler(pick, meeting, passes)
     if pick is None:
         return [], _considered(rows, [], None)
     recs = [_label(pick, "pick")]
@@ -49,6 +50,20 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     for r in recs[1:]:
         r["why"] = _why(r, pick, passes)
     return recs, _considered(rows, recs, pick, passes)
+
+
+SIMPLER_WORTH = 0.10         # policy: fewer GPUs per replica (no tensor parallelism over a slow link) is worth 10 %
+
+
+def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]) -> Row | None:
+    """A plan on fewer GPUs that meets every target and passes, for at most 10 % more, is the better pick: one card
+    instead of four T4s split by tensor parallelism over PCIe; the cheaper one stays in view as "cheapest"."""
+    if pick is None or pick not in meeting:
+        return pick
+    limit = job_price(pick) * (1 + SIMPLER_WORTH)
+    simpler = [r for r in meeting[:12] if r.get("gpus_total", 1) < pick.get("gpus_total", 1)
+               and job_price(r) <= limit and passes(r)]
+    return min(simpler, key=lambda r: (job_price(r), r["id"])) if simpler else pick
 
 
 def _nearest(fitting: list[Row]) -> Row | None:
