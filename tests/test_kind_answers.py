@@ -69,3 +69,14 @@ def test_reward_model_answer_has_no_vocabulary_logits(core):
     assert not any("logits" in n and t["gib"] > 0.05 for n in terms(reply) for t in reply.memory["terms"]
                    if t["name"] == n)
     assert "奖励模型训练" in reply.text
+
+
+@pytest.mark.parametrize("question, key", [
+    ("render in blender and fine-tune llama 3 8b on the same machine", "rendering plus training is two jobs"),
+    ("Blender 渲然加训练 NeRF，用什么 GPU 云服务器", "训练需要单独的卡"),
+])
+def test_rendering_plus_training_is_two_workloads(core, question, key):
+    """The seed article's fourth case: the render is sized by its scene, the training said as a second job."""
+    reply, _ = core.turn(question, {})
+    assert reply.status == "answer" and reply.memory["terms"][0]["name"] == "scene (geometry, textures, BVH)"
+    assert any(key in a for a in reply.assumptions), reply.assumptions

@@ -22,7 +22,9 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
     kind = job_kind(intent, slots, model)
     notes: Assumptions = []
     if kind == "rendering":
-        return _rendering(slots, notes), None, notes
+        w = _rendering(slots, notes)
+        notes.append(_second_job(kb, model, slots))
+        return w, None, notes
     if model is None and kind in KIND_DEFAULT_MODEL and not slots.get("params_b"):
         model = kb.models.get(KIND_DEFAULT_MODEL[kind])     # never a 7B language model for an image or audio job
         notes.append(("assume.kind_model", {"model": model.name}))
@@ -53,6 +55,18 @@ def _rendering(slots: dict[str, Any], notes: Assumptions) -> Workload:
     gpus, nodes = _gpus_nodes(slots, notes)
     return Workload(params_b=1.0, kind="rendering", task="inference", method="inference", precision="fp32",
                     gpus=max(gpus, nodes), nodes=nodes, scene_gib=slots.get("scene_gib"))
+
+
+def _second_job(kb: KnowledgeBase, model: Model | None, slots: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Rendering plus training (the seed article's fourth case) is two workloads: the render holds a whole scene on
+    one graphics card, the training of a named model is sized on its own and needs its own GPU(s) beside it."""
+    if model is None and not slots.get("params_b"):
+        return ("assume.render_train_unsized", {})
+    train_slots = {k: v for k, v in slots.items() if k not in ("kind", "concurrency")}
+    tw, tmodel, _ = _training("finetune", model, slots.get("params_b") or model.params_b, train_slots, {}, [])
+    need = job_memory(tw, tmodel).per_gpu_gib
+    return ("assume.render_train", {"model": tmodel.name if tmodel else f"{tw.params_b:g}B",
+                                    "method": f"method.{tw.method}", "gib": f"{need:.0f}"})
 
 
 def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions) -> Workload:
