@@ -27,3 +27,44 @@ def core():
 @pytest.fixture(scope="session")
 def kb(core):
     return core.kb
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL database for this test session (dropped after), or a skip saying why there is none.
+
+    The server is ADVISOR_TEST_POSTGRES_URL, else the local one (postgresql://postgres@127.0.0.1:5432/postgres,
+    as CI starts it). Yields the URL of the new database.
+    """
+    import uuid
+    try:
+        import psycopg
+    except ImportError:                                    # pragma: no cover - psycopg is a dependency
+        pytest.skip("PostgreSQL tests skipped: psycopg is not installed")
+    admin = os.environ.get("ADVISOR_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+    try:
+        conn = psycopg.connect(admin, connect_timeout=3, autocommit=True)
+    except psycopg.Error as exc:
+        pytest.skip(f"PostgreSQL tests skipped: no server answers at ADVISOR_TEST_POSTGRES_URL or the default "
+                    f"127.0.0.1:5432 ({str(exc).strip().splitlines()[0] if str(exc).strip() else exc})")
+    name = f"gpu_advisor_test_{uuid.uuid4().hex[:12]}"
+    with conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    from urllib.parse import urlsplit, urlunsplit
+    url = urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+    yield url
+    from bot.store.pg import close_pools
+    close_pools()
+    with psycopg.connect(admin, connect_timeout=3, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The session's database, emptied for this test (schema dropped, pools closed after)."""
+    import psycopg
+    from bot.store.pg import close_pools
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    yield postgres_server
+    close_pools()

@@ -35,7 +35,7 @@ def _model() -> type:
         """Every environment variable gpu-advisor reads (names are the field names, upper-cased)."""
         model_config = SettingsConfigDict(extra="ignore", case_sensitive=False, frozen=True)
 
-        advisor_db: Path | None = None
+        advisor_db: Path | str | None = None        # str: a postgresql:// URL (see db_target)
         advisor_knowledge_dir: Path | None = None
         advisor_rules_dir: Path | None = None
         advisor_prices_file: Path | None = None
@@ -69,6 +69,8 @@ def _model() -> type:
                          mode="before")
         @classmethod
         def _path(cls, v: Any) -> Any:
+            if isinstance(v, str) and v.strip().lower().startswith(DB_URL_SCHEMES):
+                return v.strip()                     # a server URL: Path() would fold its '//'
             return Path(str(v)).expanduser() if v not in (None, "") else None
 
     _SETTINGS_CLASS = Settings
@@ -157,9 +159,21 @@ def rules_dir() -> Path:
     return _data_dir(settings().advisor_rules_dir, "ADVISOR_RULES_DIR", "rules")
 
 
+DB_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def db_target() -> Path | str:
+    """ADVISOR_DB as the stores take it: a `postgresql://` URL (str) as given, else the SQLite file (db_path)."""
+    value = settings().advisor_db
+    return value if isinstance(value, str) else db_path()
+
+
 def db_path() -> Path:
     """ADVISOR_DB, else a per-user file under XDG_DATA_HOME (sessions and the audit log share it)."""
     path = settings().advisor_db
+    if isinstance(path, str):
+        raise ConfigError("ADVISOR_DB is a PostgreSQL URL, and this needs an SQLite file",
+                          fix="run it with ADVISOR_DB set to an SQLite file path")
     if path is None:
         base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
         path = base / "gpu-advisor" / "advisor.db"

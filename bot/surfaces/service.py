@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from bot.records import config
-from bot.store.audit import AuditLog
+from bot.store.backend import open_audit, open_sessions
 from bot.conversation.turn import Core
-from bot.store.sessions import SessionStore, session_id, session_key
+from bot.store.sessions import session_id, session_key
 
 log = logging.getLogger("gpu_advisor.turn")
 _LOCK = threading.Lock()
@@ -41,9 +41,10 @@ class Service:
             config.check_provider(self.core.kb.providers, provider)
         self.default_provider = provider                 # the process-wide core may predate the setting
         self._cores: dict[str, Core] = {}
-        path = Path(db) if db else config.db_path()
-        self.audit = AuditLog(path)
-        self.sessions = SessionStore(path)
+        target = db if isinstance(db, str) and db.lower().startswith(config.DB_URL_SCHEMES) else (
+            Path(db) if db else config.db_target())
+        self.audit = open_audit(target)                  # SQLite file, or PostgreSQL for a postgresql:// URL
+        self.sessions = open_sessions(target)
         self.sessions.purge_expired()          # expired conversations are deleted, not only ignored
         self.metrics = None
         if metrics:

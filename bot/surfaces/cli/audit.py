@@ -69,8 +69,9 @@ def _guarded(func: Callable) -> Callable:
 
 
 def _open_log() -> AuditLog:
-    from bot.records.config import db_path              # lazy: keeps `--help` fast and config errors inside _guarded
-    return AuditLog(db_path())
+    from bot.records.config import db_target            # lazy: keeps `--help` fast and config errors inside _guarded
+    from bot.store.backend import open_audit
+    return open_audit(db_target())
 
 
 def _width(text: str) -> int:
@@ -203,8 +204,8 @@ def show_cmd(record_id: str, as_json: bool) -> None:
 
 def _delivery(log: AuditLog, record_id: str) -> Any:
     """The Slack inbox job that carried this reply (None for the CLI, or a log older than the inbox)."""
-    from bot.store.inbox import Inbox
-    with Inbox(log.path) as inbox:
+    from bot.store.backend import open_inbox
+    with open_inbox(log.path) as inbox:
         return inbox.delivery(record_id)
 
 

@@ -45,7 +45,7 @@ from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_pla
 from bot.surfaces.slack.controls import answer_controls, currency_note
 from bot.surfaces.slack.interactions import Interactions
 from bot.surfaces.slack.views import explain_messages, history_messages
-from bot.store.slack_state import SlackState
+from bot.store.backend import open_inbox, open_slack_state
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
 from bot.store.chain import redact_question
@@ -101,9 +101,9 @@ class SlackBot(Interactions):
         self.service = service
         self.t = templates or default_templates()
         self.cmd = settings.slash_command
-        self.state = SlackState(service.audit.path)
+        self.state = open_slack_state(service.audit.path)      # same database: SQLite file or PostgreSQL
         self.out = Outbound(client or web_client(settings))
-        self.inbox = inbox or Inbox(service.audit.path)
+        self.inbox = inbox or open_inbox(service.audit.path)
         self.storage_error: str | None = None         # the last failure to record a job, until one succeeds
         self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts)
 

@@ -1,0 +1,60 @@
+"""Which store backend `ADVISOR_DB` names: an SQLite file (the embedded default: nothing to run) or, for a
+`postgresql://` URL, a PostgreSQL server that several replicas share. Surfaces open their stores through these
+functions, so neither they nor the stores' callers care which one it is.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from bot.store.pg import DatabaseUrl, is_postgres_url
+
+__all__ = ["is_postgres_url", "describe", "open_audit", "open_sessions", "open_inbox", "open_slack_state"]
+
+Target = str | os.PathLike
+
+
+def describe(target: Target) -> str:
+    """How to name the database in a message: the file path, or the URL without its password."""
+    return str(DatabaseUrl(target)) if _pg(target) else str(target)
+
+
+def _pg(target: Target) -> bool:
+    return isinstance(target, str) and is_postgres_url(target)     # a DatabaseUrl's redacted text keeps its scheme
+
+
+def open_audit(target: Target, **options: Any) -> Any:
+    """The audit log (AuditLog or PgAuditLog: same methods)."""
+    if _pg(target):
+        from bot.store.pg_stores import PgAuditLog
+        return PgAuditLog(target, **options)
+    from bot.store.audit import AuditLog
+    return AuditLog(Path(target), **options)
+
+
+def open_sessions(target: Target, **options: Any) -> Any:
+    """The session store (SessionStore or PgSessionStore)."""
+    if _pg(target):
+        from bot.store.pg_stores import PgSessionStore
+        return PgSessionStore(target, **options)
+    from bot.store.sessions import SessionStore
+    return SessionStore(Path(target), **options)
+
+
+def open_inbox(target: Target, **options: Any) -> Any:
+    """The durable Slack inbox (Inbox or PgInbox)."""
+    if _pg(target):
+        from bot.store.pg_stores import PgInbox
+        return PgInbox(target, **options)
+    from bot.store.inbox import Inbox
+    return Inbox(Path(target), **options)
+
+
+def open_slack_state(target: Target, **options: Any) -> Any:
+    """Feedback, preferences and threads (SlackState or PgSlackState)."""
+    if _pg(target):
+        from bot.store.pg_stores import PgSlackState
+        return PgSlackState(target, **options)
+    from bot.store.slack_state import SlackState
+    return SlackState(Path(target), **options)

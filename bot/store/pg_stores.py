@@ -1,0 +1,184 @@
+"""The PostgreSQL stores: the audit log, sessions, the durable inbox and the Slack app's small state, on one
+database shared by every replica (`ADVISOR_DB=postgresql://...`).
+
+Each class inherits the SQLite store's methods (the chain rules, queries, verify, export and prune of AuditLog;
+all of SessionStore; most of Inbox) and overrides only what PostgreSQL says differently:
+- audit writes lock the chain-head row (`audit_head ... FOR UPDATE`) where SQLite takes BEGIN IMMEDIATE, so
+  appends from several replicas form one chain; the head's seq is the high-water mark (sqlite_sequence there);
+- claims and inbox keys use INSERT ... ON CONFLICT DO NOTHING and count the rows inserted, so a retry that
+  reaches another replica at the same moment waits on the unique index and then finds the key taken;
+- the inbox orders by a serial column (no rowid) and drops `response_url` with jsonb's `-` (no json_remove).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator
+
+from bot.store.audit import AuditLog
+from bot.store.chain import (COLUMNS, CONTENT_FIELDS, JSON_FIELDS, AuditEntry, encode_json, entry_of, format_id,
+                             iso_utc, record_hash, select_columns, utc_now, ZERO_HASH)
+from bot.store.inbox import Inbox, Job, _COLUMNS as _JOB_COLUMNS, _job
+from bot.store.pg import PgDatabase, QmarkConnection
+from bot.store.sessions import DEFAULT_TTL_S, SessionStore
+
+__all__ = ["PgAuditLog", "PgSessionStore", "PgInbox", "PgSlackState"]
+
+
+class PgAuditLog(PgDatabase, AuditLog):
+    """The audit log in PostgreSQL: one hash chain for all replicas, appends serialised on the chain head."""
+
+    def __init__(self, url: str, *, clock: Callable[[], dt.datetime] = utc_now, timeout: float | None = None):
+        self._clock = clock
+        self._open(url)
+
+    @contextmanager
+    def _write(self) -> Iterator[QmarkConnection]:
+        """A transaction holding the chain-head row: the next append (any replica) waits until it ends."""
+        with PgDatabase._write(self) as conn:
+            conn.execute("SELECT seq FROM audit_head FOR UPDATE")
+            yield conn
+
+    @staticmethod
+    def _high_water(conn: QmarkConnection) -> int:
+        return int(conn.execute("SELECT seq FROM audit_head").fetchone()[0])
+
+    def _append_locked(self, conn: QmarkConnection, content: dict[str, Any],
+                       head_if_empty: str = ZERO_HASH) -> AuditEntry:
+        """Next seq and prev_hash come from the locked head (which prune leaves at the last pruned hash)."""
+        last_seq, prev_hash = conn.execute("SELECT seq, hash FROM audit_head").fetchone()
+        seq = int(last_seq) + 1
+        content = dict(content, ts=iso_utc(self._clock()))
+        digest = record_hash(content, prev_hash)
+        row = {"seq": seq, "id": format_id(seq), **{n: content.get(n) for n in CONTENT_FIELDS},
+               "prev_hash": prev_hash, "hash": digest}
+        stored = {n: (encode_json(v) if n in JSON_FIELDS else v) for n, v in row.items()}
+        conn.execute(f"INSERT INTO advice ({select_columns()}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                     tuple(stored[n] for n in COLUMNS))
+        conn.execute("UPDATE audit_head SET seq = ?, hash = ?", (seq, digest))
+        return entry_of(row)
+
+    def claim_event(self, event_id: str) -> bool:
+        """True for the first claimant of `event_id` on any replica (the unique key decides, no chain lock)."""
+        if not event_id:
+            return super().claim_event(event_id)         # the same error as SQLite's
+        with PgDatabase._write(self) as conn:
+            cursor = conn.execute("INSERT INTO slack_events (event_id, ts) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                                  (str(event_id), iso_utc(self._clock())))
+            return cursor.rowcount == 1
+
+    def load_export(self, path: Any) -> int:
+        """As on SQLite, then the chain head moves to the last row loaded, so the next append continues it."""
+        count = super().load_export(path)
+        with self._write() as conn:
+            last = conn.execute("SELECT seq, hash FROM advice ORDER BY seq DESC LIMIT 1").fetchone()
+            if last is not None:
+                conn.execute("UPDATE audit_head SET seq = ?, hash = ?", (int(last[0]), last[1]))
+        return count
+
+
+class PgSessionStore(PgDatabase, SessionStore):
+    """Conversation state in PostgreSQL; SessionStore's SQL is portable, only the opening differs."""
+
+    def __init__(self, url: str, ttl_seconds: float = DEFAULT_TTL_S, *,
+                 clock: Callable[[], dt.datetime] = utc_now, timeout: float | None = None):
+        if ttl_seconds <= 0:
+            raise ValueError(f"ttl_seconds must be positive, not {ttl_seconds}")
+        self.ttl = dt.timedelta(seconds=ttl_seconds)
+        self._clock = clock
+        self._open(url)
+
+
+class PgInbox(PgDatabase, Inbox):
+    """The durable inbox in PostgreSQL: a job id or key claimed on one replica is seen by all."""
+
+    def __init__(self, url: str, *, clock: Callable[[], dt.datetime] = utc_now, timeout: float | None = None):
+        self._clock = clock
+        self._open(url)
+
+    def put(self, job_id: str, kind: str, payload: dict[str, Any], keys: Iterable[str] = ()) -> bool:
+        """Claim every key (sorted, so two replicas never deadlock), then the job; False when any was taken."""
+        import json
+        from bot.store.chain import to_json_value
+
+        keys = sorted(k for k in dict.fromkeys([job_id, *keys]) if k)
+        now = self._now()
+        text = json.dumps(to_json_value(payload), ensure_ascii=False, separators=(",", ":"))
+        with self._write() as conn:
+            fresh = [conn.execute("INSERT INTO slack_events (event_id, ts) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                                  (k, now)).rowcount == 1 for k in keys]
+            if not all(fresh):
+                return False
+            cursor = conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated) "
+                                  "VALUES (?, ?, ?, 'queued', ?, ?) ON CONFLICT (id) DO NOTHING",
+                                  (job_id, kind, text, now, now))
+            return cursor.rowcount == 1
+
+    def open_jobs(self) -> list[Job]:
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE state IN ('queued', 'running') "
+                                "ORDER BY received, n").fetchall()
+        return [_job(r) for r in rows]
+
+    def posted(self, job_id: str, parts: int, advice_id: str | None = None) -> None:
+        self._update(job_id, "parts_posted = greatest(parts_posted, ?), advice_id = coalesce(?, advice_id)",
+                     (parts, advice_id))
+
+    def finish(self, job_id: str, *, advice_id: str | None, delivered: bool, error: str | None = None) -> None:
+        self._update(job_id, "state = 'done', advice_id = coalesce(?, advice_id), delivered = ?, error = ?, "
+                             "payload = (payload::jsonb - 'response_url')::text",
+                     (advice_id, int(delivered), error and error[:2000]))
+
+    def fail(self, job_id: str, error: str, *, delivered: bool) -> None:
+        self._update(job_id, "state = 'failed', delivered = ?, error = ?, "
+                             "payload = (payload::jsonb - 'response_url')::text", (int(delivered), error[:2000]))
+
+
+class PgSlackState(PgDatabase):
+    """Feedback, App Home preferences and answered threads (bot/store/slack_state.py's methods) in PostgreSQL."""
+
+    _PREFS = ("provider", "currency")
+
+    def __init__(self, url: str, timeout: float | None = None):
+        self._open(url)
+
+    def add_feedback(self, advice_id: str, user: str, team: str, helpful: bool) -> None:
+        with self._write() as conn:
+            conn.execute('INSERT INTO feedback (advice_id, "user", team, helpful, ts) VALUES (?, ?, ?, ?, ?) '
+                         'ON CONFLICT (advice_id, "user") DO UPDATE SET team = excluded.team, '
+                         "helpful = excluded.helpful, ts = excluded.ts",
+                         (advice_id, user, team, int(helpful), iso_utc(utc_now())))
+
+    def feedback(self) -> list[dict[str, Any]]:
+        with self._read() as conn:
+            cursor = conn.execute('SELECT advice_id, "user", team, helpful, ts FROM feedback')
+            return [dict(zip(("advice_id", "user", "team", "helpful", "ts"), r)) for r in cursor.fetchall()]
+
+    def prefs(self, team: str, user: str) -> dict[str, Any]:
+        with self._read() as conn:
+            row = conn.execute('SELECT provider, currency FROM slack_prefs WHERE team = ? AND "user" = ?',
+                               (team, user)).fetchone()
+        return {k: v for k, v in zip(self._PREFS, row) if v} if row else {}
+
+    def set_pref(self, team: str, user: str, **values: str | None) -> None:
+        """Set (a value) or clear (None) one or more of provider, currency."""
+        unknown = set(values) - set(self._PREFS)
+        if unknown:
+            raise TypeError(f"unknown preference(s): {', '.join(sorted(unknown))}")
+        current = self.prefs(team, user)
+        row = {**{k: current.get(k) for k in self._PREFS}, **values}
+        with self._write() as conn:
+            conn.execute('INSERT INTO slack_prefs (team, "user", provider, currency, ts) VALUES (?, ?, ?, ?, ?) '
+                         'ON CONFLICT (team, "user") DO UPDATE SET provider = excluded.provider, '
+                         "currency = excluded.currency, ts = excluded.ts",
+                         (team, user, row["provider"], row["currency"], iso_utc(utc_now())))
+
+    def join_thread(self, channel: str, thread_ts: str) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO slack_threads (channel, thread_ts, ts) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                         (channel, thread_ts, iso_utc(utc_now())))
+
+    def in_thread(self, channel: str, thread_ts: str) -> bool:
+        with self._read() as conn:
+            return conn.execute("SELECT 1 FROM slack_threads WHERE channel = ? AND thread_ts = ?",
+                                (channel, thread_ts)).fetchone() is not None
