@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from bot.records.errors import AdvisorError
+from bot.store.faults import StorageError
 from bot.store.pg_schema import MIGRATIONS, MIGRATION_LOCK
 
 __all__ = ["is_postgres_url", "redact_url", "PgDatabase", "PgError", "get_pool", "close_pools", "DatabaseUrl", "schema_status",
@@ -30,8 +30,9 @@ _MIGRATED: set[str] = set()
 _POOLS_LOCK = threading.Lock()
 
 
-class PgError(AdvisorError):
-    """The PostgreSQL database cannot be reached or used (exit code 2, like any other storage error)."""
+class PgError(StorageError):
+    """The PostgreSQL database cannot be reached or used: a StorageError, so every surface reports it the same way
+    (the CLI's clear message and exit status, the Slack app's /healthz and apology)."""
 
 
 def is_postgres_url(target: Any) -> bool:
@@ -194,12 +195,36 @@ class PgDatabase:
     @contextmanager
     def _write(self) -> Iterator[QmarkConnection]:
         """One transaction: COMMIT at the end of the block, ROLLBACK when it raises."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             yield QmarkConnection(conn)
 
     @contextmanager
     def _read(self) -> Iterator[QmarkConnection]:
         """One consistent snapshot (REPEATABLE READ, read only), as a WAL reader sees SQLite."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             yield QmarkConnection(conn)
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection in a transaction; a lost server or an exhausted pool becomes a PgError."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise _unreachable(self.path.secret, exc) from None
+
+    def integrity(self, limit: int = 5) -> list[str]:
+        """[]: PostgreSQL checks its own pages (and checksums when the cluster has them); SQLite's
+        integrity_check has no counterpart to run here."""
+        return []
+
+    def backup(self, target: Any) -> int:
+        raise PgError("`audit backup` copies an SQLite file; this log is in PostgreSQL",
+                      fix="back it up with pg_dump (e.g. pg_dump -Fc -t advice -t audit_head DBNAME)")
+
+    def checkpoint(self) -> tuple[int, int]:
+        raise PgError("`audit checkpoint` folds SQLite's write-ahead log; PostgreSQL manages its own WAL",
+                      fix="nothing to do (CHECKPOINT is the server's business)")
