@@ -177,3 +177,12 @@ def test_billing_modes_carry_numbers(core):
     month = next(c for c in pick["costs"] if c["per"] == "month")
     year = next(c for c in pick["costs"] if c["per"] == "year")
     assert abs(month["cost"] - pick["hourly_total"] * 730) < 1 and abs(year["cost"] - pick["hourly_total"] * 8760) < 5
+
+
+def test_own_hardware_gets_its_time(core):
+    """Fits and the tokens are known: how long on all the user's cards; SXM cards are timed over NVLink."""
+    slots = {"model": "qwen2.5-7b", "method": "full", "gpus": 8, "gpu_model": "a100-80gb", "tokens": 2e9}
+    verdict = core.advisor.advise("finetune", slots, {}, "en").gpu_verdict
+    assert verdict["fits"] and verdict["hours"] and verdict["link"] == "nvlink"
+    fewer = core.advisor.advise("finetune", {**slots, "gpus": 4}, {}, "en").gpu_verdict
+    assert fewer["hours"] > verdict["hours"]

@@ -20,7 +20,8 @@ from bot.plan.checklist import NO_PICK_FACTS, Checklist, citations, note_ctx, pi
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
-from bot.plan.links import link_of
+from bot.plan import perf
+from bot.plan.links import LinkEvidence, link_of
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training
 from bot.plan.ranking import Ranker, over_budget
 from bot.estimate.kinds import job_memory
@@ -325,7 +326,24 @@ class Advisor:
             return None
         gpu = self.kb.gpus[max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
         verdict = self._judge(gpu.memory_gib, job)
+        verdict["hours"] = self._own_hours(job, gpu, verdict)
         return {"gpu": gpu.id, "gpu_name": gpu.name, **verdict, "sources": list(gpu.sources)}
+
+    def _own_hours(self, job: _Job, gpu, verdict: dict[str, Any]) -> float | None:
+        """How long the job takes on the user's own cards when it fits and its tokens are known: all the cards,
+        eight to a machine, their link unknown (timed as PCIe, TCP between machines)."""
+        w = job.w
+        if not verdict["fits"] or not w.tokens or w.method == "inference":
+            return None
+        n = w.gpus
+        # SXM modules sit on NVLink baseboards (HGX); any other card's link is not known and is timed as PCIe
+        sxm = (gpu.form_factor or "").startswith("SXM") and gpu.nvlink_gbs
+        link = LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2, "unknown", None) if sxm else \
+            LinkEvidence("unknown", "unknown", None, "unknown", None)
+        verdict["link"] = link.intra
+        own = w.model_copy(update={"sharding": verdict["sharding"]})
+        tt = perf.train_time(own, job.model, gpu, n, min(n, 8), link)
+        return round(tt.hours, 1) if tt else None
 
     def _judge_memory(self, mem: float, job: _Job) -> dict[str, Any]:
         """'Will it fit on my 24GB card?': the same verdict as for a named GPU, for a card of that memory."""

@@ -60,6 +60,10 @@ def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, order: list[s
         need, have = f"{verdict['need_gib']:.1f}", f"{verdict['memory_gib']:g}"
         if verdict["fits"]:
             v = t.say("gpu_verdict.fits", lang, need=need, have=have)
+            if verdict.get("hours"):
+                key = "gpu_verdict.hours_nvlink" if verdict.get("link") == "nvlink" else "gpu_verdict.hours"
+                v += ("" if lang == "zh" else " ") + t.say(key, lang, hours=f"{verdict['hours']:,.0f}",
+                                                           n=verdict["gpus"])
         else:
             steps = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in verdict["steps"])
             hint = t.say("fit.hint", lang, have=have, steps=steps) if steps else t.say("fit.none", lang)
