@@ -101,3 +101,12 @@ def test_diffusion_transformers_are_served_whole_on_one_card(core):
     top = reply.recommendations[0]
     assert top["gpu_count"] == 1 and reply.memory["per_gpu_gib"] > 22     # 12B in 16-bit, never split by TP
     assert reply.speed["unit"] == "images/s"
+
+
+def test_a_pick_without_bf16_says_fp16(core):
+    """V100 and T4 have no bf16: an answer that picks one says the job runs in fp16 there."""
+    reply, _ = core.turn("serve qwen2.5 7b on a V100", {})
+    assert reply.recommendations[0]["gpu"].startswith("v100")      # the card the user named
+    assert any("no bf16" in n for n in reply.notes), reply.notes
+    reply, _ = core.turn("serve qwen2.5 7b on an H100", {})
+    assert not any("no bf16" in n for n in reply.notes)

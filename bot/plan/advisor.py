@@ -280,6 +280,9 @@ class Advisor:
         w, model = job.w, job.model
         if pick:
             gpu = self.kb.gpus[pick["gpu"]]
+            if w.precision == "bf16" and not gpu.bf16 and gpu.vendor == "nvidia":
+                # Volta and Turing have no bf16: the job runs in fp16 there (same bytes, so the same memory)
+                advice.notes.append(("note.no_bf16", {"gpu": gpu.name}, []))
             if w.tokens:
                 advice.compute = self._compute(job, pick, gpu)
             speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"]}), model, gpu, self.kb.gpus,
