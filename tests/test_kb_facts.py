@@ -101,3 +101,10 @@ def test_h100_nvl_pairs_are_nvlink_derived_on_p5e(kb):
     f = kb.flavors["huaweicloud/p5e.40xlarge.12"]
     assert (f.interconnect, f.interconnect_evidence) == ("nvlink", "derived")
     assert quoted(kb, f, "allowing two cards to be connected")
+
+
+@pytest.mark.parametrize("fid", ["huaweicloud/pi5e.8xlarge.4", "huaweicloud/pi2.16xlarge.4", "huaweicloud/cci-t4-x4"])
+def test_l4_and_t4_multi_gpu_sizes_are_pcie_derived_from_the_card(kb, fid):
+    f = kb.flavors[fid]
+    assert (f.interconnect, f.interconnect_evidence, f.nvlink) == ("pcie", "derived", False)
+    assert quoted(kb, f, 'L4 and T4 "N/A"')
