@@ -44,9 +44,12 @@ class AuditQueries:
         return (format_id(lo), format_id(hi)) if lo is not None else None
 
     def list(self, limit: int | None = 20, user: str | None = None, since: dt.date | dt.datetime | None = None,
-             session: str | None = None) -> list[dict[str, Any]]:
+             session: str | None = None, team: str | None = None) -> list[dict[str, Any]]:
         """Newest first, JSON columns decoded. `since` is inclusive (a date means from its 00:00 UTC)."""
         where, params = [], []
+        if team:
+            where.append("team = ?")
+            params.append(team)
         if user:
             where.append('"user" = ?')
             params.append(user)

@@ -177,6 +177,11 @@ def _mount_fstype(path: Path) -> str | None:
 
 def check_database() -> Iterator[Check]:
     try:
+        target = config.db_target()
+        if isinstance(target, str):        # a postgresql:// URL (bot/surfaces/doctor_pg.py)
+            from bot.surfaces.doctor_pg import check_postgres
+            yield from check_postgres(target, Check)
+            return
         path = config.db_path()            # creates the folder when it can
     except AdvisorError as exc:
         yield Check("fail", "database", exc.message, exc.fix or "")

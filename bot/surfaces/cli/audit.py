@@ -160,16 +160,18 @@ def audit() -> None:
 @click.option("--user", metavar="U", help="Only records of this user id (Slack id, or the CLI's local user).")
 @click.option("--since", type=DATE, help="Only records from this UTC day on (YYYY-MM-DD).")
 @click.option("--session", metavar="ID", help="Only records of this session id.")
+@click.option("--team", metavar="T", help="Only records of this Slack workspace (team id, e.g. T0123ABCD).")
 @_guarded
-def list_cmd(as_json: bool, limit: int, user: str | None, since: dt.date | None, session: str | None) -> None:
+def list_cmd(as_json: bool, limit: int, user: str | None, since: dt.date | None, session: str | None,
+             team: str | None) -> None:
     """List audit records, newest first."""
     with _open_log() as log:
-        rows = log.list(limit=limit, user=user, since=since, session=session)
+        rows = log.list(limit=limit, user=user, since=since, session=session, team=team)
     if as_json:
         click.echo(_dump(rows))
         return
     if not rows:
-        click.echo("No audit records" + (" match these filters." if (user or since or session) else " yet."))
+        click.echo("No audit records" + (" match these filters." if (user or since or session or team) else " yet."))
         return
     table = [[r["id"], _when(r.get("ts")), r.get("surface") or "-", r.get("user") or "-", r.get("status") or "-",
               _top_pick(r), _clip(_summary(r), 48)]
@@ -383,16 +385,20 @@ def checkpoint_cmd() -> None:
 @audit.command("export")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), required=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="File to write (default: stdout).")
+@click.option("--team", metavar="T", help="Only this Slack workspace's records (a subset: it does not verify as a "
+                                          "chain on its own; export without --team for an archive).")
 @_guarded
-def export_cmd(fmt: str, output: str | None) -> None:
+def export_cmd(fmt: str, output: str | None, team: str | None) -> None:
     """Write every record, oldest first, with all columns (JSON columns as JSON)."""
+    from bot.store.export import write_export
     with _open_log() as log:
+        rows = log.iter_all() if not team else (r for r in log.iter_all() if r.get("team") == team)
         if output:
             with open(output, "w", encoding="utf-8", newline="") as handle:
-                count = log.export(fmt, handle)
+                count = write_export(rows, fmt, handle)
             click.echo(f"exported {count} record(s) to {output}", err=True)
         else:
-            log.export(fmt, sys.stdout)
+            write_export(rows, fmt, sys.stdout)
 
 
 @audit.command("prune")
