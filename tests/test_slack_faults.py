@@ -358,3 +358,25 @@ def test_500_events_and_300_idle_sockets_never_delay_acks_slash_commands_or_heal
     stub.settle()
     answered = [c.body["channel"] for c in stub.of("chat.postMessage")]
     assert sorted(answered) == sorted(c for c, _ in channels)
+
+
+def test_app_home_never_holds_an_ack_while_slack_is_slow(stub, fresh):
+    """views.publish takes 4 s: app_home_opened and a click on the Home tab's menu are still acked at once (the
+    publish is an inbox job), and both views arrive afterwards."""
+    bot = fresh()
+    stub.delay("views.publish", 4.0)
+    user = uid("U")
+    opened = {"type": "app_home_opened", "user": user, "channel": uid("D"), "tab": "home",
+              "event_ts": f"{time.time():.6f}"}
+    status, _, took = bot.events(event_callback(opened, uid("Ev")))
+    assert status == 200 and took < 3.0
+    payload = {"type": "block_actions", "team": {"id": TEAM_ID}, "user": {"id": user}, "api_app_id": "A0GPUADV",
+               "container": {"type": "view", "view_id": "V0HOME"}, "view": {"id": "V0HOME", "type": "home"},
+               "actions": [{"type": "static_select", "action_id": "home_provider", "block_id": "home_settings",
+                            "selected_option": {"value": "gcp", "text": {"type": "plain_text", "text": "GCP"}},
+                            "action_ts": f"{time.time():.6f}"}]}
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+    status, _, took = bot.events(body, content_type="application/x-www-form-urlencoded")
+    assert status == 200 and took < 3.0
+    stub.wait_for(lambda s: len([c for c in s.of("views.publish") if c.body.get("user_id") == user]) == 2,
+                  timeout=20)

@@ -264,8 +264,12 @@ class SlackBot(Interactions):
     def process(self, job: Job) -> None:
         """Run one inbox job to the end: the turn (once), the reply's parts not posted yet, the job marked done."""
         p = job.payload
-        place = Place(**p["place"])
         task = p.get("task")
+        if task == "home":
+            Interactions.publish_home(self, self.out.client, p.get("user") or "", p.get("team") or "")
+            self.inbox.finish(job.id, advice_id=None, delivered=True)
+            return
+        place = Place(**p["place"])
         if task == "notice":
             messages = [(T.say(p["say"], p.get("lang") or "en", cmd=self.cmd), None)]
             advice_id = None
@@ -367,8 +371,16 @@ class SlackBot(Interactions):
         return True
 
     def post(self, client: WebClient, channel: str, thread_ts: str | None, text: str, blocks: list[dict] | None):
-        """chat.postMessage now (with retries); True when posted, None when not (logged with Slack's reason)."""
-        return None if self.out.post(channel, thread_ts, text, blocks) else True
+        """Queue one chat.postMessage (the worker posts it, with retries); True when queued."""
+        state = self.enqueue(f"out:{uuid.uuid4().hex}", "button",
+                             {"task": "messages", "messages": [[text, blocks]],
+                              "place": asdict(Place("dm", channel, None, thread_ts, ""))})
+        return True if state == "queued" else None
+
+    def publish_home(self, client: Any, user: str, team: str) -> None:
+        """Queue the App Home's views.publish, so neither app_home_opened nor a Home click waits for Slack."""
+        if user:
+            self.enqueue(f"home:{uuid.uuid4().hex}", "button", {"task": "home", "user": user, "team": team})
 
     # ----- health -------------------------------------------------------------------------------------------
     def health(self) -> tuple[bool, dict[str, Any]]:
