@@ -49,6 +49,7 @@ def _model() -> type:
         slack_api_base_url: str = DEFAULT_API_BASE_URL
         port: str = "3000"
         advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
+        advisor_price_max_age_days: int = 90       # a price or rate older than this is flagged (answers, kb audit)
 
         @field_validator("advisor_default_provider", "advisor_log_format", mode="before")
         @classmethod
@@ -211,12 +212,8 @@ def local_prices_file() -> Path | None:
 
 def price_max_age_days() -> int:
     """ADVISOR_PRICE_MAX_AGE_DAYS (default 90): a price older than this is flagged in answers and in `kb audit`."""
-    value = os.environ.get("ADVISOR_PRICE_MAX_AGE_DAYS", "90").strip()
-    try:
-        days = int(value)
-    except ValueError:
-        days = -1
+    days = settings().advisor_price_max_age_days
     if days < 0:
-        raise ConfigError(f"ADVISOR_PRICE_MAX_AGE_DAYS={value!r} is not a number of days",
+        raise ConfigError(f"ADVISOR_PRICE_MAX_AGE_DAYS={days} is not a number of days",
                           fix="set a whole number of days, e.g. ADVISOR_PRICE_MAX_AGE_DAYS=90")
     return days
