@@ -52,18 +52,30 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     return recs, _considered(rows, recs, pick, passes)
 
 
-SIMPLER_WORTH = 0.10         # policy: fewer GPUs per replica (no tensor parallelism over a slow link) is worth 10 %
+SIMPLER_WORTH = 0.10         # policy: each halving of the cards to run, or of a replica's split, is worth 10 %
+SIMPLER_MAX = 0.30           # and a simpler plan is never worth more than 30 % extra
+
+
+def _complexity(r: Row) -> float:
+    """Halvings away from one whole card: every GPU the plan runs (GPUs per replica x replicas), and again the GPUs
+    one replica is split over (tensor parallelism: a link in every token's path)."""
+    per_replica = max(1, r.get("gpus_total") or 1)
+    return math.log2(per_replica * max(1, r.get("replicas") or 1)) + math.log2(per_replica)
 
 
 def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]) -> Row | None:
-    """A plan on fewer GPUs that meets every target and passes, for at most 10 % more, is the better pick: one card
-    instead of four T4s split by tensor parallelism over PCIe; the cheaper one stays in view as "cheapest"."""
+    """A simpler plan that meets every target and passes is the better pick when it costs at most 10 % more per
+    halving (at most 30 %): two replicas of one L4 rather than one replica split over two T4s by tensor parallelism
+    over PCIe; one 80 GB card rather than two replicas of two 24 GB cards. Fewer cards and splits mean less to run,
+    no slow link in every token's path and room for longer prompts; the cheaper plan stays in view as "cheapest"."""
     if pick is None or pick not in meeting:
         return pick
-    limit = job_price(pick) * (1 + SIMPLER_WORTH)
-    simpler = [r for r in meeting[:12] if r.get("gpus_total", 1) < pick.get("gpus_total", 1)
-               and job_price(r) <= limit and passes(r)]
-    return min(simpler, key=lambda r: (job_price(r), r["id"])) if simpler else pick
+    c = _complexity(pick)
+
+    def worth(r: Row) -> float:
+        return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
+    simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)]
+    return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
 
 
 def _nearest(fitting: list[Row]) -> Row | None:
