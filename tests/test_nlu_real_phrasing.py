@@ -39,11 +39,23 @@ def parser(core):
     ("budget up to 1000 $ for training", {"budget_amount": 1000.0, "budget_currency": "USD"}),
     ("dose 8 A100 80g enough to finetune 70b llama2 ?", {"model": "llama-2-70b", "gpus": 8}),
     ("How long would it take to train on an 80GB A100 / H100?", {"gpu_models": ["a100-80gb", "h100"]}),
+    ("2 x RTX 4090 (48GB total) serve qwen2.5 14b", {"gpus": 2, "gpu_model": "rtx-4090"}),
+    ("一张24G 能推理 qwen2.5 14b 吗", {"gpus": 1, "gpu_memory_gib": 24.0}),
+    ("部署 qwen2.5 7b，峰值 200 QPS", {"qps": 200.0}),
+    ("lora qwen2.5 7b, bs 只能开到 1", {"batch_size": 1}),
+    ("budget €3000 per month lora qwen2.5 7b", {"budget_amount": 3000.0, "budget_currency": "EUR",
+                                               "budget_period": "month"}),
+    ("预算 3000 欧元每月", {"budget_currency": "EUR", "budget_period": "month"}),
+    ("1.5万个用户同时在线 llama 3 8b", {"concurrency": 15000}),
 ])
 def test_real_phrasing(parser, text, expect):
     got = parser.parse(text).slots.filled()
     for key, value in expect.items():
         assert got.get(key) == value, (text, key, got)
+
+
+def test_a_rate_in_tokens_per_second_is_not_a_length(parser):
+    assert parser.parse("serve qwen2.5 7b at 50 tokens/s per user, TTFT under 500ms").slots.seq_len is None
 
 
 @pytest.mark.parametrize("text, method", [

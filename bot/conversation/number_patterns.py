@@ -47,7 +47,7 @@ class NumberPatterns:
         """Training tokens, parameter counts, sequence length and batch size."""
         N = self.NUM
         self.rx_tokens = re.compile(rf"{N}\s*(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)?\s*(?:个)?\s*"
-                                    r"(?:(?:input|prompt)\s+)?(?:tokens?|词元)(?![a-z])")
+                                    r"(?:(?:input|prompt)\s+)?(?:tokens?|词元)(?![a-z])(?!\s*(?:/|per)\s*(?:s(?:ec)?|second)\b)")
         self.rx_tokens_after = re.compile(rf"(?:tokens?|词元)\s*(?:数|量)?\s*(?:大概|大约|约|~|:|=|of|about)?\s*{N}\s*"
                                           r"(t|b|m|k|trillion|billion|million|万亿|千亿|百亿|亿|万)(?![a-z])")
         self.rx_params = [
@@ -69,7 +69,7 @@ class NumberPatterns:
                        r"并发|用户|条|张|\$|元|usd|dollars?|budget))"),
         ]
         self.rx_batch = re.compile(r"(?<![a-z])(?:batch[ _-]?size|batch|bs|mbs|micro[ -]?batch(?:[ _-]?size)?|批大小|"
-                                   r"批次大小|批量大小)\s*(?:of|is|为|是|=|:)?\s*(\d+)(?![\d.])")
+                                   r"批次大小|批量大小)\s*(?:of|is|为|是|=|:|只能开到|只能设到|只能设为|开到|设为|设成|最多|最大|只有|才)*\s*(\d+)(?![\d.])")
 
     def _compile_load(self) -> None:
         """Concurrent users and requests per second."""
@@ -101,12 +101,12 @@ class NumberPatterns:
         """Budget amounts with their currency and period, deadlines, and durations."""
         N, NA = self.NUM, self.NUM_A
         G = G_MARK
-        cur = r"(?P<cur>\$|¥|usd|rmb|cny|us\$)"
+        cur = r"(?P<cur>\$|¥|€|usd|rmb|cny|eur|us\$)"
         mult = r"(?P<mult>k|w|万|千|million|mn|m|billion|bn)?"
         self.rx_budget = [
             re.compile(rf"{cur}\s*(?P<num>\d+(?:\.\d+)?)\s*{mult}(?![a-z0-9])"),
             re.compile(rf"(?P<num>{_DIGITS}|{_ZH_RUN})\s*{mult}\s*"
-                       r"(?P<cur>元|块钱|块|rmb|人民币|dollars?|usd|美元|美金|刀|bucks)"
+                       r"(?P<cur>元|块钱|块|rmb|人民币|dollars?|usd|美元|美金|刀|bucks|€|eur|euros?|欧元)"
                        rf"(?!\s*(?:{G_MARK}|卡|显卡|gpu|a\d|h\d|v\d))"),
             re.compile(rf"(?:预算|budget)\s*(?:(?:是|为|大概|约|大约|最多|不超过|around|about|of|is|up to|under|below|"
                        rf"max|within|~|:)\s*)*"

@@ -213,7 +213,7 @@ class SlotReader:
             cur = g.get("cur")
             end = m.end()
             if not cur:
-                after = re.match(r"\s*(元|块|rmb|cny|yuan|人民币|dollars?|usd|美元|美金|刀|\$)", t[m.end():])
+                after = re.match(r"\s*(元|块|rmb|cny|yuan|人民币|dollars?|usd|美元|美金|刀|\$|€|eur|euros?|欧元)", t[m.end():])
                 cur = after.group(1) if after else ("元" if has_cjk(t) else "$")
                 end += after.end() if after else 0        # "100 CNY per hour": the period follows the currency
             amount = self._num(g["num"])
@@ -224,7 +224,8 @@ class SlotReader:
                 return self._blank(t, m.span())
             amount *= {"k": 1e3, "w": 1e4, "万": 1e4, "千": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9,
                        "billion": 1e9}.get(g.get("mult") or "", 1)
-            currency = "USD" if re.search(r"\$|usd|dollar|美元|美金|刀|bucks", cur) else "CNY"
+            currency = "USD" if re.search(r"\$|usd|dollar|美元|美金|刀|bucks", cur) else \
+                "EUR" if re.search(r"€|eur|欧元", cur) else "CNY"
             before = self.rx_period_before.search(t[max(0, m.start() - 12):m.start()])
             after_m = self.rx_period_after.match(t[end:end + 16])
             word = g.get("per") or ((after_m.group(1) or after_m.group(2)) if after_m else None) \
