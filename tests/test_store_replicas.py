@@ -46,3 +46,17 @@ def test_two_replicas_one_chain_each_event_once(postgres_url):
     assert open_inbox(postgres_url).counts() == {"queued": unique}
     res = CliRunner().invoke(main, ["audit", "verify"], env={"ADVISOR_DB": postgres_url}, catch_exceptions=False)
     assert res.exit_code == 0 and f"ok: {unique} record(s) checked, chain intact" in res.output
+
+
+def test_a_live_replicas_running_job_is_not_resumed_a_dead_ones_is(postgres_url):
+    a, b = open_inbox(postgres_url), open_inbox(postgres_url)
+    assert a.put("Ev1", "event", {"text": "hi"}) and a.put("Ev2", "event", {"text": "there"})
+    assert a.start("Ev1").state == "running"
+    assert b.start("Ev1") is None                         # replica a is alive and running it
+    assert [j.id for j in b.open_jobs()] == ["Ev2"]       # b, (re)starting, resumes only the queued one
+    assert b.start("Ev2").attempts == 1 and a.start("Ev2") is None
+    a.close()                                              # replica a dies: the server drops its lock
+    assert [j.id for j in b.open_jobs()] == ["Ev1"]
+    job = b.start("Ev1")
+    assert (job.state, job.attempts) == ("running", 2)
+    b.close()

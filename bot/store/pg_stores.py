@@ -89,12 +89,53 @@ class PgSessionStore(PgDatabase, SessionStore):
         self._open(url)
 
 
+OWNER_LOCK_CLASS = 0x6770          # pg_advisory_lock(class, owner): held by each live inbox for its lifetime
+# a running job is abandoned when no session holds its owner's lock (the replica died, its connection closed)
+_ABANDONED = ("(owner IS NULL OR NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+              f"AND classid = {OWNER_LOCK_CLASS} AND objid::bigint = inbox.owner AND objsubid = 2 AND granted))")
+
+
 class PgInbox(PgDatabase, Inbox):
-    """The durable inbox in PostgreSQL: a job id or key claimed on one replica is seen by all."""
+    """The durable inbox in PostgreSQL: a job id or key claimed on one replica is seen by all.
+
+    Replicas share the jobs, so "resume what is open" must not take a job another live replica is running (that
+    would answer it twice). Each inbox holds a session advisory lock named by its random owner id on a connection
+    of its own; `start` takes a job only when it is queued or its owner's lock is gone (that replica died: the
+    server drops the lock with the connection), and records itself as the owner.
+    """
 
     def __init__(self, url: str, *, clock: Callable[[], dt.datetime] = utc_now, timeout: float | None = None):
         self._clock = clock
         self._open(url)
+        self._owner_conn, self.owner = self._take_owner_lock()
+
+    def _take_owner_lock(self) -> tuple[Any, int]:
+        import secrets
+
+        import psycopg
+        conn = psycopg.connect(self.path.secret, autocommit=True)
+        for _ in range(100):
+            owner = secrets.randbelow(2**31 - 1) + 1
+            if conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (OWNER_LOCK_CLASS, owner)).fetchone()[0]:
+                return conn, owner
+        conn.close()                                     # pragma: no cover - 100 collisions in 2**31
+        raise RuntimeError("no free inbox owner id")
+
+    def close(self) -> None:
+        """Release the owner lock: this inbox's running jobs may now be resumed by another replica."""
+        if not self._owner_conn.closed:
+            self._owner_conn.close()
+
+    def start(self, job_id: str) -> Job | None:
+        """Mark a job running here; None when it is finished, unknown, or running on another live replica."""
+        with self._write() as conn:
+            cursor = conn.execute("UPDATE inbox SET state = 'running', attempts = attempts + 1, updated = ?, "
+                                  f"owner = ? WHERE id = ? AND (state = 'queued' OR (state = 'running' AND "
+                                  f"{_ABANDONED}))", (self._now(), self.owner, job_id))
+            if cursor.rowcount != 1:
+                return None
+            row = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE id = ?", (job_id,)).fetchone()
+        return _job(row)
 
     def put(self, job_id: str, kind: str, payload: dict[str, Any], keys: Iterable[str] = ()) -> bool:
         """Claim every key (sorted, so two replicas never deadlock), then the job; False when any was taken."""
@@ -115,9 +156,10 @@ class PgInbox(PgDatabase, Inbox):
             return cursor.rowcount == 1
 
     def open_jobs(self) -> list[Job]:
+        """Queued jobs, and running ones whose replica is gone (not those a live replica is running)."""
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE state IN ('queued', 'running') "
-                                "ORDER BY received, n").fetchall()
+            rows = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE state = 'queued' OR "
+                                f"(state = 'running' AND {_ABANDONED}) ORDER BY received, n").fetchall()
         return [_job(r) for r in rows]
 
     def posted(self, job_id: str, parts: int, advice_id: str | None = None) -> None:
