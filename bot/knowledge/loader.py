@@ -356,12 +356,47 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
     from bot.records import config
     root = Path(root) if root else config.knowledge_dir()
     problems: list[Problem] = []
-    tables: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
-    origin: dict[tuple[str, str], str] = {}
     digest = hashlib.sha256()
     files = _yaml_files(root)
     if not files:
         problems.append(Problem(str(root), "-", "no YAML files found", "point ADVISOR_KNOWLEDGE_DIR at knowledge/"))
+    tables, origin = _read_tables(root, files, digest, problems)
+
+    def loc(kind: str, rid: str) -> str:
+        return origin.get((kind, rid), "?")
+
+    problems += _reference_problems(tables, loc)
+    src = tables["sources"]
+    aliases = {}
+    for kind, label in (("models", "model"), ("gpus", "GPU"), ("providers", "provider")):
+        aliases[kind] = _alias_table(tables[kind], kind, label, loc, problems)
+
+    flavors = tables["flavors"]
+    if prices_file is not None and Path(prices_file).exists():
+        digest.update(b"local\0" + Path(prices_file).read_bytes())
+        flavors = price_rules.apply_local_prices(flavors, Path(prices_file), problems, read_yaml, _guess_fix)
+    flavors = price_rules.with_indicative_prices(flavors, tables["gpus"])
+    problems += price_rules.price_problems(flavors, tables["providers"], tables["rates"], loc)
+    problems += price_rules.alias_size_problems(tables["gpus"], loc)
+    if problems:
+        return None, problems
+    freeze = MappingProxyType
+    return KnowledgeBase(
+        sources=freeze(src), gpus=freeze(tables["gpus"]), models=freeze(tables["models"]),
+        flavors=freeze(dict(sorted(flavors.items()))), providers=freeze(tables["providers"]),
+        claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
+        model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
+        provider_aliases=freeze(aliases["providers"]), estimate_spread=freeze(tables["estimate_spread"]),
+        rates=freeze(tables["rates"]),
+    ), []
+
+
+def _read_tables(root: Path, files: list[Path], digest, problems: list[Problem]
+                 ) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], str]]:
+    """Every record of every file, typed, by kind and id, and the file each came from; what does not parse or
+    validate becomes a Problem naming file, key and fix. The digest takes every file's bytes (the version)."""
+    tables: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+    origin: dict[tuple[str, str], str] = {}
     for path in files:
         rel = str(path.relative_to(root))
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -398,10 +433,12 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
                     continue
                 tables[kind][rec.id] = rec
                 origin[(kind, rec.id)] = rel
+    return tables, origin
 
-    def loc(kind: str, rid: str) -> str:
-        return origin.get((kind, rid), "?")
 
+def _reference_problems(tables: dict[str, dict[str, Any]], loc) -> list[Problem]:
+    """Cross-references: every cited source exists, every flavor's GPU and provider exist, claims name flavors."""
+    problems: list[Problem] = []
     src = tables["sources"]
     # every fact cites a source that exists
     for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread", "rates"):
@@ -438,28 +475,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
             if fid not in tables["flavors"]:
                 problems.append(Problem(loc("claims", rid), f"claims[{rid}].instead", f"unknown flavor '{fid}'",
                                         _guess_fix(fid, tables["flavors"], "name a flavor id from flavors/")))
-    aliases = {}
-    for kind, label in (("models", "model"), ("gpus", "GPU"), ("providers", "provider")):
-        aliases[kind] = _alias_table(tables[kind], kind, label, loc, problems)
-
-    flavors = tables["flavors"]
-    if prices_file is not None and Path(prices_file).exists():
-        digest.update(b"local\0" + Path(prices_file).read_bytes())
-        flavors = price_rules.apply_local_prices(flavors, Path(prices_file), problems, read_yaml, _guess_fix)
-    flavors = price_rules.with_indicative_prices(flavors, tables["gpus"])
-    problems += price_rules.price_problems(flavors, tables["providers"], tables["rates"], loc)
-    problems += price_rules.alias_size_problems(tables["gpus"], loc)
-    if problems:
-        return None, problems
-    freeze = MappingProxyType
-    return KnowledgeBase(
-        sources=freeze(src), gpus=freeze(tables["gpus"]), models=freeze(tables["models"]),
-        flavors=freeze(dict(sorted(flavors.items()))), providers=freeze(tables["providers"]),
-        claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
-        model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
-        provider_aliases=freeze(aliases["providers"]), estimate_spread=freeze(tables["estimate_spread"]),
-        rates=freeze(tables["rates"]),
-    ), []
+    return problems
 
 
 def _guess_fix(word: str, choices: Iterable[str], otherwise: str) -> str:

@@ -85,13 +85,47 @@ def model_from_file(path: str):
 
 
 def run_estimate(o: dict[str, Any]) -> None:
+    """Build the workload from the options, estimate it, and print a table (or JSON with --json)."""
     from bot.knowledge.loader import default_knowledge
+    model, config_notes = _model(o)
+    w = _workload(o, model)
+    est = estimate_memory(w, model)
+    if config_notes:
+        est = est.model_copy(update={"assumptions": config_notes + est.assumptions})
+    kb = default_knowledge()
+    gpu = _named_gpu(o, kb)
+    compute = training_compute(w, model, gpu or kb.gpus["a100-80gb"], kb) if w.tokens else None
+    throughput = serving_throughput(w, model, gpu) if w.method == "inference" and gpu else None
+    fit = _fit_table(w, model, est, gpu, kb)
+    spread = kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
+    out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
+           "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
+           "reserved_gib": est.reserved_gib, "bases": [b.model_dump() for b in est.bases],
+           "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
+           "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit,
+           "spread": spread.model_dump() if spread else None}
+    if o["as_json"]:
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    _echo_memory(w, model, est, spread)
+    _echo_speed(compute, throughput, gpu)
+    _echo_fit(fit, est)
+
+
+def _model(o: dict[str, Any]):
+    """The model from --config or --model and the notes a config file adds; neither and no --params is a usage
+    error."""
     model, config_notes = model_from_file(o.get("config_path")) if o.get("config_path") else (None, [])
     model = model or (resolve_model(o["model"]) if o["model"] else None)
     if model is None and not o["params"]:
         raise click.UsageError("give --model NAME, --config config.json or --params N (billions of parameters)")
     if o["params"] is not None and not (0 < o["params"] <= 100_000):
         raise InvalidRequest(f"--params {o['params']:g} is out of range", fix="give billions of parameters, e.g. 7 or 0.125")
+    return model, config_notes
+
+
+def _workload(o: dict[str, Any], model) -> Workload:
+    """The options as a Workload; a validation error becomes one line naming the option."""
     method = o["method"]
     shipped = model.release_precision if model is not None and method == "inference" else None
     precision = o["precision"] or shipped or "bf16"     # served as released (DeepSeek-V3: FP8) unless told
@@ -121,10 +155,11 @@ def run_estimate(o: dict[str, Any]) -> None:
         err = exc.errors()[0]
         raise InvalidRequest(f"--{'-'.join(str(p) for p in err['loc'])}: {err['msg']}",
                              fix="see `gpu-advisor estimate --help`") from None
-    est = estimate_memory(w, model)
-    if config_notes:
-        est = est.model_copy(update={"assumptions": config_notes + est.assumptions})
-    kb = default_knowledge()
+    return w
+
+
+def _named_gpu(o: dict[str, Any], kb):
+    """The GPU --gpu names; a family such as 'a100' is taken as its member with the most memory, and said so."""
     gpu = None
     if o["gpu_name"]:
         from bot.surfaces.service import shared_core
@@ -137,8 +172,11 @@ def run_estimate(o: dict[str, Any]) -> None:
         if family and not o["as_json"]:
             click.echo(f"note: '{o['gpu_name']}' names a family; taken as {gpu.name} (the most memory). Name one of "
                        f"{', '.join(family)} for another.")
-    compute = training_compute(w, model, gpu or kb.gpus["a100-80gb"], kb) if w.tokens else None
-    throughput = serving_throughput(w, model, gpu) if inference and gpu else None
+    return gpu
+
+
+def _fit_table(w: Workload, model, est, gpu, kb) -> dict[str, Any]:
+    """For the named GPU (or the common ones): does the job fit, and the changes that would make it fit."""
     fit = {}
     for gid in ([gpu.id] if gpu else COMMON_GPUS):
         g = kb.gpus.get(gid)
@@ -147,16 +185,10 @@ def run_estimate(o: dict[str, Any]) -> None:
         steps = make_it_fit(w, model, g.memory_gib)
         fit[gid] = {"gpu": g.name, "memory_gib": g.memory_gib, "fits": est.per_gpu_gib <= g.memory_gib * 0.95,
                     "steps": [s.model_dump() for s in steps]}
-    spread = kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
-    out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
-           "per_gpu_gib": est.per_gpu_gib, "total_gib": est.total_gib, "allocated_gib": est.allocated_gib,
-           "reserved_gib": est.reserved_gib, "bases": [b.model_dump() for b in est.bases],
-           "breakdown": est.breakdown, "terms": [t.model_dump() for t in est.terms],
-           "assumptions": est.assumptions, "compute": compute, "throughput": throughput, "fit": fit,
-           "spread": spread.model_dump() if spread else None}
-    if o["as_json"]:
-        click.echo(json.dumps(out, ensure_ascii=False))
-        return
+    return fit
+
+
+def _echo_memory(w: Workload, model, est, spread) -> None:
     title = model.name if model else f"{w.params_b:g}B model"
     fixed = model.encoder_tokens if model is not None and not model.decoder_layers else None
     sequence = model is None or model.is_transformer
@@ -180,6 +212,9 @@ def run_estimate(o: dict[str, Any]) -> None:
         click.echo(f"measured: {spread.rows} published {w.method if w.method != 'freeze' else 'full'} runs came out at "
                    f"{spread.p10_ratio:.0%}-{spread.p90_ratio:.0%} of the estimate (10th-90th percentile, median "
                    f"{spread.median_ratio:.0%}): plan for about {est.per_gpu_gib * spread.p90_ratio:.1f} GiB to be safe")
+
+
+def _echo_speed(compute, throughput, gpu) -> None:
     if compute:
         echo_terms("training speed", compute["terms"], compute["speed_assumptions"])
         click.echo(f"compute: {compute['gpu_hours']:,} GPU-hours, {compute['hours']:,} hours ({compute['days']} days) "
@@ -199,6 +234,9 @@ def run_estimate(o: dict[str, Any]) -> None:
                    f"tokens/s, TTFT {t['ttft_ms']:,} ms, TPOT {t['tpot_ms']} ms; the KV cache holds "
                    f"{t['max_concurrency']:,} such requests; decode alone <= {t['decode_tokens_per_s_max']:,} tokens/s, "
                    f"prefill <= {t['prefill_tokens_per_s_max']:,} tokens/s")
+
+
+def _echo_fit(fit: dict[str, Any], est) -> None:
     click.echo("fit:")
     for gid, f in fit.items():
         if f["fits"]:
