@@ -8,6 +8,10 @@ from bot.records.models import MemoryTerm, Workload
 
 
 def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    """The activation terms of one training step, in the order the step allocates them.
+
+    Kept as one function (about 65 lines) on purpose: each term's size depends on the checkpointing mode decided
+    above it, and reading the terms in allocation order is how they are checked against a memory trace."""
     b, s = w.batch_size, w.seq_len
     p = 4 if w.precision == "fp32" else 2
     if not a.transformer:

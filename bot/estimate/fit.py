@@ -10,7 +10,10 @@ from bot.records.kb import Model
 # ----- what would make it fit -----------------------------------------------------------------------------------
 def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroom: float = 0.05,
                 max_gpus: int = 64) -> list[FitStep]:
-    """Cheapest changes first, applied cumulatively until the job fits in the given GPU memory."""
+    """Cheapest changes first, applied cumulatively until the job fits in the given GPU memory.
+
+    Kept as one ladder (about 65 lines) on purpose: the order of the rungs is the advice, and each rung's
+    condition reads the job as the rungs above left it."""
     limit = gpu_memory_gib * (1 - headroom)
     steps: list[FitStep] = []
     current = w

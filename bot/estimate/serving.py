@@ -10,6 +10,10 @@ from bot.records.models import MemoryTerm, Workload
 
 
 def serving_terms(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
+    """The memory terms of a serving replica: weights, KV cache, prefill working set, engine workspace.
+
+    Kept as one function (about 60 lines) on purpose: the weight split, the tensor-parallel degree and the engine
+    decided at the top feed every term below, and the terms read in the order an engine allocates them."""
     tp = w.tensor_parallel if w.tensor_parallel > 1 else w.gpus
     P = a.params
     wb = WEIGHT_BYTES[w.precision]

@@ -165,6 +165,10 @@ def spot_value(provider: str, on_demand: float | None, spot: float | None) -> tu
 
 def build_flavor(provider: str, row: dict[str, str], entries: list[dict],
                  gcp_hosts: dict[tuple[str, int], dict], price_date: dt.date = PRICE_DATE) -> dict | None:
+    """One catalog row as a flavor record, or None when it cannot be priced or hosted.
+
+    About 75 lines on purpose: a third of it is the record literal, one field per line in the order of the flavor
+    JSON contract, so a change to a field is one line in review."""
     accelerator = row["accelerator"]
     count = int(row["accelerator_count"])
     instance_type = row["instance_type"]
@@ -199,36 +203,12 @@ def build_flavor(provider: str, row: dict[str, str], entries: list[dict],
     if not gpu_only and on_demand is None and spot is None:
         return None  # neither price: skipped
 
-    sources = [CATALOG_SOURCE[provider]]
-    if gpu_only:
-        sources.append("cat-skypilot-gcp-host-vm")
+    sources = [CATALOG_SOURCE[provider]] + (["cat-skypilot-gcp-host-vm"] if gpu_only else [])
     sources += [s for s in entry.get("sources", []) if s not in sources]
     sources += [s for s in MEMORY_SOURCES.get(gpu, []) if s not in sources]
-
-    if row.get("notes"):
-        notes.append("Catalog: " + row["notes"].rstrip(".") + ".")
-    if gpu_count != count:
-        notes.append(f"This record uses {gpu_count} GPUs, the vendor's figure, not the catalog's {count}.")
-    mem = memory_note(gpu, gib, row)
-    if mem:
-        notes.append(mem)
-    if accelerator == "H100-MEGA":
-        notes.append("SkyPilot calls this GPU H100-MEGA (the H100 80GB of A3 Mega).")
-    if entry.get("note"):
-        notes.append(entry["note"].strip())
-    if price_note:
-        notes.extend(price_note)
-
+    notes += _row_notes(row, entry, accelerator, count, gpu, gpu_count, gib) + price_note
     if gpu_only:
-        gpu_od = num(row["gpu_price_usd_per_hour"])
-        gpu_spot = num(row["gpu_spot_price_usd_per_hour"])
-        alts = host.get("alternatives")
-        alt_text = f" (SkyPilot may also use {', '.join(alts)})" if alts else ""
-        notes.insert(0, (
-            f"GPU-only catalog row: {count}x {accelerator} cost {gpu_od:g} USD/h on-demand and "
-            f"{gpu_spot:g} USD/h spot in {row['region']}; host VM price not in catalog, so there is no "
-            f"instance price. Host VM {host['host']} per SkyPilot's GCP host-VM rule{alt_text}; its vCPUs "
-            f"and memory are not in the catalog extract."))
+        notes.insert(0, _gpu_only_note(row, host, accelerator, count))
         price = None
     else:
         price = build_price(provider, row, on_demand, spot, price_date)
@@ -259,6 +239,34 @@ def build_flavor(provider: str, row: dict[str, str], entries: list[dict],
     }
     Flavor(**record)  # validate; raises on any schema problem
     return record
+
+
+def _row_notes(row: dict[str, str], entry: dict, accelerator: str, count: int, gpu: str, gpu_count: int,
+               gib: float) -> list[str]:
+    """What a reader of the record should know about where its figures came from."""
+    notes = ["Catalog: " + row["notes"].rstrip(".") + "."] if row.get("notes") else []
+    if gpu_count != count:
+        notes.append(f"This record uses {gpu_count} GPUs, the vendor's figure, not the catalog's {count}.")
+    mem = memory_note(gpu, gib, row)
+    if mem:
+        notes.append(mem)
+    if accelerator == "H100-MEGA":
+        notes.append("SkyPilot calls this GPU H100-MEGA (the H100 80GB of A3 Mega).")
+    if entry.get("note"):
+        notes.append(entry["note"].strip())
+    return notes
+
+
+def _gpu_only_note(row: dict[str, str], host: dict, accelerator: str, count: int) -> str:
+    """GCP's GPU-only rows price the GPUs without a host VM: say so, and which host SkyPilot would pair."""
+    gpu_od = num(row["gpu_price_usd_per_hour"])
+    gpu_spot = num(row["gpu_spot_price_usd_per_hour"])
+    alts = host.get("alternatives")
+    alt_text = f" (SkyPilot may also use {', '.join(alts)})" if alts else ""
+    return (f"GPU-only catalog row: {count}x {accelerator} cost {gpu_od:g} USD/h on-demand and "
+            f"{gpu_spot:g} USD/h spot in {row['region']}; host VM price not in catalog, so there is no "
+            f"instance price. Host VM {host['host']} per SkyPilot's GCP host-VM rule{alt_text}; its vCPUs "
+            f"and memory are not in the catalog extract.")
 
 
 def build_price(provider: str, row: dict[str, str], on_demand: float | None, spot: float | None,
