@@ -186,3 +186,13 @@ def test_own_hardware_gets_its_time(core):
     assert verdict["fits"] and verdict["hours"] and verdict["link"] == "nvlink"
     fewer = core.advisor.advise("finetune", {**slots, "gpus": 4}, {}, "en").gpu_verdict
     assert fewer["hours"] > verdict["hours"]
+
+
+def test_own_hardware_ladder_never_adds_cards(core):
+    """'We have 2x RTX 4090': what would make it fit is done on their two cards (sharding, offload), never 'over 4
+    GPUs'. QLoRA of a 70B model on two 24 GB cards fits with FSDP and parameter offload (Answer.AI's FSDP+QLoRA)."""
+    slots = {"model": "llama-3-70b", "method": "qlora", "gpus": 2, "gpu_model": "rtx-4090"}
+    verdict = core.advisor.advise("finetune", slots, {}, "en").gpu_verdict
+    assert verdict["gpus"] == 2 and not verdict["fits"]
+    assert verdict["steps"] and verdict["steps"][-1]["fits"], verdict["steps"]
+    assert all("GPUs" not in s["change"] for s in verdict["steps"]), [s["change"] for s in verdict["steps"]]

@@ -364,7 +364,8 @@ class Advisor:
         fits = est.per_gpu_gib <= usable
         # the make-it-fit ladder knows one dense model; a scene or several models get no ladder
         plain = w.kind != "rendering" and w.algorithm == "sft"
-        steps = [] if fits or not plain else make_it_fit(w, job.model, mem, MIN_HEADROOM)
+        # their cards are what they have: the ladder may shard and offload over them, never add more
+        steps = [] if fits or not plain else make_it_fit(w, job.model, mem, MIN_HEADROOM, max_gpus=w.gpus)
         return {"memory_gib": mem, "need_gib": est.per_gpu_gib, "fits": fits,
                 "steps": [s.model_dump() for s in steps], "gpus": w.gpus, "sharding": w.sharding}
 
