@@ -243,3 +243,24 @@ def test_config_keeps_a_postgres_url_whole(monkeypatch):
     assert config.db_target() == "postgresql://bot@db:5432/advisor"
     with pytest.raises(ConfigError, match="PostgreSQL URL"):
         config.db_path()
+
+
+def test_postgres_read_only_database_is_one_clear_error(postgres_url):
+    import psycopg
+    from bot.store.pg import close_pools
+    log = open_audit(postgres_url)
+    log.append(record(1))
+    name = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    try:
+        close_pools()
+        log = open_audit(postgres_url)                      # opening a current schema needs no write
+        assert log.verify().ok
+        with pytest.raises(PgError, match="is read-only") as caught:
+            log.append(record(2))
+        assert "primary" in caught.value.render()
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("SET default_transaction_read_only = off")
+            conn.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')

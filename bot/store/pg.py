@@ -66,11 +66,34 @@ class DatabaseUrl(str):
         return self
 
 
-def _unreachable(url: str, exc: BaseException) -> PgError:
+# SQLSTATE class or code -> (what is wrong, how to fix it), for failures of a connected server
+_REFUSALS = (
+    ("25006", "is read-only (a standby, or default_transaction_read_only is on)",
+     "point ADVISOR_DB at the primary server, or turn default_transaction_read_only off for this database"),
+    ("53", "is out of resources (disk, memory or connections)",
+     "free disk space or raise the server's limits (max_connections), then run `gpu-advisor doctor`"),
+    ("57", "stopped the operation (shutdown, cancellation or a timeout)", "retry once the server is back"),
+    ("40", "rolled the transaction back (a deadlock or serialisation conflict)", "retry the command"),
+)
+
+
+def _detail(url: str, exc: BaseException) -> str:
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     secret = re.search(r":([^:@/]+)@", url)
-    if secret:
-        detail = detail.replace(secret.group(1), "***")
+    return detail.replace(secret.group(1), "***") if secret else detail
+
+
+def _refused(url: str, exc: BaseException) -> PgError:
+    """The PgError for a failure of the server itself: unreachable (SQLSTATE 08, or none) or one of _REFUSALS."""
+    state = getattr(exc, "sqlstate", None) or ""
+    for prefix, what, fix in _REFUSALS:
+        if state.startswith(prefix):
+            return PgError(f"the PostgreSQL database {redact_url(url)} {what} ({_detail(url, exc)})", fix=fix)
+    return _unreachable(url, exc)
+
+
+def _unreachable(url: str, exc: BaseException) -> PgError:
+    detail = _detail(url, exc)
     return PgError(f"cannot connect to the PostgreSQL database {redact_url(url)} ({detail})",
                    fix="check that the server runs and accepts this user (psql with the same URL), or unset "
                        "ADVISOR_DB to use the local SQLite file")
@@ -132,6 +155,9 @@ class QmarkConnection:
 
 
 def _versions(conn: Any) -> set[int]:
+    """Versions applied; the table is created only when missing (so a current, read-only database opens)."""
+    if conn.execute("SELECT to_regclass('advisor_schema') IS NOT NULL").fetchone()[0]:
+        return {row[0] for row in conn.execute("SELECT version FROM advisor_schema").fetchall()}
     conn.execute("CREATE TABLE IF NOT EXISTS advisor_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                  "applied TIMESTAMPTZ NOT NULL DEFAULT now())")
     return {row[0] for row in conn.execute("SELECT version FROM advisor_schema").fetchall()}
@@ -142,6 +168,14 @@ def migrate(url: str) -> list[int]:
 
     An advisory transaction lock serialises replicas starting together: the second waits, then finds nothing to do.
     """
+    import psycopg
+    try:
+        return _migrate(url)
+    except (psycopg.OperationalError, psycopg.InternalError) as exc:
+        raise _refused(getattr(url, "secret", url), exc) from None
+
+
+def _migrate(url: str) -> list[int]:
     with get_pool(url).connection() as conn:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         done = _versions(conn)
@@ -213,8 +247,8 @@ class PgDatabase:
         try:
             with self._pool.connection() as conn:
                 yield conn
-        except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise _unreachable(self.path.secret, exc) from None
+        except (psycopg.OperationalError, psycopg.InternalError, PoolTimeout) as exc:
+            raise _refused(self.path.secret, exc) from None
 
     def integrity(self, limit: int = 5) -> list[str]:
         """[]: PostgreSQL checks its own pages (and checksums when the cluster has them); SQLite's
