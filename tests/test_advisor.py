@@ -110,7 +110,7 @@ def test_byte_for_byte_determinism(core):
     ("用 LoRA 微调 Llama 3 70B", True),                    # the same in Chinese
     ("LoRA fine-tune llama 3 8b on 2 GPUs", False),     # data parallel: every GPU holds the whole base, no FSDP units
     ("lora finetune qwen2.5 7b, batch size 1", False),  # one GPU
-    ("用 LoRA 微调 Qwen2.5-7B，预算有限，选什么实例？", True),   # batch 4 x 1024 on 24 GiB cards: the base is sharded
+    ("用 LoRA 微调 Qwen2.5-7B，预算有限，选什么实例？", False),  # batch 4 as 2 x 2 micro-batches fits one 24 GiB card
 ])
 def test_sharded_lora_warns_about_fsdp_units(core, question, warned):
     r, _ = ask(core, question)

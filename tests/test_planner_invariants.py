@@ -196,3 +196,22 @@ def test_own_hardware_ladder_never_adds_cards(core):
     assert verdict["gpus"] == 2 and not verdict["fits"]
     assert verdict["steps"] and verdict["steps"][-1]["fits"], verdict["steps"]
     assert all("GPUs" not in s["change"] for s in verdict["steps"]), [s["change"] for s in verdict["steps"]]
+
+
+@pytest.mark.parametrize("question, lang", [
+    ("lora finetune qwen2.5 7b, tight budget", "en"),
+    ("用 LoRA 微调 Qwen2.5-7B，预算有限，选什么实例？", "zh"),
+])
+def test_assumed_batch_is_split_before_a_second_card_is_rented(core, question, lang):
+    """LoRA on Qwen2.5-7B at the assumed batch 4 x 1024 needs about 25 GiB on one card; two micro-batches of 2 with
+    gradient accumulation need about 21 GiB, which one 24 GB L4 holds: one card, not two, and the answer says how."""
+    r = core.turn(question, {})[0].model_dump()
+    pick = r["recommendations"][0]
+    assert pick["gpus_total"] == 1 and pick["layout"]["micro_batch"] == 2 and pick["layout"]["grad_accumulation"] == 2
+    assert ("micro-batches of 2" in r["text"]) if lang == "en" else ("micro-batch 2" in r["text"])
+
+
+def test_a_stated_batch_is_never_split(core):
+    """'batch size 4' is the user's: the planner does not split it to fit a smaller card."""
+    r = core.turn("lora finetune qwen2.5 7b with batch size 4, tight budget", {})[0].model_dump()
+    assert all(rec["layout"].get("micro_batch") in (4, None) for rec in r["recommendations"])

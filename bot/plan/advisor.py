@@ -131,6 +131,8 @@ class Advisor:
         rows = self._user_gpu_first(job, rows)
         recs, considered = choose(rows, self._passes_for(job))
         pick = recs[0] if recs else None
+        if pick and pick.get("micro_batch"):
+            job.assumptions[:] = [_split_batch(a, pick) for a in job.assumptions]
         self._faster(job, pick, recs)
         if pick:
             pick["costs"] = billing_costs(pick, job.w)
@@ -147,7 +149,7 @@ class Advisor:
         sized_w = w.model_copy(update={"concurrency": SIZING_CONCURRENCY}) \
             if w.method == "inference" and w.kind == "llm" and (targets.load_sequences() or 0) > SIZING_CONCURRENCY \
             else w
-        sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots))
+        sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots), batch_fixed=bool(slots.get("batch_size")))
         base = sizer.est(w.gpus)
         provider = slots.get("provider") or self.default_provider
         if provider not in self.kb.providers:
@@ -368,6 +370,15 @@ class Advisor:
         steps = [] if fits or not plain else make_it_fit(w, job.model, mem, MIN_HEADROOM, max_gpus=w.gpus)
         return {"memory_gib": mem, "need_gib": est.per_gpu_gib, "fits": fits,
                 "steps": [s.model_dump() for s in steps], "gpus": w.gpus, "sharding": w.sharding}
+
+
+def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The assumed batch, as the pick runs it: in micro-batches with gradient accumulation to fit one card."""
+    key, ctx = assumption[0], assumption[1]
+    if key != "assume.batch":
+        return assumption
+    return ("assume.micro_batch", {**ctx, "micro": pick["micro_batch"], "steps": pick["layout"]["grad_accumulation"]},
+            *assumption[2:])
 
 
 def _meets(r: dict[str, Any]) -> bool:

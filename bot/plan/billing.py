@@ -55,10 +55,12 @@ def billing_costs(pick: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
             out.append({"mode": "spot", "cost": round(spot_hourly * hours * (1 + share), 2), "currency": ccy,
                         "per": "job", "hours": round(hours * (1 + share), 1), "overhead_pct": round(100 * share, 1),
                         "checkpoint_min": round(interval * 60), "reclaim_every_h": RECLAIM_EVERY_H})
-    else:
+    elif w.method == "inference":      # an always-on service: its month and its year
         out.append({"mode": "pay_per_use", "cost": round(hourly * HOURS_MONTH, 2), "currency": ccy, "per": "month"})
         out.append({"mode": "pay_per_use", "cost": round(hourly * HOURS_YEAR, 2), "currency": ccy, "per": "year"})
-        if f.price.spot and w.method != "inference":
+    else:       # a run whose length is not known: per hour only (a month of a fine-tune is not its cost)
+        out.append({"mode": "pay_per_use", "cost": round(hourly, 4), "currency": ccy, "per": "hour"})
+        if f.price.spot:
             out.append({"mode": "spot", "cost": round(f.price.spot * pick["instances"], 4), "currency": ccy,
                         "per": "hour"})
     return out

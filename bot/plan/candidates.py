@@ -22,9 +22,12 @@ Plan = tuple[int, int, MemoryEstimate]       # (instances, GPUs in total, estima
 class Sizer:
     """Sizes the job on each flavor: the fewest instances whose cards hold it with MIN_HEADROOM to spare."""
 
-    def __init__(self, w: Workload, model: Model | None, cache: dict[int, MemoryEstimate], user_fixed: bool):
+    def __init__(self, w: Workload, model: Model | None, cache: dict[int, MemoryEstimate], user_fixed: bool,
+                 batch_fixed: bool = True):
         self.w, self.model, self.cache, self.user_fixed = w, model, cache, user_fixed
+        self.batch_fixed = batch_fixed       # the user stated the batch: it is not the planner's to split
         self.plans: dict[tuple[float, int], Plan | None] = {}
+        self.micro: dict[tuple[float, int], int] = {}     # flavor shape -> the micro-batch its one-GPU plan needs
         self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
 
     def est(self, n: int) -> MemoryEstimate:
@@ -49,6 +52,9 @@ class Sizer:
             return 1, 1, one
         if self.w.method == "inference":
             return self._serving_plan(f, usable)
+        split = self._micro_batch_plan(f, usable)
+        if split:
+            return split
         k = 1
         while k <= MAX_INSTANCES:
             n = k * f.gpu_count
@@ -57,6 +63,22 @@ class Sizer:
                 if est.per_gpu_gib <= usable:
                     return k, n, est
             k = k + 1 if k < 4 else k * 2
+        return None
+
+    def _micro_batch_plan(self, f: Flavor, usable: float) -> Plan | None:
+        """One GPU at a smaller micro-batch, the assumed batch kept by gradient accumulation: what an engineer tries
+        before renting a second card (the same samples per optimizer step, a little slower per sample)."""
+        w = self.w
+        if self.batch_fixed or w.batch_size < 2 or w.gpus > 1:
+            return None
+        mb = w.batch_size // 2
+        while mb >= 1:
+            cw = w.model_copy(update={"batch_size": mb, "grad_accumulation": w.grad_accumulation * (w.batch_size // mb)})
+            est = estimate_on(cw, self.model, 1, {})
+            if est.per_gpu_gib <= usable:
+                self.micro[(f.gpu_memory_gib, f.gpu_count)] = mb
+                return 1, 1, est
+            mb //= 2
         return None
 
     def _serving_plan(self, f: Flavor, usable: float) -> Plan | None:
