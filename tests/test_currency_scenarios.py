@@ -43,10 +43,10 @@ def test_the_answer_shows_the_users_currency():
 
 
 def test_a_cny_price_file_is_ranked_in_the_same_unit(tmp_path):
-    """8 CNY/h is about 1.18 USD/h: cheaper than the 1.61 USD/h L4 size, so it wins (compared as 8 > 1.61 it
+    """5 CNY/h is about 0.7 USD/h: cheaper than the 0.80 USD/h one-L4 size, so it wins (compared as 5 > 0.80 it
     would have lost)."""
     prices = tmp_path / "prices.yaml"
-    prices.write_text("prices:\n  - {flavor: huaweicloud/p3.2xlarge.8, on_demand: 8.0, currency: CNY, "
+    prices.write_text("prices:\n  - {flavor: huaweicloud/p3.2xlarge.8, on_demand: 5.0, currency: CNY, "
                       "date: 2026-12-01}\n", encoding="utf-8")
     # a fresh process: the service keeps its knowledge base for the life of one
     out = subprocess.run([sys.executable, "-m", "bot", "ask", "--json", "lora fine-tune qwen2.5 7b on huawei cloud"],
