@@ -16,7 +16,7 @@ import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Generator, Iterator, TextIO
 from urllib.parse import urlsplit
 
 from bot.records import config
@@ -176,6 +176,7 @@ def _mount_fstype(path: Path) -> str | None:
 
 
 def check_database() -> Iterator[Check]:
+    """The database ADVISOR_DB names: PostgreSQL (doctor_pg), or an SQLite file, its folder and filesystem."""
     try:
         target = config.db_target()
         if isinstance(target, str):        # a postgresql:// URL (bot/surfaces/doctor_pg.py)
@@ -188,11 +189,19 @@ def check_database() -> Iterator[Check]:
         return
     folder = path.parent
     how = "ADVISOR_DB" if os.environ.get("ADVISOR_DB") else "default"
+    if (yield from _folder_checks(folder, path)):
+        return
+    yield from _space_checks(folder)
+    yield from _file_checks(path, how)
+
+
+def _folder_checks(folder: Path, path: Path) -> Generator[Check, None, bool]:
+    """The folder is writable and SQLite's WAL works there (proved on a scratch file); True: stop here."""
     if not os.access(folder, os.W_OK | os.X_OK):
         yield Check("fail", "database", f"{folder} is not writable (the database {path.name} and its -wal/-shm "
                                         "files live there)",
                     f"make {folder} writable by user {_user()}, or set ADVISOR_DB to a file in a writable folder")
-        return
+        return True
     # WAL needs a filesystem with working locks and shared memory: prove it on a scratch file beside the database.
     scratch = folder / f".gpu-advisor-doctor-{os.getpid()}.db"
     try:
@@ -207,13 +216,18 @@ def check_database() -> Iterator[Check]:
     except sqlite3.Error as exc:
         yield Check("fail", "database", f"cannot write an SQLite file in {folder}: {exc}",
                     "put ADVISOR_DB on a local, writable filesystem")
-        return
+        return True
     finally:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(scratch) + suffix).unlink(missing_ok=True)
     if str(mode).lower() != "wal":
         yield Check("fail", "database", f"SQLite cannot use WAL mode in {folder} (got {mode!r})",
                     "put ADVISOR_DB on a local filesystem (not NFS/SMB, not a FUSE mount)")
+    return False
+
+
+def _space_checks(folder: Path) -> Iterator[Check]:
+    """A network filesystem or a nearly full disk: warnings, the database may still work."""
     fstype = _mount_fstype(folder)
     if fstype in NETWORK_FS:
         yield Check("warn", "database", f"{folder} is on a network filesystem ({fstype}); SQLite's WAL locking "
@@ -227,6 +241,10 @@ def check_database() -> Iterator[Check]:
                         "free space or move ADVISOR_DB; the audit log only grows (see `audit prune`)")
     except (OSError, AttributeError):
         pass
+
+
+def _file_checks(path: Path, how: str) -> Iterator[Check]:
+    """An existing file: readable, writable, lockable, an SQLite database that passes its integrity check."""
     if not path.exists():
         yield Check("ok", "database", f"{path} ({how}) will be created on first use; WAL mode works there")
         return
@@ -270,6 +288,7 @@ def check_database() -> Iterator[Check]:
 
 
 def check_slack() -> Iterator[Check]:
+    """The Slack settings for the mode `serve` would use, then the same validation `serve` runs."""
     env = os.environ
     bot, secret, app = (env.get(n) for n in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"))
     if not any(v and v.strip() for v in (bot, secret, app)):
@@ -282,7 +301,7 @@ def check_slack() -> Iterator[Check]:
     yield Check("ok", "slack", "serve would use Socket Mode (SLACK_APP_TOKEN is set)" if mode == "socket" else
                 f"serve would use HTTP mode: POST /slack/events and GET /healthz on port {port} "
                 "(SLACK_APP_TOKEN not set)")
-    failed = False
+    checks: list[Check] = []
     for name, value, pattern, need, what, where in (
             ("SLACK_BOT_TOKEN", bot, BOT_TOKEN, True, "a bot token (xoxb-…)",
              "OAuth & Permissions > Bot User OAuth Token"),
@@ -290,51 +309,10 @@ def check_slack() -> Iterator[Check]:
              "Basic Information > App Credentials > Signing Secret"),
             ("SLACK_APP_TOKEN", app, APP_TOKEN, mode == "socket", "an app-level token (xapp-…)",
              "Basic Information > App-Level Tokens (scope connections:write)")):
-        if value is None or not value.strip():
-            if need:
-                failed = True
-                yield Check("fail", "slack", f"{name} (not set), needed in {mode} mode", f"copy it from {where}")
-            elif name == "SLACK_SIGNING_SECRET":
-                yield Check("ok", "slack", f"{name} (not set; Socket Mode does not need it)")
-            continue
-        slip = _wrapped(value)
-        if slip:
-            failed = True
-            yield Check("fail", "slack", f"{name} {shown(value)} {slip}",
-                        "remove the quotes/spaces: systemd EnvironmentFile, docker --env-file and Kubernetes "
-                        "Secrets keep them as part of the value")
-            continue
-        if pattern.match(value) and is_placeholder(value):
-            failed = True
-            yield Check("fail", "slack", f"{name} {shown(value)} is the placeholder of deploy/slack.env.example",
-                        f"replace it by the real value from {where}")
-            continue
-        if pattern.match(value):
-            yield Check("ok", "slack", f"{name} {shown(value)}, well-formed")
-            continue
-        failed = True
-        kind = _KNOWN_PREFIX.match(value)
-        hint = ""
-        if kind and kind.group(1) == "xapp" and name == "SLACK_BOT_TOKEN":
-            hint = "this is an app-level token: put it in SLACK_APP_TOKEN and the xoxb- token here; "
-        elif kind and kind.group(1) == "xoxb" and name == "SLACK_APP_TOKEN":
-            hint = "this is the bot token: put it in SLACK_BOT_TOKEN and the xapp- token here; "
-        elif kind and kind.group(1) == "xoxp":
-            hint = "this is a user token, the bot needs its bot token; "
-        shape = "is too short to be" if kind and value.startswith(what.split("(")[-1].rstrip(")…")) else "is not"
-        yield Check("fail", "slack", f"{name} {shown(value)} {shape} {what}", f"{hint}copy it from {where}")
-    base = (env.get("SLACK_API_BASE_URL") or "").strip()
-    if base:
-        parts = urlsplit(base)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            failed = True
-            yield Check("fail", "slack", f"SLACK_API_BASE_URL={safe_url(base)!r} is not an http(s) URL",
-                        "unset it (default https://slack.com/api/); it is for a stand-in server in tests")
-        elif parts.hostname not in ("slack.com", "127.0.0.1", "localhost", "::1"):
-            yield Check("warn", "slack", f"SLACK_API_BASE_URL points at {parts.hostname}, not Slack",
-                        "unset it in production (default https://slack.com/api/)")
-        else:
-            yield Check("ok", "slack", f"SLACK_API_BASE_URL {safe_url(base)}")
+        checks += _token_checks(name, value, pattern, need, what, where, mode)
+    checks += _base_url_checks((env.get("SLACK_API_BASE_URL") or "").strip())
+    yield from checks
+    failed = any(c.status == "fail" for c in checks)
     if not failed:
         # the same validation `serve` runs, so the two cannot disagree
         try:
@@ -345,6 +323,52 @@ def check_slack() -> Iterator[Check]:
             SlackSettings.from_env(mode)
         except AdvisorError as exc:
             yield Check("fail", "slack", f"serve would refuse to start: {exc.message}", exc.fix or "")
+
+
+def _token_checks(name: str, value: str | None, pattern, need: bool, what: str, where: str, mode: str
+                  ) -> list[Check]:
+    """One Slack credential: set where the mode needs it, not wrapped in quotes, not the example's placeholder,
+    well-formed (and, when it is another kind of token, which one it is)."""
+    if value is None or not value.strip():
+        if need:
+            return [Check("fail", "slack", f"{name} (not set), needed in {mode} mode", f"copy it from {where}")]
+        if name == "SLACK_SIGNING_SECRET":
+            return [Check("ok", "slack", f"{name} (not set; Socket Mode does not need it)")]
+        return []
+    slip = _wrapped(value)
+    if slip:
+        return [Check("fail", "slack", f"{name} {shown(value)} {slip}",
+                      "remove the quotes/spaces: systemd EnvironmentFile, docker --env-file and Kubernetes "
+                      "Secrets keep them as part of the value")]
+    if pattern.match(value) and is_placeholder(value):
+        return [Check("fail", "slack", f"{name} {shown(value)} is the placeholder of deploy/slack.env.example",
+                      f"replace it by the real value from {where}")]
+    if pattern.match(value):
+        return [Check("ok", "slack", f"{name} {shown(value)}, well-formed")]
+    kind = _KNOWN_PREFIX.match(value)
+    hint = ""
+    if kind and kind.group(1) == "xapp" and name == "SLACK_BOT_TOKEN":
+        hint = "this is an app-level token: put it in SLACK_APP_TOKEN and the xoxb- token here; "
+    elif kind and kind.group(1) == "xoxb" and name == "SLACK_APP_TOKEN":
+        hint = "this is the bot token: put it in SLACK_BOT_TOKEN and the xapp- token here; "
+    elif kind and kind.group(1) == "xoxp":
+        hint = "this is a user token, the bot needs its bot token; "
+    shape = "is too short to be" if kind and value.startswith(what.split("(")[-1].rstrip(")…")) else "is not"
+    return [Check("fail", "slack", f"{name} {shown(value)} {shape} {what}", f"{hint}copy it from {where}")]
+
+
+def _base_url_checks(base: str) -> list[Check]:
+    """SLACK_API_BASE_URL is for a stand-in server in tests: an http(s) URL, and Slack's own in production."""
+    if not base:
+        return []
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return [Check("fail", "slack", f"SLACK_API_BASE_URL={safe_url(base)!r} is not an http(s) URL",
+                      "unset it (default https://slack.com/api/); it is for a stand-in server in tests")]
+    if parts.hostname not in ("slack.com", "127.0.0.1", "localhost", "::1"):
+        return [Check("warn", "slack", f"SLACK_API_BASE_URL points at {parts.hostname}, not Slack",
+                      "unset it in production (default https://slack.com/api/)")]
+    return [Check("ok", "slack", f"SLACK_API_BASE_URL {safe_url(base)}")]
 
 
 def _user() -> str:
