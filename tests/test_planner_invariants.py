@@ -215,3 +215,14 @@ def test_a_stated_batch_is_never_split(core):
     """'batch size 4' is the user's: the planner does not split it to fit a smaller card."""
     r = core.turn("lora finetune qwen2.5 7b with batch size 4, tight budget", {})[0].model_dump()
     assert all(rec["layout"].get("micro_batch") in (4, None) for rec in r["recommendations"])
+
+
+def test_ruled_out_rows_compare_per_card_figures(core):
+    """A 70B pre-training run needs about 1,400 GiB in all: a T4 row says what each card would hold split over the
+    most cards planned (not 1,396 > 16), and Huawei Cloud's multi-node sizes are set aside for undocumented RDMA,
+    which the answer names, instead of 'nothing holds 1,396 GiB'."""
+    r = core.turn("我们要预训练一个 70B 的模型，数据 2T tokens，三个月内完成", {})[0].model_dump()
+    no_fit = [c for c in r["considered"] if not c["fits"]]
+    assert no_fit and all(c["need_gpus"] and c["need_gpus"] > 1 for c in no_fit)
+    assert all(c["per_gpu_gib"] < 100 for c in no_fit), [c["per_gpu_gib"] for c in no_fit]
+    assert "RDMA" in r["text"].splitlines()[0] and "1,396" not in r["text"].splitlines()[0]

@@ -179,10 +179,11 @@ class Advisor:
         # shape: several GPUs need NVLink, several instances RDMA)
         hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
                        if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
+                      | {r["blocked_by"] for r in ranked if r.get("blocked_by")}
                       | {c.attribute for c, _ in job.shapes.job.require})
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
         alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets) if not r["ruled_out"]]
-        fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
+        fits_somewhere = any(r["ruled_out"] != "no_fit" or r.get("blocked_by") for r in ranked)
         lang = job.lang
         reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard else ""
         if not fits_somewhere:

@@ -65,6 +65,12 @@ class Sizer:
             k = k + 1 if k < 4 else k * 2
         return None
 
+    def most_gpus(self, f: Flavor) -> int:
+        """The most GPUs a plan on flavor f is sized over (the last count `_plan_for` tries)."""
+        if self.w.method == "inference":
+            return 8 * max(tp_degrees(self.model, f.gpu_count) or [1])
+        return MAX_INSTANCES * f.gpu_count
+
     def _micro_batch_plan(self, f: Flavor, usable: float) -> Plan | None:
         """One GPU at a smaller micro-batch, the assumed batch kept by gradient accumulation: what an engineer tries
         before renting a second card (the same samples per optimizer step, a little slower per sample)."""

@@ -60,9 +60,10 @@ class Ranker:
                        headroom=-1.0, cost=math.inf)
             return row
         if p is None:
-            need = sizer.est(1 if not slots.get("gpus") else w.gpus).per_gpu_gib
-            row.update(ruled_out="no_fit", need=need, instances=0, gpus_total=0, estimate=None,
-                       headroom=-1.0, cost=math.inf)
+            # per card on the most cards the sizer tried for this flavor, so that need and card compare per card
+            on = w.gpus if sizer.user_fixed else sizer.most_gpus(f)
+            row.update(ruled_out="no_fit", need=sizer.est(on).per_gpu_gib, need_gpus=on, instances=0, gpus_total=0,
+                       estimate=None, headroom=-1.0, cost=math.inf)
             return row
         s = self._sized(f, p, sizer, sizing)
         k, n, est = s.instances, s.gpus_total, s.estimate
@@ -75,8 +76,10 @@ class Ranker:
             row.update(micro_batch=mb, layout={**s.layout, "micro_batch": mb, "grad_accumulation": acc})
         row["ruled_out"], bonus = self._verdict(attrs, select_for(n, k), n, k, verdicts)
         if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
-            # it only needed several instances because the job does not fit one: say that instead
-            row.update(ruled_out="no_fit", need=sizer.est(f.gpu_count).per_gpu_gib, estimate=None)
+            # it only needed several instances because the job does not fit one: say that, and that several
+            # instances need the RDMA this flavor does not document (blocked_by)
+            row.update(ruled_out="no_fit", need=sizer.est(f.gpu_count).per_gpu_gib, need_gpus=f.gpu_count,
+                       blocked_by="rdma", estimate=None)
         self._price(row, f, s, bonus, slots)
         return row
 

@@ -197,7 +197,12 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
         if (r.get("per_gpu_gib") or 0) <= r["gpu_memory_gib"]:
             return t.say("ruled.no_room", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}",
                          have=f"{r['gpu_memory_gib']:g}")
-        return t.say("ruled.no_fit", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}", have=f"{r['gpu_memory_gib']:g}")
+        need, have = f"{(r.get('per_gpu_gib') or 0):.1f}", f"{r['gpu_memory_gib']:g}"
+        if r.get("blocked_by") == "rdma":
+            return t.say("ruled.no_fit_rdma", lang, need=need, have=have, gpus=r.get("need_gpus") or 1)
+        if (r.get("need_gpus") or 1) > 1:
+            return t.say("ruled.no_fit_over", lang, need=need, have=have, gpus=r["need_gpus"])
+        return t.say("ruled.no_fit", lang, need=need, have=have)
     if r.get("ruled_out"):
         return t.say("ruled.requirement", lang, requirement=t.say(r["ruled_out"], lang))
     if r.get("instances", 1) > 1 and r["instances"] != top.get("instances"):
