@@ -85,14 +85,17 @@ class AuditLog(AuditQueries, LockedDatabase):
         last = conn.execute("SELECT seq, hash FROM advice ORDER BY seq DESC LIMIT 1").fetchone()
         seq = max(last[0] if last else 0, self._high_water(conn)) + 1
         prev_hash = last[1] if last else head_if_empty
+        return entry_of(self._insert(conn, seq, prev_hash, content))
+
+    def _insert(self, conn, seq: int, prev_hash: str, content: dict[str, Any]) -> dict[str, Any]:
+        """Timestamp, hash onto prev_hash and insert row `seq` (both backends: the caller holds the chain lock)."""
         content = dict(content, ts=iso_utc(self._clock()))
-        digest = record_hash(content, prev_hash)
         row = {"seq": seq, "id": format_id(seq), **{n: content.get(n) for n in CONTENT_FIELDS},
-               "prev_hash": prev_hash, "hash": digest}
+               "prev_hash": prev_hash, "hash": record_hash(content, prev_hash)}
         stored = {n: (encode_json(v) if n in JSON_FIELDS else v) for n, v in row.items()}
         conn.execute(f"INSERT INTO advice ({select_columns()}) VALUES ({', '.join('?' * len(COLUMNS))})",
                      tuple(stored[n] for n in COLUMNS))
-        return entry_of(row)
+        return row
 
     def claim_event(self, event_id: str) -> bool:
         """Idempotency guard for the Slack edge: True for the first claimant of `event_id` only."""

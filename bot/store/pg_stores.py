@@ -16,8 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
 from bot.store.audit import AuditLog
-from bot.store.chain import (COLUMNS, CONTENT_FIELDS, JSON_FIELDS, AuditEntry, encode_json, entry_of, format_id,
-                             iso_utc, record_hash, select_columns, utc_now, ZERO_HASH)
+from bot.store.chain import AuditEntry, entry_of, iso_utc, utc_now, ZERO_HASH
 from bot.store.inbox import Inbox, Job, _COLUMNS as _JOB_COLUMNS, _job
 from bot.store.pg import PgDatabase, QmarkConnection
 from bot.store.sessions import DEFAULT_TTL_S, SessionStore
@@ -48,14 +47,8 @@ class PgAuditLog(PgDatabase, AuditLog):
         """Next seq and prev_hash come from the locked head (which prune leaves at the last pruned hash)."""
         last_seq, prev_hash = conn.execute("SELECT seq, hash FROM audit_head").fetchone()
         seq = int(last_seq) + 1
-        content = dict(content, ts=iso_utc(self._clock()))
-        digest = record_hash(content, prev_hash)
-        row = {"seq": seq, "id": format_id(seq), **{n: content.get(n) for n in CONTENT_FIELDS},
-               "prev_hash": prev_hash, "hash": digest}
-        stored = {n: (encode_json(v) if n in JSON_FIELDS else v) for n, v in row.items()}
-        conn.execute(f"INSERT INTO advice ({select_columns()}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                     tuple(stored[n] for n in COLUMNS))
-        conn.execute("UPDATE audit_head SET seq = ?, hash = ?", (seq, digest))
+        row = self._insert(conn, seq, prev_hash, content)
+        conn.execute("UPDATE audit_head SET seq = ?, hash = ?", (seq, row["hash"]))
         return entry_of(row)
 
     def claim_event(self, event_id: str) -> bool:
