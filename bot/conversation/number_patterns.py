@@ -95,6 +95,10 @@ class NumberPatterns:
                        r"个?请求\s*(?:/|每)\s*秒)"),
             re.compile(r"(?<![a-z])(?:qps|rps)\s*(?:约|大概|大约|of|在|target|峰值)?[\s:=>~≈]*(\d+(?:\.\d+)?)"),
             re.compile(rf"每秒\s*(?:约|大概)?\s*{N}\s*个?\s*(?:请求|次|queries|query|requests?)"),
+            # a rate of images (a text-to-image API): the planner reads it as the kind's target rate
+            re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:images?|pictures?|imgs?)\s*(?:/|per|a|every)\s*s(?:ec(?:ond)?)?\b"),
+            re.compile(rf"每秒\s*(?:约|大概|生成|出)?\s*{N}\s*(?:张|幅)\s*(?:图片?|图像)?"),
+            re.compile(rf"{N}\s*(?:张|幅)\s*(?:图片?|图像)?\s*(?:/|每)\s*秒"),
         ]
 
     def _compile_money_and_time(self) -> None:

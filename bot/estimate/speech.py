@@ -30,7 +30,9 @@ def real_time_factor(model: Model, gpu: GPU, gpus_by_id: dict, models: list[Mode
         raise LookupError("no measured speech rate on file for this model family")
     b = ref.speed_basis
     ref_gpu = gpus_by_id[b.gpu]
-    bw = (gpu.memory_bandwidth_gbs or 0) / (ref_gpu.memory_bandwidth_gbs or 1)
+    if not gpu.memory_bandwidth_gbs:        # the rate scales by bandwidth: without it there is no estimate
+        raise LookupError(f"no memory bandwidth on file for {gpu.name}")
+    bw = gpu.memory_bandwidth_gbs / (ref_gpu.memory_bandwidth_gbs or 1)
     size = ref.params_b / model.params_b
     how = (f"{b.rate:g}x real time for {ref.name} on {ref_gpu.name} ({b.at}) x {bw:.2f} (memory bandwidth ratio)"
            + (f" x {size:.2f} ({ref.params_b:g}B / {model.params_b:g}B parameters)" if model is not ref else ""))

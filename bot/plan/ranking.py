@@ -9,6 +9,7 @@ from bot.plan.engine import satisfies
 from bot.plan.links import link_of
 from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training
 from bot.plan.workload import user_fixed_plan
+from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
 
@@ -92,14 +93,28 @@ class Ranker:
             k, n, est = p
             gpu = self.kb.gpus[f.gpu]
             if sizer.w.method == "inference" and sizer.w.kind != "llm":
-                # images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes the answer's speed;
-                # replicas by tokens per second do not apply
-                memo[key] = Sized(k, n, est, layout_of(sizer, n, k))
+                # images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes them; a target rate
+                # (images/s, video or audio streams) sets how many copies of the plan run side by side
+                replicas = self._replicas_for_rate(sizer, gpu, n)
+                memo[key] = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas)
             elif sizer.w.method == "inference":
                 memo[key] = size_serving(f, gpu, k, n, est, sizer, targets, link)
             else:
                 memo[key] = size_training(f, gpu, k, n, est, sizer, targets, link)
         return memo[key]
+
+    def _replicas_for_rate(self, sizer: Sizer, gpu, n: int) -> int:
+        """Copies of an n-GPU plan that reach the rate the user asked for; 1 when none was asked (or no speed).
+        Speech is left at one: its rate on file is one stream after another, and batching streams (faster-whisper's
+        batched pipeline, vLLM) raises it several times, so copies sized from it would overbuy; the answer states
+        the GPUs that rate would need."""
+        if sizer.w.kind == "speech":
+            return 1
+        w = sizer.w.model_copy(update={"gpus": n})
+        speed = job_speed(w, sizer.model, gpu, self.kb.gpus, list(self.kb.models.values()))
+        if speed is None or not speed.gpus_for_target:
+            return 1
+        return max(1, math.ceil(speed.gpus_for_target / n))
 
     def _price(self, row: Row, f: Flavor, s: Sized, bonus: float, slots: dict[str, Any]) -> None:
         """Hourly and job cost, and the effective cost the ranking sorts by (preferences and tightness weighed)."""
