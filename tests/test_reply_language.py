@@ -84,3 +84,17 @@ def test_short_first_then_details(core, question, lang):
     assert t.say("label.checklist", lang) in head and t.say("label.considered", lang) not in head
     assert len(head) <= 1500, (question, len(head))
     assert text.rindex(t.say("label.sources", lang)) > details
+
+
+@pytest.mark.parametrize("question, ours, theirs", [
+    ("预训练一个 7B 模型，100B tokens，一个月内完成", "每卡", "per GPU"),
+    ("pretrain a 7b model on 100b tokens within 30 days", "per GPU", "每卡"),
+])
+def test_the_compute_basis_is_in_the_answers_language(core, question, ours, theirs):
+    """The line that says how the GPU-hours were reached is worded from its figures in the answer's language
+    (it was the estimator's English formula inside Chinese answers)."""
+    reply, _ = core.turn(question)
+    line = next(ln for ln in reply.text.split("\n") if "FLOPs" in ln)
+    assert ours in line and theirs not in line
+    if reply.lang == "zh":
+        assert "goodput" not in line and "tokens/s per" not in line, line

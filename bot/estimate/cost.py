@@ -68,6 +68,7 @@ def training_time(w: Workload, model: Model | None, gpu: GPU, gpus: int, link: L
     return Compute(flops=flops, gpu=gpu.id, gpus=gpus, utilization=round(sp.mfu, 3),
                    gpu_hours=round(hours * gpus, 1), days=round(hours / 24, 2), hours=round(hours, 2),
                    tokens_per_s_per_gpu=round(sp.tokens_per_s_per_gpu, 1), mfu=round(sp.mfu, 3),
+                   tokens=w.tokens, flops_per_token=sp.flops_per_token, goodput=sp.goodput,
                    basis=f"{w.tokens:.3g} tokens x {sp.flops_per_token:.3g} model FLOPs = {flops:.3g} FLOPs, at "
                          f"{sp.tokens_per_s_per_gpu:,.0f} tokens/s per GPU "
                          f"(MFU {sp.mfu:.0%} of {gpu.name}) on {gpus} GPU(s), {sp.goodput:.0%} goodput")

@@ -200,6 +200,9 @@ class Compute(BaseModel):
     tokens_per_s_per_gpu: float | None = None    # the speed model's training throughput (speed.training_speed)
     mfu: float | None = None
     hours: float | None = None           # wall clock on `gpus` GPUs, goodput included
+    tokens: float | None = None          # the figures `basis` is made of, for wording it in the user's language
+    flops_per_token: float | None = None
+    goodput: float | None = None
 
 
 class Link(BaseModel):

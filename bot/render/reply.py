@@ -105,7 +105,8 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         c = reply["compute"]
         gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
         lines.append(f"{label('compute')}: " + t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu,
-                                                     days=f"{c['days']:,.1f}", gpus=c["gpus"], basis=c["basis"]))
+                                                     days=f"{c['days']:,.1f}", gpus=c["gpus"],
+                                                     basis=compute_basis(t, c, gpu, lang)))
         if c.get("deadline_days"):
             lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                           needed=c["gpus_for_deadline"]))
@@ -240,6 +241,15 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
 
 def _gpu_name(data: dict[str, Any], name: str) -> str:
     return next((x["gpu_name"] for x in data["side"] if x["name"] == name), name)
+
+
+def compute_basis(t: Templates, c: dict[str, Any], gpu: str, lang: str) -> str:
+    """How the GPU-hours were reached, worded in the answer's language (the English `basis` string otherwise)."""
+    if not (c.get("tokens") and c.get("flops_per_token") and c.get("tokens_per_s_per_gpu") and c.get("goodput")):
+        return c["basis"]
+    return t.say("compute.basis", lang, tokens=f"{c['tokens']:.3g}", per_token=f"{c['flops_per_token']:.3g}",
+                 flops=f"{c['flops']:.3g}", tps=f"{c['tokens_per_s_per_gpu']:,.0f}", mfu=f"{c['mfu']:.0%}", gpu=gpu,
+                 gpus=c["gpus"], goodput=f"{c['goodput']:.0%}")
 
 
 def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[str]:
