@@ -17,21 +17,9 @@ from bot.store.audit import (
     verify_rows,
 )
 from bot.surfaces.cli.audit import audit as audit_cli
+from fakes import Clock
 
 UTC = dt.timezone.utc
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, start: dt.datetime = dt.datetime(2026, 3, 1, 9, 0, tzinfo=UTC)):
-        self.now = start
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += dt.timedelta(**delta)
 
 
 def record(i: int = 0, **over):

@@ -9,19 +9,8 @@ import pytest
 
 from bot.store.audit import AuditLog
 from bot.store.sessions import SessionStore, session_id, session_key
+from fakes import Clock
 
-UTC = dt.timezone.utc
-
-
-class Clock:
-    def __init__(self):
-        self.now = dt.datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += dt.timedelta(**delta)
 
 
 @pytest.fixture

@@ -11,19 +11,8 @@ import pytest
 
 from bot.store.backend import describe, open_audit, open_inbox, open_sessions, open_slack_state
 from bot.store.pg import DatabaseUrl, PgError, redact_url
+from fakes import Clock
 
-UTC = dt.timezone.utc
-
-
-class Clock:
-    def __init__(self):
-        self.now = dt.datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += dt.timedelta(**delta)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
