@@ -27,7 +27,9 @@ class Sizer:
         self.w, self.model, self.cache, self.user_fixed = w, model, cache, user_fixed
         self.batch_fixed = batch_fixed       # the user stated the batch: it is not the planner's to split
         self.plans: dict[tuple[float, int], Plan | None] = {}
-        self.micro: dict[tuple[float, int], int] = {}     # flavor shape -> the micro-batch its one-GPU plan needs
+        # flavor shape -> (micro-batch, accumulation steps) its one-GPU plan needs; one-GPU estimates per micro-batch
+        self.micro: dict[tuple[float, int], tuple[int, int]] = {}
+        self._micro_est: dict[int, MemoryEstimate] = {}
         self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
 
     def est(self, n: int) -> MemoryEstimate:
@@ -79,10 +81,13 @@ class Sizer:
             return None
         mb = w.batch_size // 2
         while mb >= 1:
-            cw = w.model_copy(update={"batch_size": mb, "grad_accumulation": w.grad_accumulation * (w.batch_size // mb)})
-            est = estimate_on(cw, self.model, 1, {})
+            acc = w.grad_accumulation * (w.batch_size // mb)
+            if mb not in self._micro_est:     # the same for every card size: estimated once per micro-batch
+                cw = w.model_copy(update={"batch_size": mb, "grad_accumulation": acc})
+                self._micro_est[mb] = estimate_on(cw, self.model, 1, {})
+            est = self._micro_est[mb]
             if est.per_gpu_gib <= usable:
-                self.micro[(f.gpu_memory_gib, f.gpu_count)] = mb
+                self.micro[(f.gpu_memory_gib, f.gpu_count)] = (mb, acc)
                 return 1, 1, est
             mb //= 2
         return None

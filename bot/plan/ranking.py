@@ -71,9 +71,9 @@ class Ranker:
         row.update(instances=k, gpus_total=n, estimate=est, replicas=s.replicas, layout=s.layout,
                    breaks=list(s.breaks), sized=s, link=link_of(self.kb, f),
                    headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
-        mb = sizer.micro.get((f.gpu_memory_gib, f.gpu_count)) if n == 1 else None
-        if mb:      # one card at a smaller micro-batch (candidates.Sizer._micro_batch_plan)
-            acc = sizer.w.grad_accumulation * (sizer.w.batch_size // mb)
+        split = sizer.micro.get((f.gpu_memory_gib, f.gpu_count)) if n == 1 else None
+        if split:      # one card at a smaller micro-batch (candidates.Sizer._micro_batch_plan)
+            mb, acc = split
             row.update(micro_batch=mb, layout={**s.layout, "micro_batch": mb, "grad_accumulation": acc})
         row["ruled_out"], bonus = self._verdict(attrs, select_for(n, k), n, k, verdicts)
         if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
