@@ -226,3 +226,23 @@ def test_ruled_out_rows_compare_per_card_figures(core):
     assert no_fit and all(c["need_gpus"] and c["need_gpus"] > 1 for c in no_fit)
     assert all(c["per_gpu_gib"] < 100 for c in no_fit), [c["per_gpu_gib"] for c in no_fit]
     assert "RDMA" in r["text"].splitlines()[0] and "1,396" not in r["text"].splitlines()[0]
+
+
+@pytest.mark.parametrize("question", ["部署 Qwen2.5-14B 做长期在线服务，7x24，用户大概 20 人",
+                                      "serve qwen2.5 7b for 20 users"])
+def test_the_pick_is_not_called_cheapest_beside_a_cheaper_plan(core, question):
+    """With a 'cheapest' plan shown below the pick, the pick's line says why it was preferred, not 'the cheapest'."""
+    r = core.turn(question, {})[0].model_dump()
+    assert any(x["label"] == "cheapest" for x in r["recommendations"][1:])
+    assert "cheapest fitting option" not in r["text"] and "满足要求的最便宜选项" not in r["text"]
+
+
+def test_preferences_do_not_double_a_served_models_price(core):
+    """Qwen2.5-72B at 32k context, low latency: 4 x H100 PCIe meets the latency target (about 36 ms per token,
+    target 40) at half the price of 4 x H100 NVL; the speed model already paid for the PCIe link, so NVLink
+    preferences only break near-ties and the cheaper plan is the pick."""
+    r = core.turn("serve qwen2.5 72b with 32k context for 10 users, low latency", {})[0].model_dump()
+    pick = r["recommendations"][0]
+    meeting = [x for x in r["recommendations"] + r["considered"] if x["fits"] and not x.get("breaks")
+               and x["price_per_hour"] is not None and x.get("gpus_total") == pick["gpus_total"]]
+    assert pick["price_per_hour"] <= 1.1 * min(x["price_per_hour"] for x in meeting)

@@ -140,8 +140,9 @@ class Ranker:
             gpu = self.kb.gpus[f.gpu]
             speed = (gpu.bf16_tflops or gpu.fp16_tflops or 1) * n * s.replicas
             eff = (s.hours if s.hours else 1e6 / speed) * (1 - bonus) + base_cost * 1e-6
-        elif s.hours:
-            # the speed model already pays for slow links in the job's time: preferences only break near-ties
+        elif s.hours or s.tpot_ms is not None:
+            # the speed model already paid for slow links in the job's time, or in the replicas a serving load
+            # needs at its latency target: preferences only break near-ties
             eff = base_cost * (1 - bonus / 4) * tight
         else:
             eff = base_cost * (1 - bonus) * tight

@@ -97,7 +97,7 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
             model += f" ({t.say(f'method.{method}', lang)})"
         lines.append(f"{label('why')}: " + t.say("why.fits", lang, task=task, model=model,
                                                    need=f"{mem['per_gpu_gib']:.1f}", terms=memory_terms(mem, lang, t)))
-        lines += plan_lines(t, top, lang)
+        lines += plan_lines(t, top, lang, cheaper_shown=any(r.get("label") == "cheapest" for r in recs[1:]))
         for r in recs[1:]:
             if r.get("label") in ("cheapest", "fastest"):
                 lines.append(f"{label(r['label'])}: {flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}")
@@ -159,8 +159,9 @@ def sources_line(citations: list[dict[str, Any]], lang: str, t: Templates) -> st
     return f"{t.say('label.sources', lang)}: " + "  ".join(parts) if parts else ""
 
 
-def plan_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
-    """The pick's time and cost (training), or its fleet and monthly cost (serving), and any target it misses."""
+def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool = False) -> list[str]:
+    """The pick's time and cost (training), or its fleet and monthly cost (serving), and any target it misses.
+    With a cheaper plan shown beside it, the pick is not called the cheapest."""
     out = []
     if top.get("job_cost"):
         out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
@@ -171,7 +172,8 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
                                     tpot=f"{top.get('tpot_ms') or 0:.0f}",
                                     monthly=f"{top['monthly_cost']:,.0f} {top['currency']}"))
     elif top.get("price_per_hour") is not None:
-        out.append("      " + t.say("why.cheapest", lang, price=price_text(t, top, lang)))
+        key = "why.preferred" if cheaper_shown else "why.cheapest"
+        out.append("      " + t.say(key, lang, price=price_text(t, top, lang)))
     out += billing_lines(t, top.get("costs") or [], lang)
     missed = list(top.get("breaks") or []) + (["budget"] if top.get("over_budget") else [])
     if missed:
