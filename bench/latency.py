@@ -334,7 +334,7 @@ def slack_requests(n: int, stub_port: int, texts: list[str]) -> list[tuple[bytes
 
 
 def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[str]) -> list[Row]:
-    if not (ROOT / "bot" / "slack_app.py").exists():
+    if not (ROOT / "bot" / "surfaces" / "slack" / "app.py").exists():
         return [Row("slack http", "signed requests to serve --http", "skipped: bot/surfaces/slack/app.py not present")]
     stub = StubSlack()
     threading.Thread(target=stub.serve_forever, daemon=True).start()
