@@ -5,6 +5,7 @@ Each row: the text, then what the parse must hold. `slots` lists the slots that 
 """
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -339,6 +340,55 @@ def test_provider_region_duration_latency(parser, text, slots):
 ])
 def test_no_duration(parser, text):
     assert "duration" not in parser.parse(text).slots.filled()
+
+
+# ----- deadlines (issue 16): the time the job has, in both languages; a rental period stays a duration ------------
+THURSDAY = dt.date(2026, 12, 3)
+
+
+@pytest.mark.parametrize("text, days", [
+    ("pre-train a 70B model on 15T tokens, we have one year", 365),       # the time the team has
+    ("pretrain a 1B model on 20B tokens in 24 hours", 1),                 # in N hours: a deadline, not a rental
+    ("train 7b on 1T tokens within 48 hours", 2),
+    ("pretrain a 3B model on 300B tokens, we've got two months", 60),
+    ("pretrain 7b 1T tokens, timeline is 6 weeks", 42),
+    ("pretrain 7b on 1T tokens, we need it done within 10 days", 10),
+    ("预训练 70B 模型 15T tokens，一年内", 365),                              # 一年内
+    ("预训练 1B 模型 20B tokens，24小时内", 1),                               # 24小时内
+    ("pretrain 7b 1T tokens, 48小时内完成", 2),
+    ("从头预训练一个 1B 参数的小模型，100B tokens，两周内要训完", 14),
+    ("qwen2.5 7b 微调，有一年时间", 365),                                    # 有 N 时间
+    ("工期三周，预训练 1B 模型 100B tokens", 21),
+    # relative to today (a Thursday, 2026-12-03)
+    ("pretrain 7b on 1T tokens by Friday", 1),
+    ("pretrain 7b on 1T tokens, deadline is end of next week", 8),         # Friday of next week
+    ("pretrain a 3B model on 300B tokens, has to finish by end of month", 28),
+    ("lora qwen2.5-7b by EOW", 1),
+    ("预训练 7B 模型 1T tokens 月底前", 28),                                   # 月底前
+    ("预训练 7B，1T tokens，必须在下周末前完成", 8),
+    ("预训练 7B 1T tokens，下周内", 8),                                       # within next week
+    ("预训练 7B 1T tokens，下周之前", 3),                                     # before next week starts
+    ("预训练 7B 1T tokens，下个月底前", 59),                                   # 2027-01-31
+    ("预训练 7B 1T tokens，年底前", 28),
+])
+def test_deadlines(parser, text, days):
+    slots = parser.parse(text, today=THURSDAY).slots.filled()
+    assert slots.get("deadline_days") == pytest.approx(days), (text, slots)
+    assert "duration" not in slots, (text, slots)             # the deadline is not read twice
+
+
+@pytest.mark.parametrize("text, duration", [
+    ("I'll rent for 24 hours, finetune llama 3 8b", "short"),            # a rental period
+    ("finetune llama 3 8b, 跑 3 天", "short"),
+    ("LoRA微调Qwen2.5-7B，两天跑完，最便宜的方案？", "short"),
+    ("serve llama 3 8b, 24 hours a day", "long"),                         # around the clock
+    ("I have 3 months of chat logs, finetune llama 3 8b", None),         # data, not time
+    ("数据是一年内的，微调 qwen2.5 7b", None),                                 # 一年内的: which data
+    ("serve llama 3 8b with ttft under 200 ms", None),
+])
+def test_durations_are_not_deadlines(parser, text, duration):
+    slots = parser.parse(text, today=THURSDAY).slots.filled()
+    assert "deadline_days" not in slots and slots.get("duration") == duration, (text, slots)
 
 
 # ----- session words -----------------------------------------------------------------------------------------------

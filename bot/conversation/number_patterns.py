@@ -122,12 +122,23 @@ class NumberPatterns:
         self.rx_period_after = re.compile(r"^\s*(?:以内|左右|以下|上下)?\s*(?:/|per|an?|each|每个?|一个?)\s*"
                                           r"(hours?|hrs?|h|小时|days?|天|日|months?|mo|月|years?|yr|年|weeks?|周)(?![a-z])"
                                           r"|^\s*(total|in total|overall|总共|总计|总)")
+        unit = r"(hours?|hrs?|h|days?|weeks?|months?|years?|yrs?)(?![a-z0-9])"
+        zh_unit = r"(小时|天|周|星期|个月|月|年)"
+        # 'we have 3 months of logs' is data and '4 hours a day' a schedule, not the time the job has
+        not_data = r"(?!\s*(?:of|worth|a day|a week|per|each|every)(?![a-z]))"
         self.rx_deadline = [
             re.compile(rf"(?:within|in|under|before|by)\s*(?:~|about|around|roughly|approximately|the next)?\s*"
-                       rf"{NA}\s*-?\s*(days?|weeks?|months?)(?![a-z])"),
-            re.compile(rf"{N}\s*-?\s*(days?|weeks?|months?)\s*(?:max|at most|or less|tops)(?![a-z])"),
-            re.compile(rf"{N}\s*(?:个)?\s*(天|周|星期|个月|月)\s*(?:内|之内|以内|(?:能|可以|就)(?:搞定|跑完|完成|训完))"),
-            re.compile(rf"(?:deadline|due)\s*(?:is|in|of)?\s*~?\s*{N}\s*(days?|weeks?|天|周)"),
+                       rf"{NA}\s*-?\s*{unit}{not_data}"),
+            re.compile(rf"{N}\s*-?\s*{unit}\s*(?:max|at most|or less|tops)(?![a-z])"),
+            re.compile(rf"{N}\s*(?:个)?\s*{zh_unit}\s*(?:(?:内|之内|以内)(?!\s*的)|(?:能|可以|就)(?:搞定|跑完|完成|训完))"),
+            re.compile(rf"(?:deadline|due)\s*(?:is|in|of)?\s*~?\s*{N}\s*(days?|weeks?|months?|天|周|个月|月)"),
+            # the time the user has: 'we have one year', "we've got two months", 'timeline is 3 weeks'
+            re.compile(rf"(?:(?:we|i|they)\s*(?:'ve|have|has)?\s*(?:only\s+)?(?:got|have)|there(?:'s| is)|time(?:line| ?frame|"
+                       rf" budget)?\s*(?:is|of|:))\s+(?:only\s+|just\s+|about\s+|roughly\s+|around\s+|~\s*)?"
+                       rf"{NA}\s*-?\s*{unit}{not_data}(?!\s*(?:ago|old|later)(?![a-z]))"),
+            # 有一年时间 / 给我们两个月时间 / 工期三周 / 期限一个月
+            re.compile(rf"(?:有|给(?:我们|我|你)?|只有|还有|剩)\s*{N}\s*(?:个)?\s*{zh_unit}\s*(?:的)?\s*(?:时间|工期)"),
+            re.compile(rf"(?:工期|期限|截止时间|deadline)\s*(?:只有|是|为|:|大概|约|就)?\s*{N}\s*(?:个)?\s*{zh_unit}"),
         ]
         self.rx_duration = re.compile(rf"{NA}\s*-?\s*(?:个)?\s*(hours?|hrs?|days?|weeks?|months?|years?|小时|天|周|星期|月|年)"
                                       r"(?![a-z])")
@@ -143,9 +154,12 @@ class NumberPatterns:
                                          r"(?P<month>\d{1,2})[-/.](?P<dom>\d{1,2})(?!\d)")
         self.rx_zh_date = re.compile(r"(?:(?P<year>20\d\d)年)?(?P<month>\d{1,2})月(?P<dom>\d{1,2})[日号]\s*"
                                      r"(?:之前|以前|前|交|上线|完成|搞定)")
-        self.rx_by_relative_day = re.compile(r"(?:by|before|until)\s+(?P<rel>tomorrow|end of (?:the|this) month)"
-                                             r"|(?P<rel2>明天|后天|月底)(?:之前|以前|前|交|上线|完成|搞定|要)")
-        self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24")
+        self.rx_by_relative_day = re.compile(
+            r"(?:by|before|until|till|due|deadline\s*(?:is|:)?|no later than)\s+(?:the\s+)?"
+            r"(?P<rel>tomorrow|end of (?:the |this |next )?(?:week|month|year)|eow|eom|eoy)(?![a-z])"
+            r"|(?P<rel2>明天|后天|(?:这个|本|下个?)?月底|(?:这|本)?周末|下周末|(?:今|本)?年底|下周)"
+            r"(?P<suffix>之前|以前|前|交|上线|完成|搞定|要|内|之内|以内)")
+        self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24|24\s*(?:hours?|hrs?|h)\s*(?:a|per|each|every)\s*day")
 
     rx_card_memory = re.compile(
         r"(?<![\w.])(\d{1,3})\s*(?:gb|gib|g)\s*(?:of\s+)?(?:vram\s+|显存\s*(?:的)?\s*)?"

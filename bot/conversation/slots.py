@@ -272,15 +272,24 @@ class SlotReader:
             day = day.replace(year=today.year + 1)
         return day if day >= today else None
 
-    @staticmethod
-    def _relative_date(m: re.Match, today: dt.date) -> dt.date:
-        word = m.group("rel") or m.group("rel2")
-        if word in ("tomorrow", "明天"):
-            return today + dt.timedelta(days=1)
-        if word in ("后天",):
-            return today + dt.timedelta(days=2)
-        last = calendar.monthrange(today.year, today.month)[1]          # 'end of the month', '月底'
-        return today.replace(day=last) if today.day < last else today + dt.timedelta(days=1)
+    _FRIDAY = 4                   # a week's work ends on Friday: 'end of next week', '下周末前'
+
+    def _relative_date(self, m: re.Match, today: dt.date) -> dt.date:
+        """'tomorrow', 'end of next week', 'end of the month', 'by EOY', '后天', '下周内' (within next week),
+        '下周前' (before next week starts), '月底前', '下个月底前', '年底前'."""
+        word = (m.group("rel") or m.group("rel2")).replace("the ", "").replace("this ", "")
+        word = {"eow": "end of week", "eom": "end of month", "eoy": "end of year"}.get(word, word)
+        if word in ("tomorrow", "明天", "后天"):
+            return today + dt.timedelta(days=2 if word == "后天" else 1)
+        if word == "下周" and m.group("suffix") in ("前", "之前", "以前"):
+            return today + dt.timedelta(days=7 - today.weekday() - 1)        # the Sunday before next week
+        nxt = "next" in word or word.startswith("下")
+        if "week" in word or "周" in word:
+            return today + dt.timedelta(days=(self._FRIDAY - today.weekday()) % 7 + (7 if nxt else 0))
+        if "year" in word or "年" in word:
+            return dt.date(today.year, 12, 31)
+        year, month = (today.year + today.month // 12, today.month % 12 + 1) if nxt else (today.year, today.month)
+        return dt.date(year, month, calendar.monthrange(year, month)[1])      # 'end of the month', '月底'
 
     def _deadline(self, t: str, slots: dict[str, Any]) -> str:
         for rx in self.rx_deadline:
@@ -290,12 +299,19 @@ class SlotReader:
             n = self._num(m.group(1)) if m.group(1) else 1
             if not n or n <= 0:
                 continue
-            unit = m.group(2)
-            days = n * (7 if re.match(r"week|周|星期", unit) else 30 if re.match(r"month|个月|月", unit) else 1)
+            days = n * self._days_per_unit(m.group(2))
             if days <= 3650:
-                slots["deadline_days"] = float(days)
+                slots["deadline_days"] = round(float(days), 3)
                 return self._blank(t, m.span())
         return t
+
+    @staticmethod
+    def _days_per_unit(unit: str) -> float:
+        """Days in one deadline unit: '24 hours' is a day, 'a year' 365 days, '两个月' 60."""
+        if re.match(r"h|小时", unit):
+            return 1 / 24
+        return 7 if re.match(r"week|周|星期", unit) else 30 if re.match(r"month|个月|月", unit) else \
+            365 if re.match(r"y|年", unit) else 1
 
     def _duration_numbers(self, t: str, slots: dict[str, Any]) -> None:
         for m in self.rx_duration.finditer(t):
