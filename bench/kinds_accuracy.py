@@ -5,7 +5,8 @@ python bench/kinds_accuracy.py --markdown # the README's table
 
 Rows live in tests/data/measured_kinds.yaml. A `basis` row is the one a rate was derived from (it is shown, not
 scored); an `exclude` row says why it is not comparable. GPUs not in the knowledge base (the V100S) are the nearest
-record with the published memory bandwidth of the card.
+record with the published memory bandwidth of the card. Post-training rows (`kind: posttrain`) give the published
+run's settings under `workload` and are timed per optimizer step: prompts_per_step / the estimated samples per second.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.estimate.kinds import job_memory, job_speed, kind_of_model  # noqa: E402
+from bot.estimate.posttrain import posttrain_speed  # noqa: E402
 from bot.knowledge.loader import default_knowledge  # noqa: E402
 from bot.records.models import Workload  # noqa: E402
 
@@ -34,8 +36,20 @@ def gpu_of(kb, gid: str):
     return kb.gpus[gid]
 
 
+def posttrain_step_s(kb, row: dict) -> float:
+    """Seconds per optimizer step of a published RL run: its prompts over the estimated prompts per second, with
+    full fine-tuning sharded over all its GPUs (ZeRO-3/FSDP-style) and activation checkpointing, as the runs do."""
+    model = kb.models[row["model"]]
+    spec = {"precision": "bf16", **row["workload"]}
+    w = Workload(model=model.id, params_b=model.params_b, method="full", gpus=row["gpus"], nodes=-(-row["gpus"] // 8),
+                 sharding="zero3", grad_checkpointing=True, **spec)
+    return row["prompts_per_step"] / posttrain_speed(w, model, kb.gpus[row["gpu"]]).rate
+
+
 def estimate(kb, row: dict) -> float:
     """The estimate in the row's unit."""
+    if row["kind"] == "posttrain":
+        return posttrain_step_s(kb, row)
     model = kb.models[row["model"]]
     gpus = dict(kb.gpus)
     gpu = gpu_of(kb, row["gpu"])
@@ -78,7 +92,7 @@ def markdown(rows: list[dict]) -> str:
 def summary(rows: list[dict]) -> dict[str, dict[str, float]]:
     """Median absolute error and share within ±15 % / ±30 % per kind, over the scored rows."""
     out = {}
-    for kind in ("vision", "diffusion", "speech"):
+    for kind in ("vision", "diffusion", "speech", "posttrain"):
         errs = [abs(r["error"]) for r in scored(rows) if r["kind"] == kind]
         if errs:
             out[kind] = {"rows": len(errs), "median": statistics.median(errs),
@@ -94,11 +108,26 @@ def summary_markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def posttrain_markdown(rows: list[dict]) -> str:
+    """The post-training rows with the estimate of the code before any change made for them (first run)."""
+    lines = ["| id | measured s/step | first run | err | now | err | factor now |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] != "posttrain":
+            continue
+        first = r["first_run_estimate"]
+        factor = max(r["estimate"], r["measured"]) / min(r["estimate"], r["measured"])
+        lines.append(f"| {r['id']} | {r['measured']:g} | {first:g} | {first / r['measured'] - 1:+.0%} | "
+                     f"{r['estimate']:g} | {r['error']:+.0%} | {factor:.2f}x |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     rows = evaluate()
     print(summary_markdown(rows))
     print()
     print(markdown(rows))
+    print()
+    print(posttrain_markdown(rows))
     if "--markdown" not in sys.argv:
         for r in rows:
             if r.get("exclude"):

@@ -100,3 +100,21 @@ def test_grpo_speed_counts_generation_and_colocation_takes_turns(qwen, kb):
     assert [t.name for t in together.terms][:2] == ["training compute per sample", "generation per sample"]
     dpo = posttrain_speed(job(qwen, algorithm="dpo"), qwen, gpu)
     assert dpo.hours is None and all(t.name != "generation per sample" for t in dpo.terms)
+
+
+def test_a_known_mean_completion_still_waits_for_the_longest(qwen, kb):
+    """With the mean below the limit, a synchronous step decodes the mean at full batch and then the longest
+    completion's remaining tokens nearly alone: slower than if all stopped at the mean, faster than all at the limit."""
+    gpu = kb.gpus["h100-sxm"]
+    base = dict(algorithm="grpo", rl_group=16, seq_len=128, concurrency=128)
+    at_mean = posttrain_speed(job(qwen, rollout_len=500, **base), qwen, gpu).rate
+    with_tail = posttrain_speed(job(qwen, rollout_len=2000, rollout_mean=500, **base), qwen, gpu).rate
+    at_limit = posttrain_speed(job(qwen, rollout_len=2000, **base), qwen, gpu).rate
+    assert at_limit < with_tail < at_mean
+
+
+def test_online_rl_times_the_old_policy_log_probs_pass(qwen, kb):
+    grpo = posttrain_speed(job(qwen, algorithm="grpo"), qwen, kb.gpus["h100-sxm"])
+    assert "old-policy log-probs forward" in grpo.terms[0].formula
+    dpo = posttrain_speed(job(qwen, algorithm="dpo"), qwen, kb.gpus["h100-sxm"])
+    assert "old-policy" not in dpo.terms[0].formula

@@ -18,7 +18,8 @@ sequences each sees and which phases overlap.
 from __future__ import annotations
 
 from bot.estimate.arch import ALLOCATOR_SLACK, CUDA_CONTEXT_GIB, GIB, Note, arch_of
-from bot.estimate.cost import TRAIN_MFU, decode_tokens_per_second, peak_tflops, training_flops
+from bot.estimate.cost import decode_tokens_per_second, on_gpus, training_flops
+from bot.estimate.speed import training_speed
 from bot.estimate.memory import estimate_memory
 from bot.records.errors import InvalidRequest
 from bot.records.kb import GPU, Model
@@ -184,42 +185,84 @@ def _finish(w: Workload, terms: list[MemoryTerm], notes: list[Note], policy: Mem
                           terms=terms, assumptions=all_notes, gpus=w.gpus, assumption_keys=keys)
 
 
-def _flops_per_token(w: Workload, model: Model | None) -> tuple[float, str]:
-    """Training FLOPs per trained token for every model the algorithm runs (cost.training_flops for the policy)."""
+def mean_completion(w: Workload) -> int:
+    """Generated tokens of the average completion: the published mean when known, else every one at the limit."""
+    return min(w.rollout_mean, rollout_len(w)) if w.rollout_mean else rollout_len(w)
+
+
+def _flops_per_token(w: Workload, model: Model | None) -> tuple[float, float, str]:
+    """Training FLOPs per trained token of every model the algorithm runs, and the policy's own share.
+
+    Online RL recomputes the log-probabilities of the sampled tokens under the policy that generated them
+    before it trains (verl's actor.compute_log_prob, OpenRLHF's make_experience, NeMo RL counts "policy logprobs"
+    in its step time): one more forward pass. PPO's critic also scores the rollout (values) before it trains."""
     policy, how = training_flops(_policy(w).model_copy(update={"tokens": 1.0}), model)
     fwd = 2 * arch_of(model, w.params_b).active_params
     total, parts = policy, [f"policy {how}"]
     if w.algorithm in REFERENCE:
         total, parts = total + fwd, parts + ["reference forward 2 x active params"]
+    if w.algorithm in ONLINE:
+        total, parts = total + fwd, parts + ["old-policy log-probs forward 2 x active params"]
     if w.algorithm == "ppo":
-        total += policy + fwd
-        parts += ["critic as the policy", "reward model forward 2 x active params"]
-    return total, " + ".join(parts)
+        total += policy + 2 * fwd
+        parts += ["critic as the policy", "critic values and reward model forwards 2 x 2 x active params"]
+    return total, policy, " + ".join(parts)
+
+
+def _training_s(w: Workload, model: Model | None, gpu: GPU, tokens: int) -> tuple[float, str]:
+    """Seconds to train on `tokens` tokens on w.gpus GPUs: the policy's rate from the training speed model (the
+    one the LLM training rows check: efficiency, MoE routing, network), stretched by the FLOPs of the other
+    passes. Sharded data parallel over all the GPUs, as OpenRLHF, verl's FSDP and TRL run it."""
+    total, policy, how = _flops_per_token(w, model)
+    job = on_gpus(_policy(w).model_copy(update={"seq_len": w.seq_len + mean_completion(w), "tensor_parallel": 1,
+                                                "pipeline_parallel": 1}), w.gpus)
+    sp = training_speed(job, model, gpu)
+    if sp.tokens_per_s <= 0:
+        return 0.0, how
+    seconds = tokens / sp.tokens_per_s * total / policy
+    return seconds, (f"{how}; the policy trains at {sp.tokens_per_s_per_gpu:,.0f} tokens/s per GPU on {gpu.name} "
+                     f"(MFU {sp.mfu:.0%}), the other passes in proportion to their FLOPs")
+
+
+def _generation_s(w: Workload, model: Model | None, gpu: GPU, seqs: int) -> tuple[float, str]:
+    """Seconds of rollout per sample: the mean completion decoded by every engine at its batch, plus, when the
+    mean is below the limit, the longest completion's remaining tokens decoded nearly alone (a synchronous step
+    waits for its last sequence)."""
+    tp = max(1, w.tensor_parallel)
+    engines = max(1, w.gpus // tp)      # split: a group as large as the training one (OpenRLHF's 1:1)
+    batch = rollout_sequences(w)
+    serve = w.model_copy(update={"concurrency": batch, "context": train_seq(w), "precision": "bf16"})
+    rate = decode_tokens_per_second(serve, model, gpu, tp) or 0.0
+    if not rate:
+        return 0.0, "no memory bandwidth on file for this GPU"
+    mean = mean_completion(w)
+    gen_s = mean * seqs / (rate * engines)
+    how = f"{seqs} completions x {mean} tokens / ({engines} engine(s) x {rate:,.0f} decode tokens/s at {batch} sequences)"
+    tail = rollout_len(w) - mean
+    if tail > 0:
+        alone = decode_tokens_per_second(serve.model_copy(update={"concurrency": 1}), model, gpu, tp) or rate
+        samples_per_round = max(1.0, engines * batch / seqs)
+        gen_s += tail / alone / samples_per_round
+        how += (f" + the longest completion's last {tail} tokens at {alone:,.0f} tokens/s alone, once per "
+                f"{samples_per_round:g} samples")
+    return gen_s, how
 
 
 def posttrain_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
-    """Samples (preference pairs, or prompts for PPO/GRPO) per second on w.gpus GPUs: the training FLOPs at the
-    planning MFU, plus for online RL the rollout's decode time (bandwidth-bound), in turns when colocated."""
+    """Samples (preference pairs, or prompts for PPO/GRPO) per second on w.gpus GPUs: the training passes timed by
+    the training speed model, plus for online RL the rollout's decode time (bandwidth-bound), in turns when
+    colocated."""
     validate(w)
-    peak, which = peak_tflops(gpu, w.precision)
-    per_token, how = _flops_per_token(w, model)
     seqs = (2 if w.algorithm in PAIRED else 1) * (w.rl_group if w.algorithm == "grpo" else 1)
-    tokens = train_seq(w) * seqs
-    train_s = per_token * tokens / (peak * 1e12 * TRAIN_MFU * w.gpus)
+    trained = w.seq_len + (mean_completion(w) if w.algorithm in ONLINE else 0)
+    tokens = trained * seqs
+    train_s, how = _training_s(w, model, gpu, tokens)
     terms = [RateTerm(name="training compute per sample", value=round(train_s * 1e3, 2), unit="ms",
-                      formula=f"{tokens} tokens ({seqs} sequences x {train_seq(w)}) x ({how}) / ({w.gpus} x "
-                              f"{gpu.name} {which} {peak:g} TFLOPS x {TRAIN_MFU:.0%})")]
+                      formula=f"{tokens} tokens ({seqs} sequences x {trained}) x ({how})")]
     gen_s = 0.0
     if w.algorithm in ONLINE:
-        tp = max(1, w.tensor_parallel)
-        engines = max(1, w.gpus // tp)      # split: a group as large as the training one (OpenRLHF's 1:1)
-        batch = rollout_sequences(w)
-        serve = w.model_copy(update={"concurrency": batch, "context": train_seq(w), "precision": "bf16"})
-        rate = decode_tokens_per_second(serve, model, gpu, tp) or 0.0
-        gen_s = rollout_len(w) * seqs / (rate * engines) if rate else 0.0
-        terms.append(RateTerm(name="generation per sample", value=round(gen_s * 1e3, 2), unit="ms",
-                              formula=f"{seqs} completions x {rollout_len(w)} tokens / ({engines} engine(s) x "
-                                      f"{rate:,.0f} decode tokens/s at {batch} sequences)"))
+        gen_s, gen_how = _generation_s(w, model, gpu, seqs)
+        terms.append(RateTerm(name="generation per sample", value=round(gen_s * 1e3, 2), unit="ms", formula=gen_how))
     step = train_s + gen_s if w.colocate else max(train_s, gen_s)
     rate = 1 / step if step else 0.0
     terms.append(RateTerm(name="samples per second", value=round(rate, 3), unit="samples/s",

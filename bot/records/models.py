@@ -134,6 +134,9 @@ class Workload(BaseModel):
     algorithm: Algorithm = "sft"
     rl_group: int = Field(default=8, ge=1, le=1024)          # GRPO: completions sampled per prompt (TRL default 8)
     rollout_len: int | None = Field(default=None, ge=1)       # RL: tokens generated per completion
+    # RL: mean tokens generated per completion where it is known (a published run's log); None: every completion
+    # runs to rollout_len. With a mean below rollout_len the engine still decodes until the longest one ends.
+    rollout_mean: int | None = Field(default=None, ge=1)
     colocate: bool = True          # RL: policy, reference, critic, reward and rollout engine share the same GPUs
     ref_offload: bool = False      # the frozen reference/reward weights live in host memory (verl/OpenRLHF offload)
     image_size: int | None = Field(default=None, ge=8, le=16384)     # pixels per side (vision, diffusion)
