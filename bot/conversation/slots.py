@@ -408,7 +408,7 @@ class SlotReader:
 
     def _scope_slots(self, intent: str | None, slots: dict[str, Any]) -> None:
         """Slots that only mean something for some intents (DESIGN.md: method for train/finetune; training tokens)."""
-        if intent not in (None, "train", "finetune"):
+        if intent not in (None, "train", "finetune", "compare"):      # a comparison may carry its training job
             for key in ("method", "tokens", "sharding", "offload"):
                 slots.pop(key, None)
         if intent == "explain":

@@ -112,16 +112,55 @@ class Advisor:
             advice = self._advise(intent, plain, assumed, lang, gpu_ids=ids)
             pick = advice.recommendations[0] if advice.recommendations else None
             gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+            rented = any(f.gpu in ids for f in self.kb.flavors_of())
             side.append({"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
                          "consumer": "consumer" in gpu.positioning, "advice": advice,
-                         "pick": advice.recommendations[0] if advice.recommendations else None})
+                         "pick": advice.recommendations[0] if advice.recommendations else None,
+                         "rented": rented, "cards": None if rented else self._cards_needed(intent, plain, assumed,
+                                                                                           lang, gpu)})
         if len(side) < 2:
             return None
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
         best = min(fitting, key=lambda x: (x["pick"].get("job_cost") or x["pick"]["hourly_total"] or math.inf,
                                            x["gpu"])) if fitting else None
+        if best is None and all(not x["rented"] and x["cards"] for x in side):
+            # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
+            # no tensor parallelism over PCIe) is the verdict, and the answer says it rests on the cards alone
+            held = [x for x in side if x["cards"]["cards"]]
+            if held:
+                def speed(x):      # decoding is bound by memory bandwidth, training by compute
+                    g = self.kb.gpus[x["gpu"]]
+                    return (g.memory_bandwidth_gbs if intent == "inference" else g.bf16_tflops or g.fp16_tflops) or 0
+                fewest = min(held, key=lambda x: (x["cards"]["cards"], -speed(x), x["gpu"]))
+                tie = sum(x["cards"]["cards"] == fewest["cards"]["cards"] for x in held) > 1
+                return {"intent": intent, "side": side, "best": None, "by_cards": fewest["name"],
+                        "why": ("bandwidth" if intent == "inference" else "compute") if tie else "cards",
+                        "training": intent != "inference"}
         return {"intent": intent, "side": side, "best": best["name"] if best else None,
                 "training": intent != "inference"}
+
+    def _cards_needed(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                      gpu) -> dict[str, Any]:
+        """A GPU no flavor on file rents (a 4090, an A800): the fewest of its cards in one machine (1, 2, 4, 8)
+        that hold the job, judged as the user's own cards would be, so a comparison still says which card holds
+        the job and on how many, instead of only 'no plan on offer'."""
+        verdict = self._fewest_cards(intent, slots, assumed, lang, gpu)
+        if intent == "inference" and verdict["cards"] != 1 and not slots.get("precision"):
+            # served from several of these cards, or none: would 4-bit weights (AWQ/GPTQ) hold it on fewer?
+            int4 = self._fewest_cards(intent, {**slots, "precision": "int4"}, assumed, lang, gpu)
+            if int4["cards"] and (verdict["cards"] is None or int4["cards"] < verdict["cards"]):
+                verdict["int4"] = {"cards": int4["cards"], "need_gib": int4["need_gib"]}
+        return verdict
+
+    def _fewest_cards(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                      gpu) -> dict[str, Any]:
+        verdict: dict[str, Any] = {}
+        for n in (1, 2, 4, 8):
+            job = self._job(intent, {**slots, "gpus": n}, assumed, lang)
+            verdict = self._judge(gpu.memory_gib, job)
+            if verdict["fits"]:
+                return {**verdict, "cards": n}
+        return {**verdict, "cards": None}
 
     def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                 gpu_ids: list[str] | None = None) -> Advice:

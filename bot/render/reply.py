@@ -3,6 +3,7 @@
 The Slack Block Kit layout lives in bot/render/blocks.py, so the text and the Slack layout change independently."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
@@ -220,12 +221,15 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
     if data["best"]:
         lines.append(t.say("compare.verdict", lang, best=_gpu_name(data, data["best"]),
                            why=t.say("compare.why_cost", lang)))
+    elif data.get("by_cards"):
+        lines.append(t.say("compare.verdict", lang, best=_gpu_name(data, data["by_cards"]),
+                           why=t.say(f"compare.why_{data.get('why', 'cards')}", lang)))
     else:
         lines.append(t.say("compare.none", lang))
     for x in data["side"]:
         p = x["pick"]
         if p is None:
-            lines.append(t.say("compare.no_plan", lang, gpu=x["gpu_name"]))
+            lines += _unrented_lines(t, x, lang)
             continue
         cost = _time_cost(t, p, lang)
         if p.get("monthly_cost") is not None:
@@ -239,6 +243,28 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
         if x["consumer"]:
             lines.append("  " + t.say("compare.consumer", lang, gpu=x["gpu_name"]))
     return lines
+
+
+def _unrented_lines(t: Templates, x: dict[str, Any], lang: str) -> list[str]:
+    """One side of a comparison with no plan on offer: if no flavor on file rents the GPU at all, how many of its
+    cards hold the job (or what they lack), so the verdict still rests on the card itself."""
+    c = x.get("cards")
+    if x.get("rented", True) or not c:
+        return [t.say("compare.no_plan", lang, gpu=x["gpu_name"])]
+    key = "compare.cards_fit" if c["cards"] else "compare.cards_short"
+    # rounded apart (need up, usable down) so that a near miss never reads "22.8 over 22.8"
+    need = math.ceil(c["need_gib"] * 10) / 10 if not c["cards"] else round(c["need_gib"], 1)
+    out = [t.say(key, lang, gpu=x["gpu_name"], n=c["cards"], need=f"{need:.1f}", mem=f"{c['memory_gib']:g}",
+                 usable=f"{math.floor(round(c['memory_gib'] * 9.5, 6)) / 10:.1f}")]
+    if c.get("int4"):
+        out.append("  " + t.say("compare.cards_int4", lang, n=c["int4"]["cards"], need=f"{c['int4']['need_gib']:.1f}"))
+    if x["consumer"]:
+        out.append("  " + t.say("compare.consumer", lang, gpu=x["gpu_name"]))
+    if not c["cards"]:
+        steps = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in c.get("steps", []))
+        if steps:
+            out.append("  " + t.say("compare.cards_steps", lang, steps=steps))
+    return out
 
 
 def _gpu_name(data: dict[str, Any], name: str) -> str:
