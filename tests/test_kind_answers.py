@@ -21,6 +21,9 @@ NON_LLM = [
     ("yolov8n 视频流检测部署，16路摄像头，要实时", "vision", "images/s"),
     ("LoRA training SDXL with kohya, cheapest GPU", "diffusion", "images/s"),
     ("sdxl 文生图服务上线，用什么实例", "diffusion", "images/s"),
+    # a target rate sets copies side by side: their line speaks of copies, never of tokens per sequence
+    ("文生图 API，用 FLUX.1-dev，每秒 2 张图，1024x1024", "diffusion", "images/s"),
+    ("an SDXL image API that must sustain 5 images per second", "diffusion", "images/s"),
     ("whisper-large-v3 transcription service for 20 concurrent calls", "speech", "x real time"),
     ("把 whisper-small 部署成转写接口，预算有限", "speech", "x real time"),
 ]
@@ -55,6 +58,9 @@ def terms(reply) -> set[str]:
     ("全量 DPO 训练 qwen2.5-7b，8 卡", {"reference weights (frozen, 16-bit)"}),
     ("PPO RLHF llama 3 8b full fine-tuning, 8 gpus", {"reward model weights (frozen, 16-bit)",
                                                      "reference weights (frozen, 16-bit)"}),
+    # PPO named with its reward model trains the policy, not the reward model
+    ("PPO full finetune llama 3 8b with a 8b reward model", {"reward model weights (frozen, 16-bit)",
+                                                            "critic: adamw state"}),
 ])
 def test_post_training_answers_keep_every_model(core, question, must):
     reply, _ = core.turn(question, {})

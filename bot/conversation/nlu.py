@@ -85,6 +85,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         self.offload = {k: CueSet(v) for k, v in (lx.get("offload") or {}).items()}
         self.job_kinds = {k: CueSet(v) for k, v in (lx.get("job_kinds") or {}).items()}
         self.algorithms = {k: CueSet(v) for k, v in (lx.get("algorithms") or {}).items()}
+        self.algorithm_of = dict(lx.get("algorithm_of") or {})
         self.ordinals = [(Cue(str(k)), int(v)) for k, v in sorted((lx.get("ordinals") or {}).items(),
                                                                  key=lambda kv: (-len(str(kv[0])), str(kv[0])))]
         self.short_days = float(lx.get("short_days", 14))

@@ -403,7 +403,7 @@ class SlotReader:
                 break
         for alg, words in self.algorithms.items():
             if words.any(text):
-                slots["algorithm"] = alg
+                slots["algorithm"] = self.algorithm_of.get(alg, alg)
                 break
 
     def _scope_slots(self, intent: str | None, slots: dict[str, Any]) -> None:

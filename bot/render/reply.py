@@ -167,6 +167,10 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
     if top.get("job_cost"):
         out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
                                     hours=f"{top['job_hours']:,.0f}", instances=top["instances"]))
+    elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
+        # images, audio, scenes: copies side by side reach the rate asked; no token latency applies to them
+        out.append("      " + t.say("plan.copies", lang, replicas=top["replicas"], gpus=top["gpus_total"],
+                                    monthly=f"{top['monthly_cost']:,.0f} {top['currency']}"))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1:
         out.append("      " + t.say("plan.fleet", lang, replicas=top["replicas"], gpus=top["gpus_total"],
                                     conc=top.get("replica_concurrency") or "?",
