@@ -85,7 +85,9 @@ class Checklist:
             "gpus_per_instance": f.gpu_count, "interconnect": (f.interconnect or "?").upper(),
             "network": f.network or "RDMA"}
         if chk.item == "oom" and chk.status != "ok":
-            steps = make_it_fit(w, model, f.gpu_memory_gib * 0.9, 0.0)
+            # from the pick's own layout (its GPU count and micro-batch), so that no step reads "tensor parallel
+            # over 8 GPUs" for a plan already on 8, or sizes int4 weights on one card
+            steps = make_it_fit(_as_planned(w, pick), model, f.gpu_memory_gib * 0.9, 0.0)
             ctx["fit_hint"] = self.fit_hint(steps, f.gpu_memory_gib, lang)
         spread = spread_of(self.kb, w)
         if chk.item == "oom" and spread:
@@ -185,3 +187,11 @@ def _rate_date(kb: KnowledgeBase, from_ccy: str | None, to_ccy: str | None) -> s
         return None
     used = kb.rates_used(from_ccy, to_ccy)
     return min(r.date for r in used).isoformat() if used else None
+
+
+def _as_planned(w: Workload, pick: dict[str, Any]) -> Workload:
+    """The job as the pick runs it: per replica, on its GPUs, at the micro-batch it was sized with."""
+    update: dict[str, Any] = {"gpus": max(w.gpus, pick.get("gpus_total") or w.gpus)}
+    if pick.get("micro_batch"):
+        update["batch_size"] = pick["micro_batch"]
+    return w.model_copy(update=update)
