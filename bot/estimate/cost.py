@@ -57,8 +57,8 @@ def on_gpus(w: Workload, gpus: int) -> Workload:
 def training_time(w: Workload, model: Model | None, gpu: GPU, gpus: int, link: Link | None = None
                   ) -> Compute | None:
     """GPU-hours and wall clock for w.tokens on `gpus` GPUs, goodput included."""
-    if not w.tokens:
-        return None
+    if not w.tokens or not peak_tflops(gpu, w.precision)[0]:
+        return None                   # no tokens, or a card whose throughput is not on file: no time to give
     job = on_gpus(w, gpus)
     sp = training_speed(job, model, gpu, link)
     if sp.tokens_per_s <= 0:

@@ -139,10 +139,12 @@ def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tu
     if w.method == "qlora" or (w.precision in ("nf4", "int4") and w.method != "full"):
         # every pass dequantises each 4-bit weight to 16-bit: read 0.5 B, write 2 B, the matmul reads the 2 B again;
         # the dequantisation kernels reach only a share of the bandwidth
-        deq_bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9 * DEQUANT_BANDWIDTH_SHARE
+        gbs = gpu.memory_bandwidth_gbs or 1000       # a card whose bandwidth is not on file: 1 TB/s, as above
+        deq_bw = gbs * 1e9 * DEQUANT_BANDWIDTH_SHARE
         per_mb = acc.add("4-bit dequantisation per micro-batch", passes * a.params * 4.5 / deq_bw, "s",
                          f"{passes} passes x {a.params / 1e9:.3g}B weights x 4.5 bytes at "
-                         f"{DEQUANT_BANDWIDTH_SHARE:.0%} of {gpu.memory_bandwidth_gbs:g} GB/s")
+                         f"{DEQUANT_BANDWIDTH_SHARE:.0%} of {gbs:g} GB/s"
+                         + ("" if gpu.memory_bandwidth_gbs else " (bandwidth not on file: assumed)"))
     step = 0.0
     trainable = trainable_params(w, a)
     if w.offload == "none":

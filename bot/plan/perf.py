@@ -53,8 +53,8 @@ def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concur
                   link: LinkEvidence) -> ReplicaSpeed | None:
     """The most sequences one replica of n GPUs serves while each still gets a token every `tpot_ms` (prefills
     interleaved), capped by `max_concurrency` (the planner's memory estimate) and what the KV cache holds."""
-    if max_concurrency < 1:
-        return None
+    if max_concurrency < 1 or not gpu.memory_bandwidth_gbs or not cost.peak_tflops(gpu, w.precision)[0]:
+        return None            # a card whose bandwidth or throughput is not on file: sized by memory alone
     lk = speed_link(link)
 
     def at(c: int):
