@@ -19,7 +19,10 @@ What it rejects, as Slack does (https://docs.slack.dev/reference/block-kit/block
 The same block checks apply to response_url posts (answered 400 with the error, as Slack's webhooks do).
 Test controls: `ratelimit(method, times, retry_after)` answers 429 + Retry-After; `fail(method, error)` answers
 `ok: false` with that error once; `http_error(method, status, times)` answers HTTP 500/503 `times` times;
-`delay(method, seconds)` makes a method slow (0 again to stop); `wait_for(pred, timeout)` polls the record. `apps.connections.open` (Socket
+`delay(method, seconds)` makes a method slow (0 again to stop); `wait_for(pred, timeout)` polls the record.
+Many workspaces: `add_workspace(team, token)` makes another bot token valid (auth.test answers its team);
+`authorize_code(team, token)` returns a one-time code that `oauth.v2.access` exchanges (with the app's client id
+and secret, as HTTP Basic auth) for that workspace's bot token, as Slack's redirect to the app would carry it. `apps.connections.open` (Socket
 Mode) answers `invalid_auth` unless `socket_url` is set (to a tests/socket_stub.py server's `url`) and the call
 carries the app token; then it answers that URL.
 """
@@ -38,6 +41,8 @@ APP_TOKEN = "xapp-1-A111-2222-stubapptoken"
 TEAM_ID = "T0TEST"
 BOT_USER_ID = "UBOTSELF"
 BOT_ID = "BBOTSELF"
+CLIENT_ID = "1111111111.2222222222"
+CLIENT_SECRET = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 BLOCK_TYPES = {"section", "header", "context", "actions", "divider", "image", "rich_text", "markdown", "input",
                "file", "video"}
@@ -193,6 +198,8 @@ def check_message(body: dict[str, Any], need_channel: bool = True) -> str | None
 class SlackStub:
     def __init__(self, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN):
         self.bot_token, self.app_token = bot_token, app_token
+        self.teams: dict[str, str] = {bot_token: TEAM_ID}     # bot token -> its workspace
+        self.codes: dict[str, tuple[str, str]] = {}          # unused OAuth code -> (team, token)
         self.calls: list[Call] = []
         self.messages: list[dict[str, Any]] = []   # what chat.postMessage posted, for conversations.history
         self.socket_url: str | None = None     # a tests/socket_stub.py server's URL, for apps.connections.open
@@ -272,6 +279,18 @@ class SlackStub:
     def delay(self, method: str, seconds: float) -> None:
         with self._lock:
             self._delays[method] = seconds
+
+    def add_workspace(self, team: str, token: str) -> None:
+        with self._lock:
+            self.teams[token] = team
+
+    def authorize_code(self, team: str, token: str) -> str:
+        """The code Slack would put on the redirect after a user approved the install in `team`."""
+        import secrets
+        code = f"{team}.{secrets.token_hex(8)}"
+        with self._lock:
+            self.codes[code] = (team, token)
+        return code
 
     def response_url(self, name: str) -> str:
         return f"{self.base_url}/response/{name}"
@@ -359,6 +378,8 @@ class SlackStub:
 
     def _method(self, method: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
         auth = headers.get("authorization", "")
+        if method == "oauth.v2.access":
+            return self._oauth_access(auth, body)
         token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else body.get("token")
         if not token:
             return {"ok": False, "error": "not_authed"}
@@ -366,11 +387,13 @@ class SlackStub:
             if self.socket_url and token == self.app_token:
                 return {"ok": True, "url": self.socket_url}
             return {"ok": False, "error": "invalid_auth"}    # no WebSocket server (socket_url unset), or bad token
-        if token != self.bot_token:
+        with self._lock:
+            team = self.teams.get(token)
+        if team is None:
             return {"ok": False, "error": "invalid_auth"}
         if method == "auth.test":
             return {"ok": True, "url": "https://stub.slack.test/", "team": "Test", "user": "gpu-advisor",
-                    "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
+                    "team_id": team, "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
         if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
             if method == "chat.update" and not body.get("ts"):
                 return {"ok": False, "error": "message_not_found"}
@@ -402,6 +425,27 @@ class SlackStub:
         if method in ("conversations.history", "conversations.replies"):
             return self._history(method, body)
         return {"ok": False, "error": "unknown_method"}
+
+    def _oauth_access(self, auth: str, body: dict[str, Any]) -> dict[str, Any]:
+        """oauth.v2.access: the app's credentials (HTTP Basic, as slack_sdk sends them, or in the body) and an
+        unused code -> the workspace's bot token (https://docs.slack.dev/reference/methods/oauth.v2.access)."""
+        import base64
+        client_id, client_secret = body.get("client_id"), body.get("client_secret")
+        if auth.startswith("Basic "):
+            client_id, _, client_secret = base64.b64decode(auth[6:]).decode().partition(":")
+        if (client_id, client_secret) != (CLIENT_ID, CLIENT_SECRET):
+            return {"ok": False, "error": "invalid_client_id" if client_id != CLIENT_ID else "bad_client_secret"}
+        with self._lock:
+            found = self.codes.pop(str(body.get("code")), None)
+            if found:
+                self.teams[found[1]] = found[0]
+        if found is None:
+            return {"ok": False, "error": "invalid_code"}
+        team, token = found
+        return {"ok": True, "app_id": "A0GPUADV", "authed_user": {"id": f"U{team}ADMIN"},
+                "scope": "app_mentions:read,channels:history,chat:write,commands", "token_type": "bot",
+                "access_token": token, "bot_user_id": BOT_USER_ID, "team": {"id": team, "name": f"Team {team}"},
+                "enterprise": None, "is_enterprise_install": False}
 
     def _history(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
         """Messages the bot posted (newest first), with their metadata when include_all_metadata is set."""

@@ -47,6 +47,10 @@ def _model() -> type:
         slack_app_token: SecretStr | None = None
         slack_signing_secret: SecretStr | None = None
         slack_api_base_url: str = DEFAULT_API_BASE_URL
+        slack_client_id: str | None = None          # many workspaces (OAuth): with SLACK_CLIENT_SECRET
+        slack_client_secret: SecretStr | None = None
+        slack_redirect_uri: str | None = None        # the public https URL of /slack/oauth_redirect (optional)
+        advisor_token_key: SecretStr | None = None   # Fernet key(s) sealing the installed tokens (OAuth)
         port: str = "3000"
         advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
         advisor_price_max_age_days: int = 90       # a price or rate older than this is flagged (answers, kb audit)
@@ -61,7 +65,8 @@ def _model() -> type:
         def _upper(cls, v: Any) -> Any:
             return str(v).strip().upper() or "INFO"
 
-        @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
+        @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", "slack_client_id",
+                         "slack_client_secret", "slack_redirect_uri", "advisor_token_key", mode="before")
         @classmethod
         def _blank_is_unset(cls, v: Any) -> Any:
             return None if v is None or not str(v).strip() else v

@@ -10,7 +10,8 @@ from typing import Any
 
 from bot.store.pg import DatabaseUrl, is_postgres_url
 
-__all__ = ["is_postgres_url", "describe", "open_audit", "open_sessions", "open_inbox", "open_slack_state"]
+__all__ = ["is_postgres_url", "describe", "open_audit", "open_sessions", "open_inbox", "open_slack_state",
+           "open_installations"]
 
 Target = str | os.PathLike
 
@@ -58,3 +59,12 @@ def open_slack_state(target: Target, **options: Any) -> Any:
         return PgSlackState(target, **options)
     from bot.store.slack_state import SlackState
     return SlackState(Path(target), **options)
+
+
+def open_installations(target: Target, cipher: Any, **options: Any) -> Any:
+    """Slack installations and OAuth states, tokens sealed by `cipher` (Installations or PgInstallations)."""
+    if _pg(target):
+        from bot.store.pg_installations import PgInstallations
+        return PgInstallations(target, cipher, **options)
+    from bot.store.installations import Installations
+    return Installations(Path(target), cipher, **options)

@@ -8,7 +8,8 @@ being half-understood. Every step is idempotent (`IF NOT EXISTS`, sqlite-utils' 
 from before versioning (user_version 0) already hold some of the tables.
 
 Versions: 1 the audit log (advice, its triggers and view, slack_events, the prune lock); 2 sessions; 3 the Slack
-inbox; 4 Slack state (feedback, App Home preferences, answered threads).
+inbox; 4 Slack state (feedback, App Home preferences, answered threads); 5 Slack installations and OAuth states
+(many workspaces, bot/store/installations.py).
 """
 from __future__ import annotations
 
@@ -46,11 +47,18 @@ def _slack_state(db: Any) -> None:
                                pk=("channel", "thread_ts"), if_not_exists=True)
 
 
+def _installations(db: Any) -> None:
+    from bot.store.installations import SCHEMA as INSTALLATIONS
+    for statement in INSTALLATIONS:
+        db.conn.execute(statement)
+
+
 STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "audit log: advice, triggers, advice_readable, slack_events, audit_prune_lock", _audit_log),
     (2, "sessions", _sessions),
     (3, "Slack inbox", _inbox),
     (4, "Slack state: feedback, slack_prefs, slack_threads", _slack_state),
+    (5, "Slack installations, bots and OAuth states (many workspaces)", _installations),
 ]
 SCHEMA_VERSION = STEPS[-1][0]
 

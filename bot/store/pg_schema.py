@@ -137,10 +137,16 @@ _V4_INBOX_OWNER = """
 ALTER TABLE inbox ADD COLUMN owner BIGINT;
 """
 
+def _installations() -> str:
+    from bot.store.installations import SCHEMA
+    return ";\n".join(SCHEMA) + ";"
+
+
 # (version, name, SQL): applied in order, each once, in one transaction per start (bot/store/pg.py: migrate)
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "audit log, chain head, event claims, sessions", _V1_AUDIT),
     (2, "durable Slack inbox", _V2_INBOX),
     (3, "Slack feedback, preferences and threads", _V3_SLACK_STATE),
     (4, "inbox jobs record the replica running them", _V4_INBOX_OWNER),
+    (5, "Slack installations, bots and OAuth states (many workspaces)", _installations()),
 ]

@@ -291,7 +291,9 @@ def check_slack() -> Iterator[Check]:
     """The Slack settings for the mode `serve` would use, then the same validation `serve` runs."""
     env = os.environ
     bot, secret, app = (env.get(n) for n in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"))
-    if not any(v and v.strip() for v in (bot, secret, app)):
+    client_id, client_secret = env.get("SLACK_CLIENT_ID"), env.get("SLACK_CLIENT_SECRET")
+    oauth = any(v and v.strip() for v in (client_id, client_secret))
+    if not any(v and v.strip() for v in (bot, secret, app)) and not oauth:
         yield Check("warn", "slack", "no Slack settings: the CLI works, `gpu-advisor serve` will not start",
                     "set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode); "
                     "see docs/operations.md")
@@ -303,7 +305,7 @@ def check_slack() -> Iterator[Check]:
                 "(SLACK_APP_TOKEN not set)")
     checks: list[Check] = []
     for name, value, pattern, need, what, where in (
-            ("SLACK_BOT_TOKEN", bot, BOT_TOKEN, True, "a bot token (xoxb-…)",
+            ("SLACK_BOT_TOKEN", bot, BOT_TOKEN, not oauth, "a bot token (xoxb-…)",
              "OAuth & Permissions > Bot User OAuth Token"),
             ("SLACK_SIGNING_SECRET", secret, SIGNING_SECRET, mode == "http", "32 hexadecimal characters",
              "Basic Information > App Credentials > Signing Secret"),
@@ -311,6 +313,8 @@ def check_slack() -> Iterator[Check]:
              "Basic Information > App-Level Tokens (scope connections:write)")):
         checks += _token_checks(name, value, pattern, need, what, where, mode)
     checks += _base_url_checks((env.get("SLACK_API_BASE_URL") or "").strip())
+    if oauth:
+        checks += _oauth_checks(client_id, client_secret, mode)
     yield from checks
     failed = any(c.status == "fail" for c in checks)
     if not failed:
@@ -355,6 +359,50 @@ def _token_checks(name: str, value: str | None, pattern, need: bool, what: str, 
         hint = "this is a user token, the bot needs its bot token; "
     shape = "is too short to be" if kind and value.startswith(what.split("(")[-1].rstrip(")…")) else "is not"
     return [Check("fail", "slack", f"{name} {shown(value)} {shape} {what}", f"{hint}copy it from {where}")]
+
+
+def _oauth_checks(client_id: str | None, client_secret: str | None, mode: str) -> list[Check]:
+    """Many workspaces: the client id and secret, ADVISOR_TOKEN_KEY, and whether it opens the stored tokens."""
+    from bot.surfaces.slack.settings import _CLIENT_ID, _CLIENT_SECRET
+    out = [Check("ok", "slack", "SLACK_CLIENT_ID/SECRET set: installs in many workspaces through /slack/install "
+                                "(each answered with its own token; SLACK_BOT_TOKEN not needed)")]
+    cid = (client_id or "").strip()
+    if not cid:
+        out.append(Check("fail", "slack", "SLACK_CLIENT_ID (not set), needed with SLACK_CLIENT_SECRET",
+                         "copy it from Basic Information > App Credentials > Client ID"))
+    elif not _CLIENT_ID.match(cid):
+        out.append(Check("fail", "slack", "SLACK_CLIENT_ID is not two numbers joined by a dot",
+                         "copy it from Basic Information > App Credentials > Client ID"))
+    else:
+        out.append(Check("ok", "slack", f"SLACK_CLIENT_ID {cid}"))
+    out += _token_checks("SLACK_CLIENT_SECRET", client_secret, _CLIENT_SECRET, True, "32 hexadecimal characters",
+                         "Basic Information > App Credentials > Client Secret", mode)
+    return out + _token_key_checks()
+
+
+def _token_key_checks() -> list[Check]:
+    """ADVISOR_TOKEN_KEY well-formed, and every stored token row opens with it (read-only: nothing migrated)."""
+    from bot.store.installations import read_sealed
+    from bot.store.tokens import TokenCipher
+    try:
+        cipher = TokenCipher.from_env()
+    except AdvisorError as exc:
+        return [Check("fail", "slack", exc.message, exc.fix or "")]
+    lines = [Check("ok", "slack", f"ADVISOR_TOKEN_KEY {cipher.count} key(s), well-formed (the first seals new tokens)")]
+    try:
+        sealed = read_sealed(config.db_target())
+        for text in sealed or []:
+            cipher.decrypt(text)
+    except AdvisorError as exc:
+        return lines + [Check("fail", "slack", exc.message, exc.fix or "")]
+    except Exception as exc:                   # noqa: BLE001 - the database check above says what is wrong with it
+        return lines + [Check("warn", "slack", f"stored tokens not checked: {type(exc).__name__}",
+                              "see the database lines above")]
+    if sealed:
+        lines.append(Check("ok", "slack", f"{len(sealed)} stored token row(s) open with ADVISOR_TOKEN_KEY"))
+    else:
+        lines.append(Check("ok", "slack", "no workspace installed yet: open /slack/install on the public URL"))
+    return lines
 
 
 def _base_url_checks(base: str) -> list[Check]:

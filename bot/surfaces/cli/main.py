@@ -348,6 +348,7 @@ def kb_show(record_id: str, as_json: bool) -> None:
 # ----- audit (commands in cli_audit.py) + replay --------------------------------------------------------------------
 main.add_command(audit)
 import bot.surfaces.cli.audit_migrate  # noqa: E402,F401  (registers `audit migrate` on the group)
+import bot.surfaces.cli.slack_cmds  # noqa: E402,F401  (the `slack` group: new-key, rotate-key, workspaces)
 
 
 @audit.command("replay")

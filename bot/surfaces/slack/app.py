@@ -51,6 +51,7 @@ from bot.render.templates import Templates, default_templates
 from bot.store.chain import redact_question
 from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
+from bot.surfaces.slack.oauth import TeamClients, cached_authorize, oauth_settings
 from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
 from bot.surfaces.slack.outbound import reason as _reason
 from bot.surfaces.slack.worker import DEFAULT_ATTEMPTS, DEFAULT_WORKERS, WorkerPool
@@ -96,13 +97,14 @@ class SlackBot(Interactions):
 
     def __init__(self, settings: SlackSettings, service: Any, templates: Templates | None = None, *,
                  client: WebClient | None = None, inbox: Inbox | None = None, workers: int = DEFAULT_WORKERS,
-                 max_attempts: int = DEFAULT_ATTEMPTS):
+                 max_attempts: int = DEFAULT_ATTEMPTS, teams: TeamClients | None = None):
         self.settings = settings
         self.service = service
         self.t = templates or default_templates()
         self.cmd = settings.slash_command
         self.state = open_slack_state(service.audit.path)      # same database: SQLite file or PostgreSQL
-        self.out = Outbound(client or web_client(settings))
+        self.teams = teams or TeamClients(client or web_client(settings))   # one workspace, or each team's token
+        self.out = self.teams.default
         self.inbox = inbox or open_inbox(service.audit.path)
         self.storage_error: str | None = None         # the last failure to record a job, until one succeeds
         self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts)
@@ -151,8 +153,20 @@ class SlackBot(Interactions):
             return
         place = Place(**payload["place"])
         message = [(T.say("not_recorded", lang), None)]
-        threading.Thread(target=self.out.deliver, args=(message, place, payload.get("response_url")),
-                         name="slack-unrecorded", daemon=True).start()
+
+        def tell() -> None:
+            try:
+                self._out(payload).deliver(message, place, payload.get("response_url"))
+            except Exception as failed:                 # noqa: BLE001 - the database is failing already
+                log.error("could not tell the user either: %s", type(failed).__name__)
+        threading.Thread(target=tell, name="slack-unrecorded", daemon=True).start()
+
+    def _out(self, payload: dict[str, Any]) -> Outbound:
+        """Who posts for this job: the one workspace's client, or the installed bot's of the job's team (a job
+        without a team only answers through its response_url, which needs no token)."""
+        if not self.teams.multi or not payload.get("team"):
+            return self.out
+        return self.teams.outbound(payload["team"])
 
     # ----- events ----------------------------------------------------------------------------------------------
     def on_message(self, body: dict, event: dict, context: Any, request: Any) -> None:
@@ -242,7 +256,7 @@ class SlackBot(Interactions):
         place = Place.from_block_id(action.get("block_id"), channel)
         value = str(action.get("value") or "").strip()
         notice_id, keys = _request_ids("note", body, request)
-        notice = {"task": "notice", "lang": lang, "response_url": body.get("response_url"),
+        notice = {"task": "notice", "lang": lang, "response_url": body.get("response_url"), "team": team,
                   "place": asdict(Place("slash", channel or "", None, None, user))}   # privately, to the clicker
         if place is None or not value:
             self.enqueue(notice_id, "button", {**notice, "say": "expired"}, keys)
@@ -265,8 +279,14 @@ class SlackBot(Interactions):
         """Run one inbox job to the end: the turn (once), the reply's parts not posted yet, the job marked done."""
         p = job.payload
         task = p.get("task")
+        try:
+            out = self._out(p)
+        except LookupError as exc:                     # uninstalled since the request came: nobody to answer
+            log.warning("job %s not answered: %s", job.id, exc)
+            self.inbox.finish(job.id, advice_id=None, delivered=False, error=str(exc))
+            return
         if task == "home":
-            Interactions.publish_home(self, self.out.client, p.get("user") or "", p.get("team") or "")
+            Interactions.publish_home(self, out.client, p.get("user") or "", p.get("team") or "")
             self.inbox.finish(job.id, advice_id=None, delivered=True)
             return
         place = Place(**p["place"])
@@ -288,13 +308,13 @@ class SlackBot(Interactions):
             messages = self.reply_messages(reply, place, p.get("echo"), currency=prefs.get("currency"))
             advice_id = reply.get("advice_id")
         resumed = _epoch(job.received) if job.attempts > 1 else None
-        delivered, error = self.out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
+        delivered, error = out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
                                             posted=lambda n: self.inbox.posted(job.id, n, advice_id), job=job.id,
                                             resumed_since=resumed, response_type=p.get("response_type"))
         if delivered and p.get("then") and p.get("response_url"):
-            self.out.respond(p["response_url"], p["then"], None, replace_original=True)
+            out.respond(p["response_url"], p["then"], None, replace_original=True)
         if delivered and p.get("chosen"):
-            self._mark_chosen(place.channel, p["chosen"], p.get("lang") or "en")
+            self._mark_chosen(out, place.channel, p["chosen"], p.get("lang") or "en")
         self.inbox.finish(job.id, advice_id=advice_id, delivered=delivered, error=error)
 
     def _reply_of(self, job: Job, place: Place) -> dict[str, Any]:
@@ -316,15 +336,19 @@ class SlackBot(Interactions):
         except (KeyError, TypeError):
             return False
         lang = p.get("lang") or lang_of(p.get("text") or "")
-        delivered, _ = self.out.deliver([(T.say("failed", lang), None)], place, p.get("response_url"))
+        try:
+            out = self._out(p)
+        except LookupError:
+            return False
+        delivered, _ = out.deliver([(T.say("failed", lang), None)], place, p.get("response_url"))
         return delivered
 
-    def _mark_chosen(self, channel: str, chosen: dict[str, Any], lang: str) -> None:
+    def _mark_chosen(self, out: Outbound, channel: str, chosen: dict[str, Any], lang: str) -> None:
         """Replace the buttons by a line saying what was chosen, so the question cannot be answered twice."""
         line = {"type": "context", "elements": [
             {"type": "mrkdwn", "text": clip(T.say("chosen", lang, choice=escape(chosen["label"])), 2000)}]}
         new = [line if b.get("block_id") == chosen["block_id"] else b for b in chosen["blocks"]]
-        self.out.update(channel, chosen["ts"], chosen.get("text") or "…", fit(new))
+        out.update(channel, chosen["ts"], chosen.get("text") or "…", fit(new))
 
     def reply_messages(self, reply: dict[str, Any], place: Place, echo: str | None = None, share: bool = True,
                        currency: str | None = None) -> list[Message]:
@@ -370,10 +394,11 @@ class SlackBot(Interactions):
                       "place": asdict(Place("slash", "", None, None, ""))})
         return True
 
-    def post(self, client: WebClient, channel: str, thread_ts: str | None, text: str, blocks: list[dict] | None):
-        """Queue one chat.postMessage (the worker posts it, with retries); True when queued."""
+    def post(self, client: WebClient, channel: str, thread_ts: str | None, text: str, blocks: list[dict] | None,
+             team: str = ""):
+        """Queue one chat.postMessage (the worker posts it, with retries, as `team`'s bot); True when queued."""
         state = self.enqueue(f"out:{uuid.uuid4().hex}", "button",
-                             {"task": "messages", "messages": [[text, blocks]],
+                             {"task": "messages", "messages": [[text, blocks]], "team": team,
                               "place": asdict(Place("dm", channel, None, thread_ts, ""))})
         return True if state == "queued" else None
 
@@ -427,26 +452,25 @@ def _request_ids(prefix: str, payload: dict, request: Any) -> tuple[str, list[st
 # ----- building and serving ---------------------------------------------------------------------------------------
 @contextmanager
 def _env_hidden() -> Iterator[None]:
-    """App() reads SLACK_* variables by itself: the token and secret (passed explicitly here instead) and, worse,
-    SLACK_CLIENT_ID/SECRET, with which it silently builds a multi-workspace OAuth flow. Hide them meanwhile."""
+    """App() and OAuthSettings() read SLACK_* variables by themselves: the token, the secrets (passed explicitly here
+    instead, as checked by SlackSettings) and SLACK_CLIENT_ID/SECRET, with which App() would build an OAuth flow
+    with a file store of its own. Hide them meanwhile: the OAuth flow, when on, is ours (bot/surfaces/slack/oauth.py)."""
     import os
-    names = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET")
+    names = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_SCOPES",
+             "SLACK_USER_SCOPES", "SLACK_REDIRECT_URI", "SLACK_INSTALL_PATH", "SLACK_REDIRECT_URI_PATH")
     saved = {n: os.environ.pop(n) for n in names if n in os.environ}
-    oauth = [n for n in saved if n.startswith("SLACK_CLIENT_")]
-    if oauth:
-        log.warning("ignoring %s: gpu-advisor is a single-workspace app (SLACK_BOT_TOKEN)", ", ".join(oauth))
     try:
         yield
     finally:
         os.environ.update(saved)
 
 
-def web_client(settings: SlackSettings) -> WebClient:
-    """The Web API client: SLACK_API_BASE_URL; bounded retries on 5xx, 429 (Retry-After) and dropped connections,
-    each retry counted in the metrics."""
+def web_client(settings: SlackSettings, token: str | None = None) -> WebClient:
+    """The Web API client (SLACK_BOT_TOKEN's, or `token`: an installed workspace's): SLACK_API_BASE_URL; bounded
+    retries on 5xx, 429 (Retry-After) and dropped connections, each retry counted in the metrics."""
     from bot.surfaces.metrics import count_retries
-    return WebClient(token=settings.bot_token, base_url=settings.api_base_url, timeout=TIMEOUT_S,
-                     retry_handlers=count_retries(retry_handlers()))
+    return WebClient(token=token if token is not None else (settings.bot_token or None),
+                     base_url=settings.api_base_url, timeout=TIMEOUT_S, retry_handlers=count_retries(retry_handlers()))
 
 
 def build_app(settings: SlackSettings, service: Any = None, templates: Templates | None = None) -> App:
@@ -459,16 +483,45 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     if service is None:
         from bot.surfaces.service import Service
         service = Service()
-    with _env_hidden():
-        app = App(client=web_client(settings), signing_secret=settings.signing_secret or "",
-                  request_verification_enabled=bool(settings.signing_secret),
-                  token_verification_enabled=False, name="gpu-advisor", process_before_response=True,
+    common = dict(signing_secret=settings.signing_secret or "", name="gpu-advisor",
+                  request_verification_enabled=bool(settings.signing_secret), process_before_response=True,
                   listener_executor=ThreadPoolExecutor(max_workers=2, thread_name_prefix="slack-listener"))
-    bot = SlackBot(settings, service, templates, client=app.client)
+    rows = None
+    if settings.multi_workspace and config_bot_token():
+        log.warning("SLACK_BOT_TOKEN is not used: SLACK_CLIENT_ID/SECRET are set, so each workspace is answered with "
+                    "the token it installed")
+    with _env_hidden():
+        if settings.multi_workspace:
+            app, rows = _oauth_app(settings, service, common)
+        else:
+            app = App(client=web_client(settings), token_verification_enabled=False, **common)
+    teams = TeamClients(app.client, rows, make_client=lambda token: web_client(settings, token),
+                        client_id=settings.client_id, client_secret=settings.client_secret)
+    bot = SlackBot(settings, service, templates, client=app.client, teams=teams)
     bot.register(app)
     bot.pool.start()
     app.advisor_health = bot.health                 # for GET /healthz (wsgi_app): the inbox and the database
     return app
+
+
+def config_bot_token() -> bool:
+    import os
+    return bool((os.environ.get("SLACK_BOT_TOKEN") or "").strip())
+
+
+def _oauth_app(settings: SlackSettings, service: Any, common: dict[str, Any]) -> tuple[App, Any]:
+    """The many-workspace app: Bolt's OAuth flow over the installations in ADVISOR_DB (bot/surfaces/slack/oauth.py).
+    Every stored token must open with ADVISOR_TOKEN_KEY before serving (TokenKeyError says what to do)."""
+    from bot.store.backend import open_installations
+    from bot.store.tokens import TokenCipher
+    rows = open_installations(service.audit.path, TokenCipher(settings.token_key or ""))
+    readable = rows.check_keys()
+    oauth = oauth_settings(settings, rows)
+    app = App(client=web_client(settings, ""), oauth_settings=oauth, authorize=cached_authorize(oauth), **common)
+    app.enable_token_revocation_listeners()            # tokens_revoked, app_uninstalled: delete the workspace's rows
+    log.info("many workspaces: GET /slack/install and /slack/oauth_redirect; %d workspace(s) installed, %d stored "
+             "token row(s) open with ADVISOR_TOKEN_KEY", len(rows.workspaces()), readable)
+    return app, rows
 
 
 def run(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:

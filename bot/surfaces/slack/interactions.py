@@ -87,7 +87,7 @@ class Interactions:
             self._respond_all(respond, messages)
             return
         for text, blocks in messages:               # from the Home tab (no response_url): into the app's DM
-            if self.post(context.client, user, None, text, blocks) is None:
+            if self.post(context.client, user, None, text, blocks, team=team) is None:
                 break
 
     def on_feedback(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:

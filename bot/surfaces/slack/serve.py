@@ -8,7 +8,10 @@ Both modes listen on `--port` / $PORT (default 3000):
   reconnects the probe fails, and recovers with the new connection. Docker's HEALTHCHECK and the Kubernetes
   probes (deploy/) call it in both modes.
 - `GET /metrics`: Prometheus text format (bot/surfaces/metrics.py).
-- HTTP mode only: `POST /slack/events`, Bolt's WSGI adapter (events, commands, interactivity).
+- HTTP mode only: `POST /slack/events`, Bolt's WSGI adapter (events, commands, interactivity); with
+  SLACK_CLIENT_ID/SECRET also `GET /slack/install` (the "Add to Slack" page, which sets the state cookie) and
+  `GET /slack/oauth_redirect` (Slack sends the installer back here: state checked, code exchanged, token stored),
+  Bolt's OAuth flow (bot/surfaces/slack/oauth.py). These are browser requests: unsigned, so not behind the guard.
 Anything else is 404; a wrong method is 405 with `Allow`.
 """
 from __future__ import annotations
@@ -40,10 +43,13 @@ def http_health() -> tuple[bool, dict[str, Any]]:
 def wsgi_app(app: App | None, health: Health = http_health, signing_secret: str | None = None) -> Callable:
     """`POST /slack/events` through the guard (signature first, then shape; bot/surfaces/slack/guard.py) to Bolt's
     WSGI adapter (when `app` is given), `GET /healthz` and `GET /metrics`."""
-    handler = None
+    handler, bolt, oauth_paths = None, None, ()
     if app is not None:
         from slack_bolt.adapter.wsgi import SlackRequestHandler
-        handler = guarded(SlackRequestHandler(app, path="/slack/events"), signing_secret)
+        bolt = SlackRequestHandler(app, path="/slack/events")
+        handler = guarded(bolt, signing_secret)
+        flow = app.oauth_flow
+        oauth_paths = (flow.install_path, flow.redirect_uri_path) if flow is not None else ()
 
     def plain(start_response: Callable, status: str, body: bytes, ctype: str = "text/plain",
               extra: list | None = None) -> list[bytes]:
@@ -63,6 +69,10 @@ def wsgi_app(app: App | None, health: Health = http_health, signing_secret: str 
             from bot.surfaces.metrics import exposition
             body, ctype = exposition()
             return plain(start_response, "200 OK", body if method == "GET" else b"", ctype)
+        if path in oauth_paths:
+            if method != "GET":
+                return plain(start_response, "405 Method Not Allowed", b"GET only\n", extra=[("Allow", "GET")])
+            return bolt(environ, start_response)
         if path == "/slack/events" and handler is not None:
             if method != "POST":
                 return plain(start_response, "405 Method Not Allowed", b"POST only\n", extra=[("Allow", "POST")])
@@ -108,7 +118,9 @@ def _on_sigterm() -> None:
 def serve_http(app: App, host: str, port: int, signing_secret: str | None = None) -> None:
     server = _server(wsgi_app(app, with_inbox(http_health, app), signing_secret), host, port)
     real_port = getattr(server, "effective_port", port)
-    log.info("HTTP mode: listening on http://%s:%s (POST /slack/events, GET /healthz, GET /metrics)", host, real_port)
+    routes = "POST /slack/events, GET /healthz, GET /metrics" + (
+        ", GET /slack/install, GET /slack/oauth_redirect" if getattr(app, "oauth_flow", None) is not None else "")
+    log.info("HTTP mode: listening on http://%s:%s (%s)", host, real_port, routes)
     _on_sigterm()
     try:
         server.run()

@@ -1,8 +1,10 @@
 """Slack settings from the environment, validated once at start-up, and logging that never shows a secret.
 
-Variables (DESIGN.md "Environment"): SLACK_BOT_TOKEN (xoxb-, always), SLACK_SIGNING_SECRET (HTTP mode),
+Variables (DESIGN.md "Environment"): SLACK_BOT_TOKEN (xoxb-, one workspace), SLACK_SIGNING_SECRET (HTTP mode),
 SLACK_APP_TOKEN (xapp-, Socket Mode), SLACK_API_BASE_URL (optional Web API base, e.g. a stand-in server in
-tests), ADVISOR_SLASH_COMMAND (default /gpu-advisor). Logging (ADVISOR_LOG_LEVEL, ADVISOR_LOG_FORMAT) is bot/surfaces/logs.py's.
+tests), ADVISOR_SLASH_COMMAND (default /gpu-advisor). Many workspaces (bot/surfaces/slack/oauth.py): SLACK_CLIENT_ID
+and SLACK_CLIENT_SECRET (Slack's names) turn on the OAuth install flow in HTTP mode, with ADVISOR_TOKEN_KEY (the
+Fernet key(s) sealing the installed tokens) and optionally SLACK_REDIRECT_URI; SLACK_BOT_TOKEN is then not needed. Logging (ADVISOR_LOG_LEVEL, ADVISOR_LOG_FORMAT) is bot/surfaces/logs.py's.
 A missing or malformed setting raises ConfigError naming the variable; the message never contains its value.
 """
 from __future__ import annotations
@@ -19,6 +21,8 @@ DEFAULT_API_BASE_URL = "https://slack.com/api/"
 _BOT_TOKEN = re.compile(r"^xoxb-[A-Za-z0-9-]{8,}$")
 _APP_TOKEN = re.compile(r"^xapp-[A-Za-z0-9-]{8,}$")
 _SIGNING_SECRET = re.compile(r"^[0-9a-fA-F]{32}$")
+_CLIENT_ID = re.compile(r"^[0-9]+\.[0-9]+$")          # e.g. 1234567890123.1234567890123 (Basic Information)
+_CLIENT_SECRET = _SIGNING_SECRET                      # 32 hexadecimal characters too
 
 
 def _kind(value: str) -> str:
@@ -87,6 +91,14 @@ class SlackSettings:
     app_token: str | None = field(default=None, repr=False)
     api_base_url: str = DEFAULT_API_BASE_URL
     slash_command: str = "/gpu-advisor"
+    client_id: str | None = None                                  # set: many workspaces through OAuth
+    client_secret: str | None = field(default=None, repr=False)
+    redirect_uri: str | None = None
+    token_key: str | None = field(default=None, repr=False)
+
+    @property
+    def multi_workspace(self) -> bool:
+        return bool(self.client_id and self.client_secret)
 
     @classmethod
     def from_env(cls, mode: str) -> "SlackSettings":
@@ -98,7 +110,9 @@ class SlackSettings:
         reveal = lambda v: v.get_secret_value().strip() if v is not None else ""  # noqa: E731
         bot, secret, app = (reveal(conf.slack_bot_token), reveal(conf.slack_signing_secret) or None,
                             reveal(conf.slack_app_token) or None)
-        _check_bot(bot)
+        oauth = _oauth_settings(conf, mode, reveal)
+        if not oauth:
+            _check_bot(bot)
         if mode == "http" and not secret:
             raise ConfigError("SLACK_SIGNING_SECRET is not set (HTTP mode verifies every request with it)",
                               fix="set SLACK_SIGNING_SECRET from Basic Information > App Credentials, "
@@ -113,15 +127,52 @@ class SlackSettings:
         if app and not _APP_TOKEN.match(app):
             raise ConfigError(f"SLACK_APP_TOKEN is malformed: it holds {_kind(app)}, not an app-level token",
                               fix="use the app-level token from Basic Information; it starts with xapp-")
-        for name, value in (("SLACK_BOT_TOKEN", bot), ("SLACK_APP_TOKEN", app), ("SLACK_SIGNING_SECRET", secret)):
+        for name, value in (("SLACK_BOT_TOKEN", bot), ("SLACK_APP_TOKEN", app), ("SLACK_SIGNING_SECRET", secret),
+                            ("SLACK_CLIENT_SECRET", oauth.get("client_secret"))):
             if value and is_placeholder(value):
                 raise ConfigError(f"{name} still holds the placeholder of deploy/slack.env.example",
                                   fix=f"replace it by your app's real value (docs/slack.md, 'Set up')")
-        return cls(bot_token=bot, signing_secret=secret, app_token=app, api_base_url=_base_url(conf.slack_api_base_url),
-                   slash_command=config.slash_command())
+        return cls(bot_token=bot if not oauth else "", signing_secret=secret, app_token=app,
+                   api_base_url=_base_url(conf.slack_api_base_url), slash_command=config.slash_command(), **oauth)
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.bot_token, self.signing_secret, self.app_token) if s] + url_secrets(self.api_base_url)
+        keys = [k for k in re.split(r"[,\s]+", self.token_key or "") if k]
+        return [s for s in (self.bot_token, self.signing_secret, self.app_token, self.client_secret) if s] + keys \
+            + url_secrets(self.api_base_url)
+
+
+def _oauth_settings(conf: object, mode: str, reveal) -> dict[str, str | None]:
+    """{} for one workspace (SLACK_CLIENT_ID/SECRET unset); else the checked client id, secret, redirect URI and
+    token key. ConfigError for half a pair, a malformed value, Socket Mode, or a missing/malformed ADVISOR_TOKEN_KEY."""
+    client_id, client_secret = (conf.slack_client_id or "").strip(), reveal(conf.slack_client_secret)
+    if not client_id and not client_secret:
+        return {}
+    if not (client_id and client_secret):
+        have, lack = ("SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET") if client_id else ("SLACK_CLIENT_SECRET",
+                                                                                    "SLACK_CLIENT_ID")
+        raise ConfigError(f"{have} is set but {lack} is not: installing in many workspaces needs both",
+                          fix=f"set {lack} from Basic Information > App Credentials, or unset {have} to serve the "
+                              "one workspace of SLACK_BOT_TOKEN")
+    if mode != "http":
+        raise ConfigError("SLACK_CLIENT_ID/SLACK_CLIENT_SECRET (install in many workspaces) need HTTP mode: Slack "
+                          "sends the install redirect and each workspace's events to the app's public URL",
+                          fix="run `gpu-advisor serve --http` without SLACK_APP_TOKEN, or unset SLACK_CLIENT_ID and "
+                              "SLACK_CLIENT_SECRET for Socket Mode in one workspace")
+    if not _CLIENT_ID.match(client_id):
+        raise ConfigError("SLACK_CLIENT_ID is malformed: Slack client ids are two numbers joined by a dot",
+                          fix="copy the Client ID from Basic Information > App Credentials")
+    if not _CLIENT_SECRET.match(client_secret):
+        raise ConfigError("SLACK_CLIENT_SECRET is malformed: Slack client secrets are 32 hexadecimal characters",
+                          fix="copy the Client Secret from Basic Information > App Credentials")
+    redirect = (conf.slack_redirect_uri or "").strip() or None
+    if redirect and urlsplit(redirect).scheme not in ("https", "http"):
+        raise ConfigError(f"SLACK_REDIRECT_URI={safe_url(redirect)!r} is not an http(s) URL",
+                          fix="set it to https://<your host>/slack/oauth_redirect, as listed under OAuth & "
+                              "Permissions > Redirect URLs, or unset it")
+    key = reveal(conf.advisor_token_key)
+    from bot.store.tokens import TokenCipher
+    TokenCipher(key)                       # ConfigError when missing or malformed (never showing the key)
+    return {"client_id": client_id, "client_secret": client_secret, "redirect_uri": redirect, "token_key": key}
 
 
 # ----- logging without secrets ---------------------------------------------------------------------------------
