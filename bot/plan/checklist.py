@@ -192,6 +192,9 @@ def _rate_date(kb: KnowledgeBase, from_ccy: str | None, to_ccy: str | None) -> s
 def _as_planned(w: Workload, pick: dict[str, Any]) -> Workload:
     """The job as the pick runs it: per replica, on its GPUs, at the micro-batch it was sized with."""
     update: dict[str, Any] = {"gpus": max(w.gpus, pick.get("gpus_total") or w.gpus)}
+    sharding = (pick.get("layout") or {}).get("sharding")
+    if sharding:
+        update["sharding"] = sharding
     if pick.get("micro_batch"):
         update["batch_size"] = pick["micro_batch"]
     return w.model_copy(update=update)

@@ -148,7 +148,9 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
                  batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
                  # what the user said they shard with ("deepspeed zero3", "FSDP") and offload, else the usual default
                  sharding=(slots.get("sharding") if gpus > 1 else None) or (
-                     "zero3" if gpus > 1 and method in ("full", "freeze") else ("ddp" if gpus > 1 else "none")),
+                     # parameter offload ("offload ds config") runs under ZeRO-3: it is what that config shards with
+                     "zero3" if gpus > 1 and (method in ("full", "freeze") or _offload(slots) == "full")
+                     else ("ddp" if gpus > 1 else "none")),
                  offload=_offload(slots) if gpus > 1 else "none",
                  grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
                  # full fine-tuning at a small micro-batch accumulates: its gradients stay through every forward

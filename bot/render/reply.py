@@ -205,7 +205,8 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
         if (r.get("per_gpu_gib") or 0) <= r["gpu_memory_gib"]:
             return t.say("ruled.no_room", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}",
                          have=f"{r['gpu_memory_gib']:g}")
-        need, have = f"{(r.get('per_gpu_gib') or 0):.1f}", f"{r['gpu_memory_gib']:g}"
+        # rounded up, so that 94.02 GiB on a 94 GiB card reads "94.1 > 94", never "94.0 > 94"
+        need, have = f"{math.ceil((r.get('per_gpu_gib') or 0) * 10) / 10:.1f}", f"{r['gpu_memory_gib']:g}"
         if r.get("blocked_by") == "rdma":
             return t.say("ruled.no_fit_rdma", lang, need=need, have=have, gpus=r.get("need_gpus") or 1)
         if (r.get("need_gpus") or 1) > 1:
