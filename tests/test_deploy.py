@@ -55,3 +55,86 @@ def test_kustomization_renders():
     assert out.returncode == 0, out.stderr
     kinds = [d["kind"] for d in yaml.safe_load_all(out.stdout)]
     assert sorted(kinds) == ["Deployment", "PersistentVolumeClaim", "Service"]
+
+
+# ----- the PostgreSQL variant: deploy/k8s-postgres (an overlay of deploy/k8s) ---------------------------------------
+K8S_PG = DEPLOY / "k8s-postgres"
+
+
+def _yaml(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+
+
+def _settings_names() -> set[str]:
+    """Every environment variable the code reads (bot/records/config.py's settings model)."""
+    from bot.records.config import _model
+    return {name.upper() for name in _model().model_fields}
+
+
+def _pod_labels() -> dict[str, str]:
+    [base] = _yaml(DEPLOY / "k8s" / "deployment.yaml")
+    return base["spec"]["template"]["metadata"]["labels"]
+
+
+def test_postgres_overlay_references_exist_and_apply_no_secret():
+    [kust] = _yaml(K8S_PG / "kustomization.yaml")
+    assert "../k8s" in kust["resources"]
+    for name in kust["resources"]:
+        target = K8S_PG / name
+        assert (target / "kustomization.yaml").is_file() if target.is_dir() else target.is_file(), name
+    for patch in kust["patches"]:
+        assert (K8S_PG / patch["path"]).is_file(), patch
+    applied = [d for name in kust["resources"] if (K8S_PG / name).is_file() for d in _yaml(K8S_PG / name)]
+    applied += [d for patch in kust["patches"] for d in _yaml(K8S_PG / patch["path"])]
+    assert "Secret" not in {d["kind"] for d in applied}          # re-applying never replaces credentials
+
+
+def test_postgres_overlay_replicas_rolling_update_pdb_and_no_volume():
+    [patch] = _yaml(K8S_PG / "deployment-patch.yaml")
+    assert patch["spec"]["replicas"] >= 2
+    assert patch["spec"]["strategy"] == {"type": "RollingUpdate",
+                                         "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    pod = patch["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    [db] = [e for e in container["env"] if e["name"] == "ADVISOR_DB"]
+    assert db["value"] is None and db["valueFrom"]["secretKeyRef"] == {"name": "gpu-advisor-db", "key": "ADVISOR_DB"}
+    assert pod["volumes"] == [{"name": "data", "$patch": "delete"}]
+    [pvc] = _yaml(DEPLOY / "k8s" / "pvc.yaml")
+    [gone] = _yaml(K8S_PG / "no-volume.yaml")
+    assert (gone["$patch"], gone["kind"], gone["metadata"]["name"]) == ("delete", pvc["kind"], pvc["metadata"]["name"])
+    [pdb] = _yaml(K8S_PG / "pdb.yaml")
+    assert pdb["kind"] == "PodDisruptionBudget" and pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["minAvailable"] < patch["spec"]["replicas"]          # a drain can still evict one pod
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= _pod_labels().items()
+
+
+def test_postgres_overlay_env_names_are_what_the_code_reads():
+    from bot.store.backend import is_postgres_url
+    [base] = _yaml(DEPLOY / "k8s" / "deployment.yaml")
+    [patch] = _yaml(K8S_PG / "deployment-patch.yaml")
+    names = {e["name"] for doc in (base, patch) for e in doc["spec"]["template"]["spec"]["containers"][0]["env"]}
+    [secret] = _yaml(K8S_PG / "secret.example.yaml")
+    assert names | set(secret["stringData"]) <= _settings_names()
+    assert set(secret["stringData"]) == {"ADVISOR_DB"} and is_postgres_url(secret["stringData"]["ADVISOR_DB"])
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_postgres_overlay_renders():
+    out = subprocess.run(["kubectl", "kustomize", str(K8S_PG)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    docs = {d["kind"]: d for d in yaml.safe_load_all(out.stdout)}
+    assert sorted(docs) == ["Deployment", "PodDisruptionBudget", "Service"]      # no PVC, no Secret
+    dep, pdb = docs["Deployment"], docs["PodDisruptionBudget"]
+    assert dep["spec"]["replicas"] >= 2 and dep["spec"]["strategy"]["type"] == "RollingUpdate"
+    pod = dep["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["path"] == "/healthz"
+    [db] = [e for e in container["env"] if e["name"] == "ADVISOR_DB"]
+    assert "value" not in db and db["valueFrom"]["secretKeyRef"]["name"] == "gpu-advisor-db"
+    assert [m["mountPath"] for m in container["volumeMounts"]] == ["/tmp"]
+    assert not any("persistentVolumeClaim" in v for v in pod.get("volumes", []))
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert {e["name"] for e in container["env"]} <= _settings_names()

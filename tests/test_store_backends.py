@@ -160,6 +160,8 @@ def test_inbox_dedupes_by_any_key_and_finishes_once(target):
     assert inbox.put("Ev1", "event", {"text": "hi", "response_url": "https://hooks/x"}, keys=["msg:C1:1.0"])
     assert not inbox.put("Ev1-retry", "event", {"text": "hi"}, keys=["msg:C1:1.0"])    # same message, other id
     assert not inbox.put("Ev1", "event", {"text": "hi"})
+    inbox.close()
+    inbox = open_inbox(target)                                # a restart resumes the job its predecessor left
     assert [j.id for j in inbox.open_jobs()] == ["Ev1"]
     job = inbox.start("Ev1")
     assert job.attempts == 1 and job.state == "running"

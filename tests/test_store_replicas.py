@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 
 from click.testing import CliRunner
 
@@ -48,15 +49,45 @@ def test_two_replicas_one_chain_each_event_once(postgres_url):
     assert res.exit_code == 0 and f"ok: {unique} record(s) checked, chain intact" in res.output
 
 
+def _eventually(read, timeout: float = 10.0):
+    """read() once it is non-empty: the server drops a closed session's locks a moment after the close."""
+    end = time.monotonic() + timeout
+    while not (value := read()) and time.monotonic() < end:
+        time.sleep(0.02)
+    return value
+
+
 def test_a_live_replicas_running_job_is_not_resumed_a_dead_ones_is(postgres_url):
     a, b = open_inbox(postgres_url), open_inbox(postgres_url)
     assert a.put("Ev1", "event", {"text": "hi"}) and a.put("Ev2", "event", {"text": "there"})
     assert a.start("Ev1").state == "running"
     assert b.start("Ev1") is None                         # replica a is alive and running it
-    assert [j.id for j in b.open_jobs()] == ["Ev2"]       # b, (re)starting, resumes only the queued one
-    assert b.start("Ev2").attempts == 1 and a.start("Ev2") is None
+    assert b.open_jobs() == [] and b.reclaim() == []      # a holds both: b, (re)starting or scanning, takes none
+    assert b.put("Ev3", "event", {"text": "mine"}) and b.start("Ev3").attempts == 1
     a.close()                                              # replica a dies: the server drops its lock
-    assert [j.id for j in b.open_jobs()] == ["Ev1"]
+    assert [j.id for j in _eventually(b.open_jobs)] == ["Ev1", "Ev2"]
+    assert [(j.id, j.state) for j in b.reclaim()] == [("Ev1", "queued"), ("Ev2", "queued")]
+    assert b.reclaim() == [] and b.open_jobs() == []       # b owns them now
     job = b.start("Ev1")
-    assert (job.state, job.attempts) == ("running", 2)
+    assert (job.state, job.attempts) == ("running", 2)     # a's run counts as an attempt
+    assert b.start("Ev2").attempts == 1
     b.close()
+
+
+def test_survivors_split_a_dead_replicas_jobs_and_a_cut_off_replica_takes_a_new_lease(postgres_url):
+    dead, b, c = open_inbox(postgres_url), open_inbox(postgres_url), open_inbox(postgres_url)
+    for i in range(10):
+        dead.put(f"Ev{i}", "event", {"text": str(i)})
+    dead.start("Ev0")
+    dead.close()
+    _eventually(b.open_jobs)
+    first, second = b.reclaim(4), c.reclaim(100)           # SKIP LOCKED: never the same job twice
+    assert len(first) == 4 and len(second) == 6
+    assert sorted(j.id for j in first + second) == [f"Ev{i}" for i in range(10)]
+    assert b.heartbeat() and b.reclaim() == [] and c.reclaim() == []
+    old = b.owner
+    b._owner_conn.close()                                   # b's lease ends (as if the server had lost it)
+    assert [j.id for j in _eventually(c.open_jobs)] == [j.id for j in first]
+    assert b.heartbeat() is False and b.owner != old        # b notices, takes a new lease, re-owns its jobs
+    assert c.reclaim() == [] and b.heartbeat()
+    b.close(), c.close()

@@ -53,6 +53,7 @@ def _model() -> type:
         advisor_token_key: SecretStr | None = None   # Fernet key(s) sealing the installed tokens (OAuth)
         port: str = "3000"
         advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
+        advisor_inbox_scan_s: float = 5.0         # how often a replica claims the Slack jobs of a dead one
         advisor_price_max_age_days: int = 90       # a price or rate older than this is flagged (answers, kb audit)
 
         @field_validator("advisor_default_provider", "advisor_log_format", mode="before")

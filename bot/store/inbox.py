@@ -124,6 +124,16 @@ class Inbox(LockedDatabase):
                                 "ORDER BY received, rowid").fetchall()
         return [_job(r) for r in rows]
 
+    def reclaim(self, limit: int = 100) -> list[Job]:
+        """Jobs a dead replica left, now this process's to run: none on SQLite. One host holds the file, and the
+        process that restarts there resumes its own open jobs (`open_jobs` at start); the PostgreSQL inbox, shared
+        by replicas on several hosts, claims them here (bot/store/pg_stores.py)."""
+        return []
+
+    def heartbeat(self) -> bool:
+        """True: an SQLite inbox holds no lease to renew (see PgInbox.heartbeat)."""
+        return True
+
     def start(self, job_id: str) -> Job | None:
         """Mark a job running and count the attempt; None when it is already finished (or unknown)."""
         with self._write() as conn:

@@ -83,18 +83,28 @@ class PgSessionStore(PgDatabase, SessionStore):
 
 
 OWNER_LOCK_CLASS = 0x6770          # pg_advisory_lock(class, owner): held by each live inbox for its lifetime
-# a running job is abandoned when no session holds its owner's lock (the replica died, its connection closed)
-_ABANDONED = ("(owner IS NULL OR NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-              f"AND classid = {OWNER_LOCK_CLASS} AND objid::bigint = inbox.owner AND objsubid = 2 AND granted))")
+# A job is abandoned when no session of this database holds its owner's lock (the replica died and the server
+# closed its connection, or the keepalives below found its host gone). One hashed subquery over pg_locks.
+_LIVE_OWNERS = ("SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+                f"classid = {OWNER_LOCK_CLASS} AND objsubid = 2 AND "
+                "database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+_ABANDONED = f"(owner IS NULL OR owner NOT IN ({_LIVE_OWNERS}))"
+# The owner lock is a lease: it lasts while the server can reach its connection. A killed process drops it at
+# once (its socket closes); for a host that vanished without a word, the server's TCP keepalives on that
+# connection (idle 10 s, then 3 probes 5 s apart, and at most 25 s of unacknowledged data) end it in ~25 s.
+LEASE_KEEPALIVES = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3",
+                    "tcp_user_timeout": "25000"}
 
 
 class PgInbox(PgDatabase, Inbox):
     """The durable inbox in PostgreSQL: a job id or key claimed on one replica is seen by all.
 
-    Replicas share the jobs, so "resume what is open" must not take a job another live replica is running (that
+    Replicas share the jobs, so "resume what is open" must not take a job another live replica holds (that
     would answer it twice). Each inbox holds a session advisory lock named by its random owner id on a connection
-    of its own; `start` takes a job only when it is queued or its owner's lock is gone (that replica died: the
-    server drops the lock with the connection), and records itself as the owner.
+    of its own, and every job records the owner that accepted (or last claimed) it. A job whose owner's lock is
+    gone was left by a dead replica: `reclaim` (run every few seconds by each replica's worker pool) takes such
+    jobs with FOR UPDATE SKIP LOCKED, so two survivors never claim the same one, and `start` runs a job only when
+    it is queued or abandoned, so a job runs on one live replica at a time.
     """
 
     def __init__(self, url: str, *, clock: Callable[[], dt.datetime] = utc_now, timeout: float | None = None):
@@ -106,7 +116,10 @@ class PgInbox(PgDatabase, Inbox):
         import secrets
 
         import psycopg
-        conn = psycopg.connect(self.path.secret, autocommit=True)
+        conn = psycopg.connect(self.path.secret, autocommit=True, application_name="gpu-advisor inbox owner",
+                               keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3)
+        for name, value in LEASE_KEEPALIVES.items():        # the server's side: how soon it gives up on us
+            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
         for _ in range(100):
             owner = secrets.randbelow(2**31 - 1) + 1
             if conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (OWNER_LOCK_CLASS, owner)).fetchone()[0]:
@@ -115,9 +128,41 @@ class PgInbox(PgDatabase, Inbox):
         raise RuntimeError("no free inbox owner id")
 
     def close(self) -> None:
-        """Release the owner lock: this inbox's running jobs may now be resumed by another replica."""
+        """Release the owner lock: this inbox's open jobs may now be resumed by another replica."""
         if not self._owner_conn.closed:
             self._owner_conn.close()
+
+    def heartbeat(self) -> bool:
+        """Check that the owner lock is still held; if its connection was lost, take a new owner id and re-own the
+        jobs still recorded under the old one that nobody claimed meanwhile. False when the lock had been lost.
+
+        Why: a replica cut off from the server for longer than the lease looks dead to the others, which may then
+        claim its open jobs; once back, it must hold a lock again, or every job it accepts would look abandoned.
+        """
+        import psycopg
+        try:
+            self._owner_conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            pass
+        old = self.owner
+        self.close()
+        self._owner_conn, self.owner = self._take_owner_lock()
+        with self._write() as conn:
+            conn.execute("UPDATE inbox SET owner = ? WHERE owner = ? AND state IN ('queued', 'running')",
+                         (self.owner, old))
+        return False
+
+    def reclaim(self, limit: int = 100) -> list[Job]:
+        """Claim up to `limit` jobs whose replica died (queued, or running when it died), oldest first: each
+        becomes queued under this inbox's owner id. SKIP LOCKED: survivors scanning together split the jobs."""
+        with self._write() as conn:
+            rows = conn.execute(f"UPDATE inbox SET state = 'queued', owner = ?, updated = ? WHERE id IN ("
+                                f"SELECT id FROM inbox WHERE state IN ('queued', 'running') AND {_ABANDONED} "
+                                "ORDER BY n LIMIT ? FOR UPDATE SKIP LOCKED) "
+                                f"RETURNING {', '.join(_JOB_COLUMNS)}, n",
+                                (self.owner, self._now(), max(1, int(limit)))).fetchall()
+        return [_job(r[:-1]) for r in sorted(rows, key=lambda r: r[-1])]
 
     def start(self, job_id: str) -> Job | None:
         """Mark a job running here; None when it is finished, unknown, or running on another live replica."""
@@ -143,16 +188,16 @@ class PgInbox(PgDatabase, Inbox):
                                   (k, now)).rowcount == 1 for k in keys]
             if not all(fresh):
                 return False
-            cursor = conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated) "
-                                  "VALUES (?, ?, ?, 'queued', ?, ?) ON CONFLICT (id) DO NOTHING",
-                                  (job_id, kind, text, now, now))
+            cursor = conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated, owner) "
+                                  "VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                                  (job_id, kind, text, now, now, self.owner))
             return cursor.rowcount == 1
 
     def open_jobs(self) -> list[Job]:
-        """Queued jobs, and running ones whose replica is gone (not those a live replica is running)."""
+        """Open jobs whose replica is gone (queued or running there), not those a live replica holds."""
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE state = 'queued' OR "
-                                f"(state = 'running' AND {_ABANDONED}) ORDER BY received, n").fetchall()
+            rows = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE state IN ('queued', 'running') "
+                                f"AND {_ABANDONED} ORDER BY received, n").fetchall()
         return [_job(r) for r in rows]
 
     def posted(self, job_id: str, parts: int, advice_id: str | None = None) -> None:

@@ -37,6 +37,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.surfaces.slack import text as T
+from bot.records.config import settings as conf
 from bot.records.errors import AdvisorError, ConfigError
 from bot.render.blocks import blocks as render_blocks
 from bot.render.blocks import escape
@@ -107,7 +108,8 @@ class SlackBot(Interactions):
         self.out = self.teams.default
         self.inbox = inbox or open_inbox(service.audit.path)
         self.storage_error: str | None = None         # the last failure to record a job, until one succeeds
-        self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts)
+        self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts,
+                               scan_s=conf().advisor_inbox_scan_s)
 
     def register(self, app: App) -> App:
         app.event("app_mention")(self.on_mention)

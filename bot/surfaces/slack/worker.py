@@ -8,6 +8,10 @@ queue holds job ids only; the jobs themselves are in SQLite, so a crash loses no
 Failures: an attempt that raises is retried after a short, growing delay; after `max_attempts` the job ends
 `failed`, `give_up(job, error)` tells the user (an apology) and the error is logged. A job that was running when
 the process died counts that run as an attempt, so a question that crashes the process cannot loop forever.
+
+Replicas (PostgreSQL): every `scan_s` seconds a scanner thread renews this replica's lease on its jobs
+(`inbox.heartbeat()`) and claims jobs a dead replica left (`inbox.reclaim()`), as many as the workers have room
+for, so survivors answer them without waiting for a replacement and share them out. On SQLite both are no-ops.
 """
 from __future__ import annotations
 
@@ -22,15 +26,20 @@ log = logging.getLogger("gpu_advisor.slack")
 
 DEFAULT_WORKERS = 4
 DEFAULT_ATTEMPTS = 3
+DEFAULT_SCAN_S = 5.0
+BACKLOG_SCAN_S = 0.2        # the next scan when the last one filled the workers' room: a dead replica's backlog
 
 
 class WorkerPool:
     """`submit(job_id)` after the inbox holds the job; `start()` resumes what a previous process left open."""
 
     def __init__(self, inbox: Inbox, handle: Callable[[Job], None], give_up: Callable[[Job, BaseException], bool],
-                 *, size: int = DEFAULT_WORKERS, max_attempts: int = DEFAULT_ATTEMPTS, retry_delay_s: float = 0.5):
+                 *, size: int = DEFAULT_WORKERS, max_attempts: int = DEFAULT_ATTEMPTS, retry_delay_s: float = 0.5,
+                 scan_s: float = DEFAULT_SCAN_S):
         self.inbox, self.handle, self.give_up = inbox, handle, give_up
         self.size, self.max_attempts, self.retry_delay_s = max(1, size), max(1, max_attempts), retry_delay_s
+        self.scan_s = max(0.1, scan_s)
+        self._stopping = threading.Event()
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._busy = 0
         self._lock = threading.Lock()
@@ -47,6 +56,7 @@ class WorkerPool:
             thread = threading.Thread(target=self._loop, name=f"slack-worker-{n}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        threading.Thread(target=self._scan_loop, name="slack-inbox-scan", daemon=True).start()
         return len(resumed)
 
     def submit(self, job_id: str) -> None:
@@ -59,10 +69,34 @@ class WorkerPool:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Let the workers finish their current job and exit (jobs still queued stay in the inbox)."""
+        self._stopping.set()
         for _ in self._threads:
             self._queue.put(None)
         for thread in self._threads:
             thread.join(timeout)
+
+    def scan(self) -> bool:
+        """Renew the lease, then claim up to the workers' free room (at least one per worker) of the jobs a dead
+        replica left and queue them here; True when that filled the room (more may be waiting)."""
+        if not self.inbox.heartbeat():
+            log.warning("the database had dropped this replica's lease on its Slack jobs; it holds a new one now "
+                        "(jobs claimed by other replicas meanwhile stay theirs)")
+        room = max(self.size, 4 * self.size - self.depth())
+        claimed = self.inbox.reclaim(room)
+        for job in claimed:
+            self._queue.put(job.id)
+        if claimed:
+            log.info("claimed %d Slack job(s) left by a stopped replica", len(claimed))
+        return len(claimed) >= room
+
+    def _scan_loop(self) -> None:
+        wait = self.scan_s
+        while not self._stopping.wait(wait):
+            try:
+                wait = BACKLOG_SCAN_S if self.scan() else self.scan_s
+            except Exception:                           # noqa: BLE001 - the database is away: try again later
+                log.warning("could not scan the inbox for jobs left by stopped replicas", exc_info=True)
+                wait = self.scan_s
 
     def _loop(self) -> None:
         while True:
