@@ -1,5 +1,6 @@
 """Each transcript in tests/conversations/ through Core.turn, from a fresh session: statuses, intents, the slots
-asked for and the slots known after every turn (the slots a turn lists must be there; others may be too)."""
+asked for and the slots known after every turn (the slots a turn lists must be there; others may be too), and words
+the reply must contain (`text_has`: in its text or its stated assumptions)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,6 +39,8 @@ def test_conversation(core, path):
             assert reply.missing == expect["missing"], (where, reply.missing)
         if reply.status == "follow_up":
             assert reply.follow_up and reply.missing, where          # a question, and what it asks for
+        for words in expect.get("text_has") or []:
+            assert words in reply.text or any(words in a for a in reply.assumptions), (where, words, reply.text[:400])
         for slot, value in (expect.get("slots") or {}).items():
             assert _same(value, reply.slots.get(slot)), (where, slot, reply.slots)
         assert reply.lang in ("zh", "en") and reply.text, where

@@ -123,7 +123,7 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     new_model = "model" in new or "params_b" in new
     merged = dict(state["slots"])
     if new_model or ambiguous:
-        for key in ("model", "params_b"):
+        for key in ("model", "params_b", "arch"):
             merged.pop(key, None)
     if "gpu_model" in new:
         merged.pop("gpu_models", None)

@@ -18,6 +18,9 @@ from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
 from bot.records.models import Reply
 from bot.conversation.nlu import Parser, load_lexicon
+from bot.conversation.pasted import find_config, model_card
+from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_config
+from bot.records.errors import InvalidRequest
 from bot.render.reply import answer_text, compare_lines, citation_list, refs, sources_line
 from bot.render.templates import Templates, default_templates
 
@@ -49,10 +52,23 @@ class Core:
 
     # ----- the turn ----------------------------------------------------------------------------------------------
     def turn(self, text: str, state: dict[str, Any] | None = None, today: Any = None) -> tuple[Reply, dict[str, Any]]:
-        parse = self.parser.parse(text or "", today=today)
+        pasted = find_config(text or "")
+        parse = self.parser.parse(pasted.text, today=today)
+        if pasted.error or pasted.config is not None:
+            named = model_card(pasted.text) or (state or {}).get("card")      # 'org/name' asked about before
+            problem = self._use_config(parse, pasted, named)
+            if problem:
+                lang = parse.lang if parse.text.strip() else (dict(state or {}).get("lang") or parse.lang)
+                return Reply(status="info", lang=lang, intent=parse.intent, slots={}, kb_version=self.version,
+                             text=self.templates.say(problem[0], lang, **problem[1])), dict(state or {})
         if parse.intent is None and self._names_a_claim(parse.text):
             parse.intent, parse.out_of_scope = "explain", False     # "is p3s.large real?"
         state = dict(state or {})
+        card = model_card(pasted.text) if pasted.config is None else None
+        if card and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
+            # a model card not on file is another model: the one discussed so far is not carried over to it
+            state["slots"] = {k: v for k, v in (state.get("slots") or {}).items()
+                              if k not in ("model", "params_b", "arch")}
         self._resolve_against_state(parse, state)
         new_state, decision = step(state, parse, self.forms)
         lang = new_state.get("lang") or parse.lang
@@ -65,8 +81,36 @@ class Core:
                     and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 reply.text = self.templates.say("refine.same", lang) + "\n" + reply.text
+        if card and decision.kind == "ask" and decision.missing == ["model"] and not parse.slots.model:
+            # 'org/name' not on file: ask for its config.json or its size, naming it
+            reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
+            reply.choices = []
+            new_state["card"] = card
         reply.kb_version = self.version
         return reply, new_state
+
+    def _use_config(self, parse, pasted, named: str | None) -> tuple[str, dict[str, Any]] | None:
+        """A pasted config.json becomes the question's model: its architecture in the slots (the keys the
+        estimator reads) and the parameter count computed from it, replacing whatever model the words named; it
+        is called by the model card the question (or the one before) named, when the config names none.
+        What was wrong with it, as a template key and its values, when it cannot be used."""
+        if pasted.error:
+            return "config.bad_json", pasted.error
+        missing = missing_dimensions(pasted.config)
+        if missing:
+            return "config.no_dims", {"missing": ", ".join(missing)}
+        arch = essentials(pasted.config)
+        if named and not arch.get("_name_or_path"):
+            arch["_name_or_path"] = named
+        try:
+            model, _ = model_from_config(arch, name=str(arch.get("_name_or_path") or "config.json"))
+        except (InvalidRequest, TypeError, ValueError, ZeroDivisionError):
+            return "config.no_dims", {"missing": "numeric dimensions (intermediate_size, vocab_size, head_dim ...)"}
+        parse.slots.model, parse.slots.params_b, parse.slots.arch = None, model.params_b, arch
+        parse.ambiguous.pop("model", None)
+        parse.candidate_params.clear()
+        parse.unknown_model = None
+        return None
 
     # ----- ask only what changes the answer -------------------------------------------------------------------
     def _plausible(self, d: Decision, state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

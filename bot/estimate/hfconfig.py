@@ -62,6 +62,44 @@ def _params(cfg: dict[str, Any], d: dict[str, int], moe: MoE | None, tied: bool)
     return layers + vocab * h * (1 if tied else 2)
 
 
+# the keys model_from_config reads: what a pasted config keeps in the conversation (a config also holds label maps,
+# token ids and generation settings that size nothing)
+_READ = {k for names in _KEYS.values() for k in names} | {
+    "_name_or_path", "model_type", "head_dim", "hidden_act", "tie_word_embeddings", "num_local_experts",
+    "n_routed_experts", "num_experts", "moe_num_experts", "num_experts_per_tok", "experts_per_token", "moe_top_k",
+    "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace", "kv_lora_rank", "q_lora_rank",
+    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "sliding_window", "use_sliding_window"}
+
+
+def essentials(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The part of a config.json that model_from_config reads (the language model's, a vision tower only marked),
+    so a session keeps a few hundred bytes rather than the whole file; the result sizes the same model."""
+    out: dict[str, Any] = {k: v for k, v in cfg.items() if k in _READ and isinstance(v, (int, float, str, bool))}
+    quant = cfg.get("quantization_config")
+    if isinstance(quant, dict) and quant.get("quant_method"):
+        out["quantization_config"] = {"quant_method": quant["quant_method"]}
+    for sub in ("text_config", "llm_config"):
+        if isinstance(cfg.get(sub), dict):
+            out[sub] = essentials(cfg[sub])
+    if "vision_config" in cfg:
+        out["vision_config"] = {}
+    return out
+
+
+def missing_dimensions(cfg: dict[str, Any]) -> list[str]:
+    """The dimensions a config must give as positive whole numbers (hidden size, layers, attention heads) that it
+    lacks or gives as something else ("4096" in quotes, null), by their transformers names."""
+    text = cfg.get("text_config") or cfg.get("llm_config") or cfg
+    if not isinstance(text, dict):
+        return [names[0] for names in (_KEYS["hidden"], _KEYS["layers"], _KEYS["heads"])]
+    bad = []
+    for key in ("hidden", "layers", "heads"):
+        value = _first(text, _KEYS[key])
+        if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+            bad.append(_KEYS[key][0])
+    return bad
+
+
 def model_from_config(cfg: dict[str, Any], name: str = "config.json") -> tuple[Model, list[str]]:
     """The Model a config.json describes, and the assumptions made where it was silent."""
     if not isinstance(cfg, dict):

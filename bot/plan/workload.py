@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bot.estimate.hfconfig import model_from_config
 from bot.estimate.kinds import job_memory, kind_of_model
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
@@ -18,9 +19,9 @@ Assumptions = list[tuple[str, dict[str, Any]]]
 def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
                    ) -> tuple[Workload, Model | None, Assumptions]:
     """The workload the slots describe, the model it names (if known) and the defaults assumed for it."""
-    model = kb.models.get(slots.get("model") or "")
-    kind = job_kind(intent, slots, model)
     notes: Assumptions = []
+    model = kb.models.get(slots.get("model") or "") or _pasted_model(slots, notes)
+    kind = job_kind(intent, slots, model)
     if kind == "rendering":
         w = _rendering(slots, notes)
         notes.append(_second_job(kb, model, slots))
@@ -36,6 +37,20 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
     else:
         w, model, notes = _training(intent, model, params_b, slots, assumed, notes)
     return _with_kind(w, kind, slots, notes), model, notes
+
+
+def _pasted_model(slots: dict[str, Any], notes: Assumptions) -> Model | None:
+    """The model of a config.json pasted into the chat (slots['arch']), while the size in the slots is still its
+    own (a later '70B' means another model); the answer says the architecture came from the paste."""
+    arch = slots.get("arch")
+    if not arch or slots.get("model"):
+        return None
+    model, _ = model_from_config(arch, name=str(arch.get("_name_or_path") or "config.json"))
+    if slots.get("params_b") and abs(slots["params_b"] - model.params_b) > 0.02 * model.params_b:
+        return None
+    notes.append(("assume.pasted_config", {"name": model.name, "params_b": f"{model.params_b:.2f}",
+                                           "layers": model.layers, "hidden": model.hidden}))
+    return model
 
 
 # the model a job of this kind is sized with when none is named (said back as an assumption)

@@ -51,6 +51,8 @@ class Slots(BaseModel):
     topic: str | None = None          # what an explain/billing question is about (nvlink, spot, ...)
     kind: WorkloadKind | None = None      # the kind of job when it is not a language model's (issue 17)
     algorithm: Algorithm | None = None    # a post-training algorithm (DPO, PPO, GRPO, reward model ...)
+    # the architecture of a model not on file, from a config.json pasted into the chat (the keys hfconfig reads)
+    arch: dict[str, Any] | None = None
 
     def filled(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
