@@ -125,7 +125,7 @@ def test_a_missed_target_is_said(core, question):
 @pytest.mark.parametrize("slots, fits", [
     ({"model": "qwen2.5-7b", "method": "full", "gpus": 4, "gpu_model": "a100-80gb"}, True),
     ({"model": "qwen2.5-7b", "method": "full", "gpus": 8, "gpu_model": "rtx-4090"}, None),
-    ({"model": "llama-3-70b", "method": "qlora", "gpus": 2, "gpu_model": "rtx-4090"}, None),
+    ({"model": "llama-3-70b", "method": "qlora", "gpus": 2, "gpu_model": "rtx-4090"}, True),
 ])
 def test_own_hardware_is_judged_with_all_its_cards(core, slots, fits):
     advice = core.advisor.advise("finetune", dict(slots), {}, "en")
@@ -137,9 +137,39 @@ def test_own_hardware_is_judged_with_all_its_cards(core, slots, fits):
     # hardware gets the same plan, unless a rental of their own GPU was sensible enough to go first)
     plain = {k: v for k, v in slots.items() if k not in ("gpus", "gpu_model")}
     alone = core.advisor.advise("finetune", plain, {}, "en")
-    pick, ref = advice.recommendations[0], alone.recommendations[0]
-    if pick["gpu"] != slots["gpu_model"]:
+    pick = next(r for r in advice.recommendations if r["label"] == "pick")
+    ref = alone.recommendations[0]
+    if pick["gpu"] not in core.advisor._gpu_ids(slots["gpu_model"]):
         assert (pick["id"], pick["gpus_total"]) == (ref["id"], ref["gpus_total"])
+
+
+_OWN_JOBS = [("finetune", {"model": "qwen2.5-7b", "method": "full"}),
+             ("finetune", {"model": "llama-3-8b", "method": "lora"}),
+             ("finetune", {"model": "llama-3-70b", "method": "qlora"}),
+             ("finetune", {"model": "qwen2.5-32b", "method": "full", "tokens": 1e9}),
+             ("inference", {"model": "llama-3-70b", "concurrency": 10}),
+             ("inference", {"model": "qwen2.5-7b", "concurrency": 30})]
+
+
+@settings(max_examples=25, deadline=None)
+@given(job=st.sampled_from(_OWN_JOBS), gpu=st.sampled_from(["rtx-4090", "a100-80gb", "l40s", "t4", "h100"]),
+       cards=st.sampled_from([1, 2, 3, 4, 8, 16]))
+def test_own_cards_all_used_and_the_rental_is_sized_on_its_own(core, job, gpu, cards):
+    """Every card the user named is in their plan (`yours`, first), or the plan says why fewer (tensor parallelism
+    must divide the attention heads); and the rental beside it does not depend on how many cards they have: the
+    same question with one card of theirs gets the same rental plans."""
+    intent, slots = job
+    advice = core.advisor.advise(intent, {**slots, "gpus": cards, "gpu_model": gpu}, {}, "en")
+    mine = advice.recommendations[0]
+    assert mine["label"] == "yours" and mine["cards"] == cards
+    assert mine["gpus_total"] == cards or (mine["fewer_cards"] and mine["gpus_total"] < cards), mine
+    assert mine["price_per_hour"] is None and mine["job_cost"] is None          # theirs: no rental cost
+    if mine["fits"]:
+        assert mine["per_gpu_gib"] <= mine["gpu_memory_gib"] * 0.95 + 1e-6 or mine["changes"][-1]["change"] == "kv budget"
+    one = core.advisor.advise(intent, {**slots, "gpus": 1, "gpu_model": gpu}, {}, "en")
+    rent = [(r["id"], r["gpus_total"], r["instances"], r["replicas"]) for r in advice.recommendations[1:]]
+    ref = [(r["id"], r["gpus_total"], r["instances"], r["replicas"]) for r in one.recommendations[1:]]
+    assert rent == ref
 
 
 # ----- a comparison with a job gets a verdict from the same plans -------------------------------------------------
@@ -189,13 +219,17 @@ def test_own_hardware_gets_its_time(core):
 
 
 def test_own_hardware_ladder_never_adds_cards(core):
-    """'We have 2x RTX 4090': what would make it fit is done on their two cards (sharding, offload), never 'over 4
-    GPUs'. QLoRA of a 70B model on two 24 GB cards fits with FSDP and parameter offload (Answer.AI's FSDP+QLoRA)."""
+    """'We have 2x RTX 4090': what makes it fit is done on their two cards (sharding, offload), never 'over 4
+    GPUs'. QLoRA of a 70B model on two 24 GB cards fits with FSDP and parameter offload (Answer.AI's FSDP+QLoRA);
+    a full fine-tune of it does not, and what would make it fit changes the method, not the card count."""
     slots = {"model": "llama-3-70b", "method": "qlora", "gpus": 2, "gpu_model": "rtx-4090"}
     verdict = core.advisor.advise("finetune", slots, {}, "en").gpu_verdict
-    assert verdict["gpus"] == 2 and not verdict["fits"]
-    assert verdict["steps"] and verdict["steps"][-1]["fits"], verdict["steps"]
-    assert all("GPUs" not in s["change"] for s in verdict["steps"]), [s["change"] for s in verdict["steps"]]
+    assert verdict["gpus"] == 2 and verdict["fits"]
+    assert [c["change"] for c in verdict["row"]["changes"]] == ["shard over all cards", "offload parameters too"]
+    full = core.advisor.advise("finetune", {**slots, "method": "full"}, {}, "en").gpu_verdict
+    assert full["gpus"] == 2 and not full["fits"]
+    assert full["steps"] and full["steps"][-1]["fits"], full["steps"]
+    assert all("GPUs" not in s["change"] for s in full["steps"]), [s["change"] for s in full["steps"]]
 
 
 @pytest.mark.parametrize("question, lang", [

@@ -79,7 +79,8 @@ def test_short_first_then_details(core, question, lang):
     text = reply.text
     details = text.index("\n" + t.say("label.details", lang) + "\n")
     head = text[:details]
-    assert head.startswith((t.say("label.pick", lang), t.say("why.user_gpu", lang).split("{")[0])) or \
+    assert head.startswith((t.say("label.pick", lang), t.say("why.user_gpu", lang).split("{")[0],
+                            t.say("label.yours", lang))) or \
         t.say("label.pick", lang) in head.split("\n")[1]
     assert t.say("label.checklist", lang) in head and t.say("label.considered", lang) not in head
     assert len(head) <= 1500, (question, len(head))

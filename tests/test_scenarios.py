@@ -60,16 +60,27 @@ def test_scenario(core, s):
     assert r["status"] == want, r["text"]
     if "intent" in e:
         assert r["intent"] == e["intent"]
-    if "verdict_fits" in e:
-        line = r["notes"][0] if r["notes"] else ""
-        fits = e["verdict_fits"]
-        verdict = next((n for n in r["notes"] if "GiB" in n), line)
+    mine = r["recommendations"][0] if r["recommendations"] and r["recommendations"][0]["label"] == "yours" else None
+    if "verdict_fits" in e and mine is None:
+        # a GPU named without a count ("on an H100") is judged, not taken as theirs: the verdict line says
+        verdict = r["notes"][0] if r["notes"] else ""
         broke = ("will run out", "too tight", "会爆显存", "太紧")
-        assert (not any(b in verdict for b in broke)) == fits, verdict
-    pick_keys = set(e) - {"status", "intent", "verdict_fits"}
+        assert (not any(b in verdict for b in broke)) == e["verdict_fits"], verdict
+        assert not set(e) & {"own_hours", "own_gpus", "own_change"}, "a yours plan was expected: " + r["text"]
+    elif "verdict_fits" in e:
+        # the user's own cards: the `yours` plan, first, on every card they named (its first line says why)
+        assert mine["fits"] == e["verdict_fits"], r["text"].split("\n")[0]
+        if "own_hours" in e:
+            _in(mine["job_hours"], e["own_hours"], "hours on their cards")
+        if "own_gpus" in e:
+            assert mine["gpus_total"] == e["own_gpus"] == mine["cards"], mine["gpus_total"]
+        if "own_change" in e:          # what made it fit is part of the plan, and of the answer
+            assert e["own_change"] in [c["change"] for c in mine["changes"]], mine["changes"]
+    pick_keys = set(e) - {"status", "intent", "verdict_fits", "own_hours", "own_gpus", "own_change"}
     if pick_keys:
-        assert r["recommendations"], r["text"]
-        pick = r["recommendations"][0]
+        rentals = [x for x in r["recommendations"] if x["label"] != "yours"]
+        assert rentals, r["text"]
+        pick = rentals[0]
         assert pick["label"] == "pick"
         _check_pick(pick, e)
     if e.get("fastest"):

@@ -133,7 +133,7 @@ class Core:
             advice = self.advisor.advise(intent, slots, {}, lang)
         except AdvisorError:
             return None
-        top = advice.recommendations[0] if advice.recommendations else {}
+        top = next((r for r in advice.recommendations if r.get("label") != "yours"), {})     # the rental
         verdict = (advice.gpu_verdict or {}).get("fits") if isinstance(advice.gpu_verdict, dict) else None
         return top.get("provider"), top.get("flavor"), top.get("instances"), verdict
 

@@ -13,19 +13,17 @@ from typing import Any
 
 from bot.estimate import cost
 from bot.estimate.kinds import job_speed
-from bot.estimate.fit import make_it_fit
 from bot.knowledge.loader import KnowledgeBase
-from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
+from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.checklist import NO_PICK_FACTS, Checklist, citations, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
-from bot.plan import perf
-from bot.plan.links import LinkEvidence, link_of
+from bot.plan.links import link_of
+from bot.plan.own import OwnPlan, own_row, plan_own
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training
 from bot.plan.ranking import Ranker, over_budget
-from bot.estimate.kinds import job_memory
-from bot.plan.workload import build_workload, own_layouts, tp_degrees, user_fixed_plan
+from bot.plan.workload import build_workload, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
@@ -338,12 +336,7 @@ class Advisor:
                 tps = cost.decode_tokens_per_second(sw, model, gpu, pick["gpus_total"])
                 if tps:
                     advice.throughput = {"gpu": gpu.name, "tokens_per_s": round(tps), "concurrency": conc}
-        named = job.slots.get("gpu_model")
-        card_mem = job.slots.get("gpu_memory_gib") if not named else None
-        if named:
-            advice.gpu_verdict = self._judge_gpu(named, job)
-        elif card_mem:
-            advice.gpu_verdict = self._judge_memory(card_mem, job)
+        self._judge(job, advice)
 
     def _compute(self, job: _Job, pick, gpu) -> dict[str, Any] | None:
         """The pick's compute: FLOPs and basis from cost.py, wall clock from the plan (its link included)."""
@@ -365,51 +358,44 @@ class Advisor:
         from bot.knowledge.loader import GPU_FAMILIES
         return GPU_FAMILIES.get(named, [named])
 
-    def _judge_gpu(self, named: str, job: _Job) -> dict[str, Any] | None:
-        ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus]
-        if not ids:
+    def _own(self, job: _Job) -> tuple[OwnPlan, str, list[str]] | None:
+        """The user's cards as a plan of their own, on every card they named (a card named without a count: one)."""
+        named = job.slots.get("gpu_model")
+        card_mem = job.slots.get("gpu_memory_gib") if not named else None
+        if named:
+            ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus]
+            if not ids:
+                return None
+            gpu = self.kb.gpus[max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+            mem, name, sources = gpu.memory_gib, gpu.name, list(gpu.sources)
+        elif card_mem:
+            gpu, mem, sources = None, card_mem, []
+            name = self.t.say("label.card_of", job.lang, mem=f"{card_mem:g}")
+        else:
             return None
-        gpu = self.kb.gpus[max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
-        verdict = self._judge(gpu.memory_gib, job)
-        verdict["hours"] = self._own_hours(job, gpu, verdict)
-        return {"gpu": gpu.id, "gpu_name": gpu.name, **verdict, "sources": list(gpu.sources)}
+        plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")))
+        return plan, name, sources
 
-    def _own_hours(self, job: _Job, gpu, verdict: dict[str, Any]) -> float | None:
-        """How long the job takes on the user's own cards when it fits and its tokens are known: all the cards,
-        eight to a machine, their link unknown (timed as PCIe, TCP between machines)."""
-        w = job.w
-        if not verdict["fits"] or not w.tokens or w.method == "inference":
-            return None
-        n = w.gpus
-        # SXM modules sit on NVLink baseboards (HGX); any other card's link is not known and is timed as PCIe
-        sxm = (gpu.form_factor or "").startswith("SXM") and gpu.nvlink_gbs
-        link = LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2, "unknown", None) if sxm else \
-            LinkEvidence("unknown", "unknown", None, "unknown", None)
-        verdict["link"] = link.intra
-        own = w.model_copy(update={"sharding": verdict["sharding"]})
-        tt = perf.train_time(own, job.model, gpu, n, min(n, 8), link)
-        return round(tt.hours, 1) if tt else None
-
-    def _judge_memory(self, mem: float, job: _Job) -> dict[str, Any]:
-        """'Will it fit on my 24GB card?': the same verdict as for a named GPU, for a card of that memory."""
-        verdict = self._judge(mem, job)
-        return {"gpu": None, "gpu_name": self.t.say("label.card_of", job.lang, mem=f"{mem:g}"), **verdict,
-                "sources": []}
-
-    def _judge(self, mem: float, job: _Job) -> dict[str, Any]:
-        """The user's hardware as a plan of its own, with all its cards: the first layout that fits (as stated,
-        then sharded), or the smallest one and what would make it fit."""
-        usable = mem * (1 - MIN_HEADROOM)
-        tried = [(lw, job_memory(lw, job.model)) for lw in own_layouts(job.w)]
-        w, est = next(((lw, e) for lw, e in tried if e.per_gpu_gib <= usable),
-                      min(tried, key=lambda t: t[1].per_gpu_gib))
-        fits = est.per_gpu_gib <= usable
-        # the make-it-fit ladder knows one dense model; a scene or several models get no ladder
-        plain = w.kind != "rendering" and w.algorithm == "sft"
-        # their cards are what they have: the ladder may shard and offload over them, never add more
-        steps = [] if fits or not plain else make_it_fit(w, job.model, mem, MIN_HEADROOM, max_gpus=w.gpus)
-        return {"memory_gib": mem, "need_gib": est.per_gpu_gib, "fits": fits,
-                "steps": [s.model_dump() for s in steps], "gpus": w.gpus, "sharding": w.sharding}
+    def _judge(self, job: _Job, advice: Advice) -> None:
+        """The verdict on the GPU or card the user named, and when the cards are theirs (a count named with the GPU,
+        or 'my 24GB card') their plan as the `yours` row, first."""
+        own = self._own(job)
+        if own is None:
+            return
+        plan, name, sources = own
+        row = own_row(plan, name)
+        advice.gpu_verdict = {"gpu": plan.gpu.id if plan.gpu else None, "gpu_name": name, "memory_gib": plan.memory_gib,
+                              "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
+                              "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
+                              "hours": row["job_hours"], "link": plan.link, "sources": sources, "row": row,
+                              "owned": bool(job.slots.get("gpus") or job.slots.get("gpu_memory_gib"))}
+        if advice.gpu_verdict["owned"]:
+            advice.recommendations.insert(0, row)
+        used = {c["change"] for c in plan.changes}
+        extra = ["answerai-fsdp-qlora"] if "offload parameters too" in used and job.w.method == "qlora" else []
+        extra += ["pagedattention-paper"] if "kv budget" in used else []
+        advice.citations += [c for c in extra if c in self.kb.sources and c not in advice.citations]
+        advice.gpu_verdict["sources"] = sources + extra
 
 
 def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -> tuple[str, dict[str, Any]]:

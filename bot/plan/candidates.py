@@ -77,7 +77,7 @@ class Sizer:
         """One GPU at a smaller micro-batch, the assumed batch kept by gradient accumulation: what an engineer tries
         before renting a second card (the same samples per optimizer step, a little slower per sample)."""
         w = self.w
-        if self.batch_fixed or w.batch_size < 2 or w.gpus > 1:
+        if self.batch_fixed or w.batch_size < 2 or (self.user_fixed and w.gpus > 1):
             return None
         mb = w.batch_size // 2
         while mb >= 1:

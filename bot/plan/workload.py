@@ -239,12 +239,3 @@ def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
     if slots.get("gpu_model") and not slots.get("nodes"):
         return False
     return bool(slots.get("gpus") or slots.get("nodes"))
-
-
-def own_layouts(w: Workload) -> list[Workload]:
-    """The layouts to try on the user's own cards, all of them used: as stated, then sharded (FSDP/ZeRO-3 also
-    shards 4-bit QLoRA weights, Answer.AI's FSDP+QLoRA), for training over several cards."""
-    out = [w]
-    if w.gpus > 1 and w.method != "inference" and w.sharding not in ("zero3", "fsdp"):
-        out.append(w.model_copy(update={"sharding": "fsdp" if w.method in ("lora", "qlora") else "zero3"}))
-    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.render.reply import rentals
 from bot.render.templates import Templates
 
 SLACK_SECTION_MAX = 3000
@@ -99,8 +100,12 @@ def answer_blocks(reply: dict[str, Any], t: Templates) -> list[dict[str, Any]]:
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     parts = text_parts(reply["text"], t, lang)
     links = _source_links(reply["citations"])
-    top = reply["recommendations"][0]
-    head = f"{label('pick')}: {top['flavor']} ({top['gpu_count']}x {top['gpu_name']})"
+    recs = rentals(reply["recommendations"])
+    mine = reply["recommendations"][0] if len(recs) < len(reply["recommendations"]) else None
+    top = recs[0] if recs else reply["recommendations"][0]
+    # the user's own cards are the question: they head the answer (bot/render/own.py says whether they fit)
+    head = f"{label('yours')}: {mine['gpu_count']}x {mine['gpu_name']}" if mine else \
+        f"{label('pick')}: {top['flavor']} ({top['gpu_count']}x {top['gpu_name']})"
     out: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": _clip(head, SLACK_HEADER_MAX)}}]
 
     def section(title: str | None, lines: list[str]) -> None:
@@ -118,7 +123,7 @@ def answer_blocks(reply: dict[str, Any], t: Templates) -> list[dict[str, Any]]:
     cost += [escape(_strip_label(x, label("compute"))) for x in parts.get("compute", [])]
     section(t.say("label.time_cost", lang), cost)
     section(label("checklist"), [_check_line(item, t, lang, links) for item in reply["checklist"]])
-    others = reply["recommendations"][1:] + reply.get("considered", [])
+    others = recs[1:] + reply.get("considered", [])
     section(label("considered"), [_considered_line(line, rec) for line, rec in
                                   zip(parts.get("considered", [])[1:], others)])
     section(None, [escape(x.strip()) for x in parts.get("other", []) + parts.get("notes", []) + parts.get("assumed", [])])

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
+from bot.render.own import own_lines
 from bot.render.templates import Templates
 
 def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
@@ -17,6 +18,11 @@ def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
             title = s.title + (f" ({s.section})" if s.section else "")
             out.append({"id": s.id, "title": title, "url": s.url})
     return out
+
+
+def rentals(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rental plans of an answer: every recommendation but the user's own cards (label yours, shown first)."""
+    return [r for r in recs if r.get("label") != "yours"]
 
 
 def refs(ids: list[str], order: list[str]) -> str:
@@ -58,22 +64,7 @@ def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, order: list[s
     lines: list[str] = []
     verdict = extra.get("gpu_verdict")
     if verdict:
-        need, have = f"{verdict['need_gib']:.1f}", f"{verdict['memory_gib']:g}"
-        if verdict["fits"]:
-            v = t.say("gpu_verdict.fits", lang, need=need, have=have)
-            if verdict.get("hours"):
-                key = "gpu_verdict.hours_nvlink" if verdict.get("link") == "nvlink" else "gpu_verdict.hours"
-                v += ("" if lang == "zh" else " ") + t.say(key, lang, hours=f"{verdict['hours']:,.0f}",
-                                                           n=verdict["gpus"])
-        else:
-            steps = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in verdict["steps"])
-            hint = t.say("fit.hint", lang, have=have, steps=steps) if steps else t.say("fit.none", lang)
-            if verdict["steps"] and not verdict["steps"][-1]["fits"]:
-                hint += " " + t.say("fit.still_too_big", lang)
-            key = "gpu_verdict.no_room" if verdict["need_gib"] <= verdict["memory_gib"] else "gpu_verdict.no_fit"
-            v = t.say(key, lang, need=need, have=have, fit_hint=hint)
-        lines.append(t.say("why.user_gpu", lang, gpu=verdict["gpu_name"], verdict=v) + " " +
-                     refs(verdict.get("sources", []), order))
+        lines += own_lines(verdict, t, lang, refs(verdict.get("sources", []), order), verdict.get("owned", False))
     if extra.get("fallback"):
         fb = extra["fallback"]
         lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"]))
@@ -85,8 +76,10 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     lang = reply["lang"]
     order = [c["id"] for c in reply["citations"]]
     lines = _verdict_lines(extra, t, lang, order)
-    recs = reply["recommendations"]
+    recs = rentals(reply["recommendations"])
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
+    if recs and len(recs) < len(reply["recommendations"]):
+        lines.append(t.say("yours.rent", lang))
     if recs:
         top = recs[0]
         lines.append(f"{label('pick')}: {flavor_line(kb, top, lang)} - {price_text(t, top, lang)}")
@@ -138,7 +131,7 @@ def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: 
     assumed, and every source. Sentences end the way the reply's language ends them."""
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     lines = [label("details")]
-    recs = reply["recommendations"]
+    recs = rentals(reply["recommendations"])
     if recs:
         others = [r for r in recs[1:] if r.get("label") not in ("cheapest", "fastest")] + reply.get("considered", [])
         if others:

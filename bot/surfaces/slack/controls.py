@@ -49,7 +49,8 @@ def answer_controls(reply: dict[str, Any], kb: Any, place_id: str, *, share: boo
     if days and days >= 2:
         target = max(1, math.floor(days / 2))
         refine.append(_button("refine_faster", T.say("btn_faster", lang), T.say("ask_faster", lang, days=target)))
-    current = reply["recommendations"][0].get("provider") or slots.get("provider")
+    rental = next((r for r in reply["recommendations"] if r.get("label") != "yours"), {})    # not the user's own
+    current = rental.get("provider") or slots.get("provider")
     clouds = [(pid, p.name) for pid, p in kb.providers.items() if pid != current]
     if clouds:
         refine.append(_select("refine_cloud", T.say("btn_cloud", lang), [(f"{lang}:{v}", n) for v, n in clouds]))
@@ -82,7 +83,7 @@ def refinement_text(action: dict[str, Any], kb: Any) -> str | None:
 def currency_note(reply: dict[str, Any], kb: Any, currency: str | None) -> dict[str, Any] | None:
     """A context line with the pick's price (and the job's cost) in the user's display currency (App Home),
     converted at the knowledge base's dated ECB rate and linked to it; None when there is nothing to convert."""
-    recs = reply.get("recommendations") or []
+    recs = [r for r in reply.get("recommendations") or [] if r.get("label") != "yours"]     # the rental's price
     top = recs[0] if recs else {}
     have = top.get("currency")
     if not currency or not have or currency == have or top.get("price_per_hour") is None:

@@ -1,0 +1,330 @@
+"""The user's own cards as a plan of their own (issue 16): every card they named, a layout searched over them, the
+memory per card, the time from the speed model, and no rental cost.
+
+An engineer with a fixed set of cards does not give up at the first layout that overflows: they shard over all the
+cards, split the batch into micro-batches with gradient accumulation, turn on checkpointing, use a fused or 8-bit
+optimizer, and offload to CPU, roughly in that order (each step costs more speed than the one before), and stop at
+the first layout that fits with the planner's 5 % spare. The steps taken are part of the answer. Only when no
+layout fits does the answer turn to changes of the job itself (LoRA instead of full, QLoRA), never more cards.
+
+Serving on one's own cards is judged by the KV-cache budget the cards leave beside the weights: it fits when a
+full-length sequence fits and the budget holds the stated users at the request length the speed model assumes
+(Targets: 1,024 prompt + 256 output tokens); the answer states that budget in sequences and tokens.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.estimate.fit import make_it_fit
+from bot.estimate.kinds import job_memory
+from bot.plan import perf
+from bot.plan.candidates import MIN_HEADROOM
+from bot.plan.links import LinkEvidence, pcie_gbs
+from bot.plan.plans import Targets
+from bot.plan.workload import tp_degrees
+from bot.records.errors import InvalidRequest
+from bot.records.kb import GPU, Model
+from bot.records.models import MemoryEstimate, Workload
+
+KV_SLACK = 1.07              # the allocator's slack on the KV cache (as plans.size_serving)
+MICRO = "micro-batch with gradient accumulation"
+# CPU offload needs host memory for what it moves there. Assumed: 1.5x the cards' memory, at least 128 GiB (Answer.AI's
+# two-24 GB-card workstations had 128 GB of RAM; an 8 x 80 GB DGX A100 has 1-2 TB); the answer states what it needs.
+HOST_RAM_PER_GPU_GIB = 1.5
+HOST_RAM_MIN_GIB = 128.0
+
+
+@dataclass
+class OwnPlan:
+    """The user's cards, judged: the layout that fits (or the nearest), and what it took."""
+    gpu: GPU | None                      # None: a card known only by its memory ("my 24GB card")
+    memory_gib: float
+    cards: int                           # the cards the user named
+    used: int                            # the cards the plan uses (all of them unless `fewer` says why)
+    fits: bool
+    workload: Workload
+    estimate: MemoryEstimate
+    changes: list[dict[str, Any]] = field(default_factory=list)   # layout changes made to fit: {change, per_gpu_gib}
+    steps: list[dict[str, Any]] = field(default_factory=list)     # no layout fits: job changes that would
+    fewer: str | None = None             # why fewer cards than named: "tp_heads"
+    hours: float | None = None
+    mfu: float | None = None
+    link: str | None = None              # the link the time assumes: nvlink or pcie
+    replicas: int = 1
+    kv_tokens: int | None = None         # serving: tokens the KV budget holds per replica
+    full_sequences: int | None = None    # serving: sequences of the full context that budget holds
+    request_tokens: int | None = None    # serving: tokens of the request the load is sized with
+    users: int | None = None
+    tpot_ms: float | None = None
+
+
+def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
+             targets: Targets, batch_fixed: bool) -> OwnPlan:
+    """The user's `cards` cards of `memory_gib` each, as a plan: serving or training."""
+    w = w.model_copy(update={"gpus": cards, "nodes": max(1, math.ceil(cards / 8))})
+    if w.method == "inference":
+        plan = _serving(w, model, memory_gib, cards, targets)
+    else:
+        plan = _training(w, model, memory_gib, cards, batch_fixed)
+    plan.gpu = gpu
+    if plan.fits and gpu is not None:
+        _time(plan, model, gpu, targets)
+    return plan
+
+
+# ----- training --------------------------------------------------------------------------------------------------
+def _training(w: Workload, model: Model | None, mem: float, n: int, batch_fixed: bool) -> OwnPlan:
+    """Up the rungs until the job fits on every card; then drop every rung the fit no longer needs (most costly
+    first) and take the largest micro-batch that still fits, so the plan changes no more than it must."""
+    usable = mem * (1 - MIN_HEADROOM)
+    if w.kind != "llm" or w.algorithm != "sft":
+        est = job_memory(w, model)      # images, audio, scenes, post-training: as stated, no ladder
+        return OwnPlan(None, mem, n, n, est.per_gpu_gib <= usable, w, est)
+    applied: list[tuple[str, dict[str, Any]]] = []
+    cur, est = w, job_memory(w, model)
+    for change, update in _rungs(w, n, batch_fixed):
+        if est.per_gpu_gib <= usable:
+            break
+        cand = _valid(cur, update)
+        e = _estimate(cand, model) if cand is not None else None
+        if e is not None and host_gib(e) > host_ram_gib(mem, n):
+            continue                  # more than the machine's RAM would hold: not a layout of these cards
+        if e is not None and e.per_gpu_gib < est.per_gpu_gib * 0.98:
+            cur, est = cand, e
+            applied.append((change, update))
+    fits = est.per_gpu_gib <= usable
+    if fits:
+        applied = _prune(w, model, usable, applied)
+    plan = _replay(w, model, mem, n, applied)
+    if not fits:
+        plan.steps = [s.model_dump() for s in make_it_fit(plan.workload, model, mem, MIN_HEADROOM, max_gpus=n)
+                      if s.workload.get("gpus", n) <= n]
+    return plan
+
+
+def _prune(w: Workload, model: Model | None, usable: float, applied: list[tuple[str, dict[str, Any]]]
+           ) -> list[tuple[str, dict[str, Any]]]:
+    """Without each rung in turn (the costliest first): kept only when the job no longer fits without it. The
+    micro-batch comes last: the largest that fits with the rungs left."""
+    keep = [a for a in applied if a[0] != MICRO]
+    for rung in reversed(list(keep)):
+        trial = [a for a in keep if a is not rung]
+        if _fits(_build(w, trial), model, usable):
+            keep = trial
+    if batch := next((a for a in reversed(applied) if a[0] == MICRO), None):
+        mb = w.batch_size // 2
+        while mb > batch[1]["batch_size"] and not _fits(_build(w, keep + [_micro(w, mb)]), model, usable):
+            mb //= 2
+        if not _fits(_build(w, keep), model, usable):
+            keep.append(_micro(w, max(mb, batch[1]["batch_size"])))
+    return keep
+
+
+def _replay(w: Workload, model: Model | None, mem: float, n: int, applied: list[tuple[str, dict[str, Any]]]
+            ) -> OwnPlan:
+    """The plan after the rungs kept, with the memory after each one (so every figure shown is of that layout)."""
+    cur, changes = w, []
+    for change, update in applied:
+        cur = _valid(cur, update) or cur
+        e = job_memory(cur, model)
+        changes.append({"change": change, "per_gpu_gib": round(e.per_gpu_gib, 1), **_ctx(update),
+                        **({"host": round(host_gib(e))} if "offload" in update else {})})
+    est = job_memory(cur, model)
+    return OwnPlan(None, mem, n, n, est.per_gpu_gib <= mem * (1 - MIN_HEADROOM), cur, est, changes)
+
+
+def _build(w: Workload, applied: list[tuple[str, dict[str, Any]]]) -> Workload:
+    cur = w
+    for _change, update in applied:
+        cur = _valid(cur, update) or cur
+    return cur
+
+
+def host_gib(est: MemoryEstimate) -> float:
+    """GiB of host RAM the estimate's CPU offload needs across the job (0 without offload)."""
+    return max((float(k["ctx"].get("host", 0)) for k in est.assumption_keys
+                if k.get("key") in ("est.offload", "est.offload_params")), default=0.0)
+
+
+def host_ram_gib(mem: float, n: int) -> float:
+    return max(HOST_RAM_MIN_GIB, HOST_RAM_PER_GPU_GIB * mem * n)
+
+
+def _fits(w: Workload, model: Model | None, usable: float) -> bool:
+    est = _estimate(w, model)
+    return est is not None and est.per_gpu_gib <= usable
+
+
+def _estimate(w: Workload, model: Model | None) -> MemoryEstimate | None:
+    """The estimate, or None for a combination the estimator refuses (parameter offload without sharding)."""
+    try:
+        return job_memory(w, model)
+    except InvalidRequest:
+        return None
+
+
+def _micro(w: Workload, mb: int) -> tuple[str, dict[str, Any]]:
+    return (MICRO, {"batch_size": mb, "grad_accumulation": w.grad_accumulation * max(1, w.batch_size // mb)})
+
+
+def _rungs(w: Workload, n: int, batch_fixed: bool) -> list[tuple[str, dict[str, Any]]]:
+    """Layout changes that keep the job (model, method, data, global batch), cheapest in speed first."""
+    full = w.method in ("full", "freeze")
+    rungs: list[tuple[str, dict[str, Any]]] = []
+    if n > 1 and w.sharding not in ("zero3", "fsdp"):
+        rungs.append(("shard over all cards", {"sharding": "zero3" if full else "fsdp"}))
+    if full and w.optimizer == "adamw" and w.adamw_impl == "foreach":
+        rungs.append(("fused AdamW", {"adamw_impl": "fused"}))
+    if w.checkpointing == "none" and not w.grad_checkpointing:
+        rungs.append(("gradient checkpointing", {"checkpointing": "full", "grad_checkpointing": True}))
+    if not batch_fixed:
+        mb = w.batch_size // 2
+        while mb >= 1:
+            rungs.append(_micro(w, mb))
+            mb //= 2
+    rungs.append(("chunked cross-entropy loss", {"chunked_loss": True}))
+    if w.optimizer == "adamw":
+        rungs.append(("8-bit AdamW", {"optimizer": "adamw8bit"}))
+    if full:
+        rungs.append(("offload optimizer state to CPU", {"offload": "optimizer"}))
+    if n > 1:
+        rungs.append(("offload parameters too", {"offload": "full"}))
+    return rungs
+
+
+def _valid(w: Workload, update: dict[str, Any]) -> Workload | None:
+    try:
+        return Workload.model_validate(w.model_copy(update=update).model_dump())
+    except (InvalidRequest, ValueError):
+        return None
+
+
+def _ctx(update: dict[str, Any]) -> dict[str, Any]:
+    if "batch_size" in update:
+        return {"micro": update["batch_size"], "steps": update["grad_accumulation"]}
+    return {}
+
+
+# ----- serving ---------------------------------------------------------------------------------------------------
+def _serving(w: Workload, model: Model | None, mem: float, n: int, targets: Targets) -> OwnPlan:
+    """Replicas of the smallest tensor-parallel degree whose KV budget holds the users; else one replica over the
+    largest degree the attention heads allow, with what would make it fit."""
+    usable = mem * (1 - MIN_HEADROOM)
+    users = targets.load_sequences() or w.concurrency
+    request = targets.input_len + targets.output_len
+    if w.kind not in ("llm", "multimodal"):
+        est = job_memory(w.model_copy(update={"gpus": 1, "nodes": 1, "tensor_parallel": 1}), model)
+        return OwnPlan(None, mem, n, n, est.per_gpu_gib <= usable, w, est, replicas=n)
+    degrees = sorted(t for t in tp_degrees(model, n) if t <= n)
+    best: OwnPlan | None = None
+    for t in degrees:
+        replicas = n // t
+        per_replica = max(1, math.ceil(users / replicas))
+        rw = w.model_copy(update={"gpus": t, "tensor_parallel": t, "nodes": max(1, math.ceil(t / 8)),
+                                  "concurrency": per_replica})
+        plan = _kv_budget(rw, model, mem, usable, n, t, replicas, per_replica, request)
+        plan.users = users
+        if plan.fits:
+            return plan
+        best = plan
+    assert best is not None
+    if not best.steps:
+        best.steps = [s.model_dump() for s in make_it_fit(best.workload, model, mem, MIN_HEADROOM, max_gpus=n)
+                      if s.workload.get("gpus", best.workload.gpus) <= best.workload.gpus]
+    return best
+
+
+def _kv_budget(rw: Workload, model: Model | None, mem: float, usable: float, n: int, t: int, replicas: int,
+               users: int, request: int) -> OwnPlan:
+    """One replica of t cards: what the KV budget beside the weights holds, and whether that serves the users."""
+    est = job_memory(rw, model)
+    kv = est.breakdown.get("kv_cache", 0.0)
+    fixed = est.per_gpu_gib - kv * KV_SLACK
+    per_token = kv * KV_SLACK / max(1, rw.concurrency * rw.context)
+    budget = int((usable - fixed) / per_token) if per_token > 0 else 0
+    full = budget // rw.context if rw.context else 0
+    fits = est.per_gpu_gib <= usable or (full >= 1 and budget >= users * min(request, rw.context))
+    plan = OwnPlan(None, mem, n, t * replicas, fits, rw, est, replicas=replicas, kv_tokens=max(0, budget),
+                   full_sequences=max(0, full), request_tokens=min(request, rw.context))
+    if fits and est.per_gpu_gib > usable:
+        # it holds the users at the assumed request length, not all of them at the full context: the estimate
+        # shown is the replica at the full-length sequences its budget holds
+        small = rw.model_copy(update={"concurrency": max(1, full)})
+        plan.estimate = job_memory(small, model)
+        plan.changes.append({"change": "kv budget", "per_gpu_gib": round(plan.estimate.per_gpu_gib, 1),
+                             "tokens": budget, "sequences": full, "users": users, "request": plan.request_tokens})
+    if t * replicas < n:
+        plan.fewer = "tp_heads"
+    return plan
+
+
+# ----- time ------------------------------------------------------------------------------------------------------
+def own_link(gpu: GPU) -> LinkEvidence:
+    """SXM modules sit on NVLink baseboards (HGX); any other card's link is not known and is timed as PCIe."""
+    if (gpu.form_factor or "").startswith("SXM") and gpu.nvlink_gbs:
+        return LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2, "unknown", None)
+    return LinkEvidence("unknown", "unknown", pcie_gbs(gpu.form_factor), "unknown", None)
+
+
+def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets) -> None:
+    """Training: wall clock for the tokens on every card of the layout found; serving: the time per output token
+    at the users each replica serves."""
+    link = own_link(gpu)
+    plan.link = "nvlink" if link.intra == "nvlink" else "pcie"
+    w = plan.workload
+    if w.method != "inference":
+        if w.tokens:
+            tt = perf.train_time(w, model, gpu, plan.used, min(plan.used, 8), link)
+            if tt:
+                plan.hours, plan.mfu = tt.hours, tt.mfu
+        return
+    if w.kind not in ("llm", "multimodal"):
+        return
+    sw = w.model_copy(update={"input_len": targets.input_len, "output_len": targets.output_len})
+    cap = max(1, (plan.kv_tokens or 0) // max(1, plan.request_tokens or 1))
+    speed = perf.replica_speed(sw, model, gpu, w.gpus, min(cap, max(1, w.concurrency)), math.inf, link)
+    if speed is not None:
+        plan.tpot_ms = speed.tpot_ms
+
+
+# ----- the public row ----------------------------------------------------------------------------------------------
+def own_layout(plan: OwnPlan) -> dict[str, Any]:
+    """The layout the user's cards run, in the shape of a rental plan's layout (plans.layout_of) plus what the
+    search changed: offload and optimizer."""
+    w = plan.workload
+    if w.method == "inference":
+        return {"dp": plan.replicas, "tp": w.tensor_parallel, "pp": 1, "sharding": "none", "micro_batch": None,
+                "checkpointing": "none", "precision": w.precision, "kv_dtype": w.kv_dtype or w.precision,
+                "concurrency": w.concurrency, "context": w.context}
+    return {"dp": plan.used, "tp": 1, "pp": 1, "sharding": w.sharding, "micro_batch": w.batch_size,
+            "grad_accumulation": w.grad_accumulation, "checkpointing": w.checkpointing, "precision": w.precision,
+            "kv_dtype": None, "offload": w.offload, "optimizer": w.optimizer, "chunked_loss": w.chunked_loss}
+
+
+def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
+    """The `yours` recommendation (ask --json): the fields of a rental row, with no price, instance or provider
+    (provider and flavor read "own"), plus the changes that made it fit and, when nothing did, the steps that would."""
+    est = plan.estimate
+    mem = plan.memory_gib
+    return {
+        "id": "own", "provider": "own", "flavor": "own", "gpu": plan.gpu.id if plan.gpu else None,
+        "gpu_name": gpu_name, "gpu_count": plan.cards, "gpu_memory_gib": mem,
+        "interconnect": plan.link, "interconnect_detail": None, "rdma": None, "network": None,
+        "instances": max(1, math.ceil(plan.used / 8)), "gpus_total": plan.used, "cards": plan.cards,
+        "price_per_hour": None, "spot_price_per_hour": None, "currency": None, "price_kind": "own",
+        "price_date": None, "price_basis": None, "fits": plan.fits,
+        "headroom_pct": round(100 * (1 - est.per_gpu_gib / mem), 1), "per_gpu_gib": round(est.per_gpu_gib, 2),
+        "need_gpus": None, "blocked_by": None, "evidence": None, "region": None, "job_cost": None,
+        "job_hours": round(plan.hours, 1) if plan.hours else None, "ruled_out": None if plan.fits else "no_fit",
+        "over_budget": False, "sources": list(plan.gpu.sources) if plan.gpu else [], "note": None,
+        "label": "yours", "layout": own_layout(plan), "replicas": plan.replicas, "costs": [], "breaks": [], "why": [],
+        "hourly_total": None, "monthly_cost": None, "interconnect_evidence": None, "intra_link": plan.link,
+        "inter_link": None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
+        "replica_concurrency": plan.workload.concurrency if plan.workload.method == "inference" else None,
+        "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None,
+        "changes": list(plan.changes), "fit_steps": list(plan.steps), "fewer_cards": plan.fewer,
+        "kv_tokens": plan.kv_tokens, "full_sequences": plan.full_sequences, "request_tokens": plan.request_tokens,
+        "users": plan.users, "user_currency": None, "price_per_hour_user": None, "user_rate_date": None,
+    }

@@ -1,0 +1,99 @@
+"""The user's own cards in words (the `yours` plan of bot/plan/own.py): fits or not on every card they named, the
+layout, what was changed to make it fit, how long it takes, and, when nothing fits, what would."""
+from __future__ import annotations
+
+from typing import Any
+
+from bot.render.templates import Templates
+
+MFU_SHOWN = "{:.0%}"
+
+
+def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned: bool) -> list[str]:
+    """The verdict line (head: fits or not, with the layout) and its continuation lines (indented)."""
+    row = verdict["row"]
+    have = f"{row['gpu_memory_gib']:g}"
+    need = f"{row['per_gpu_gib']:.1f}"
+    layout = layout_text(row, t, lang)
+    if row["fits"]:
+        v = t.say("yours.fits", lang, need=need, have=have, layout=layout)
+    else:
+        key = "yours.no_room" if row["per_gpu_gib"] <= row["gpu_memory_gib"] else "yours.no_fit"
+        v = t.say(key, lang, need=need, have=have, layout=layout, fit_hint=_hint(row, t, lang, have))
+    if owned:
+        head = t.say("yours.head" if row["gpu"] else "yours.head_card", lang, n=row["cards"], gpu=row["gpu_name"],
+                     have=have)
+        first = f"{t.say('label.yours', lang)}: {head}{'：' if lang == 'zh' else ': '}{v}"
+    else:
+        first = t.say("why.user_gpu", lang, gpu=row["gpu_name"], verdict=v)
+    lines = [f"{first} {refs}".rstrip()]
+    lines += ["      " + x for x in _details(row, t, lang)]
+    return lines
+
+
+def layout_text(row: dict[str, Any], t: Templates, lang: str) -> str:
+    """'FSDP over all 2 cards, micro-batch 4, gradient checkpointing, parameters and optimizer state offloaded to
+    CPU' or 'tensor parallel over 2 cards, 10 concurrent sequences of 4096 tokens'."""
+    lay = row["layout"] or {}
+    sep = "，" if lang == "zh" else ", "
+    if lay.get("kv_dtype") is not None:          # serving
+        parts = [t.say("own.layout.replicas", lang, dp=lay["dp"], tp=lay["tp"]) if lay.get("dp", 1) > 1 else
+                 t.say("own.layout.tp", lang, tp=lay["tp"]) if lay.get("tp", 1) > 1 else t.say("own.layout.none", lang)]
+        return sep.join(parts)
+    n = row["gpus_total"]
+    parts = [t.say(f"own.layout.{lay.get('sharding') or 'none'}", lang, n=n)]
+    mb, acc = lay.get("micro_batch"), lay.get("grad_accumulation") or 1
+    if mb:
+        parts.append(t.say("own.layout.accum", lang, mb=mb, acc=acc) if acc > 1 else
+                     t.say("own.layout.batch", lang, mb=mb))
+    if lay.get("checkpointing") == "full":
+        parts.append(t.say("own.layout.ckpt", lang))
+    if lay.get("chunked_loss"):
+        parts.append(t.say("own.layout.chunked", lang))
+    if lay.get("optimizer") == "adamw8bit":
+        parts.append(t.say("own.layout.adamw8bit", lang))
+    if lay.get("offload") in ("full", "optimizer"):
+        parts.append(t.say(f"own.layout.offload_{lay['offload']}", lang))
+    return sep.join(parts)
+
+
+def change_text(c: dict[str, Any], t: Templates, lang: str, n: int) -> str:
+    key = f"own.change.{c['change']}"
+    words = t.say(key, lang, n=n, **{k: v for k, v in c.items() if k not in ("change", "per_gpu_gib")}) \
+        if key in t.table else c["change"]
+    return f"{words} -> {c['per_gpu_gib']:.1f} GiB"
+
+
+def _hint(row: dict[str, Any], t: Templates, lang: str, have: str) -> str:
+    steps = row.get("fit_steps") or []
+    if not steps:
+        return t.say("fit.none", lang)
+    text = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in steps)
+    hint = t.say("fit.hint", lang, have=have, steps=text)
+    return hint if steps[-1]["fits"] else f"{hint} {t.say('fit.still_too_big', lang)}"
+
+
+def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
+    """What made it fit (or what was tried), the KV budget of a tight server, the fewer cards used, the time."""
+    out = []
+    sep = "；" if lang == "zh" else "; "
+    changes = [c for c in row.get("changes") or [] if c["change"] != "kv budget"]
+    if changes:
+        key = "yours.changed" if row["fits"] else "yours.tried"
+        out.append(t.say(key, lang, changes=sep.join(change_text(c, t, lang, row["gpus_total"]) for c in changes)))
+    kv = next((c for c in row.get("changes") or [] if c["change"] == "kv budget"), None)
+    if kv and row["fits"]:
+        out.append(t.say("yours.kv", lang, tokens=f"{kv['tokens']:,}", full=kv["sequences"],
+                         context=f"{(row['layout'] or {}).get('context') or 0:,}", users=kv["users"],
+                         request=f"{kv['request']:,}", full_or_one=max(1, kv["sequences"])))
+    if row.get("fewer_cards"):
+        out.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
+    if row["fits"] and row.get("job_hours"):
+        out.append(t.say("yours.hours", lang, hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
+                         n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
+                         link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
+    elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
+        out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
+    elif row["fits"] and row.get("tpot_ms") and row.get("users"):
+        out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
+    return out
