@@ -155,7 +155,7 @@ class Advisor:
         verdict: dict[str, Any] = {}
         for n in (1, 2, 4, 8):
             job = self._job(intent, {**slots, "gpus": n}, assumed, lang)
-            verdict = self._judge(gpu.memory_gib, job)
+            verdict = self._card_verdict(gpu, job)
             if verdict["fits"]:
                 return {**verdict, "cards": n}
         return {**verdict, "cards": None}
@@ -375,6 +375,15 @@ class Advisor:
             return None
         plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")))
         return plan, name, sources
+
+    @staticmethod
+    def _card_verdict(gpu, job: _Job) -> dict[str, Any]:
+        """n of these cards judged as the user's own would be (the layout searched over all of them)."""
+        plan = plan_own(job.w, job.model, gpu, gpu.memory_gib, job.w.gpus, job.targets,
+                        bool(job.slots.get("batch_size")))
+        return {"memory_gib": gpu.memory_gib, "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits,
+                "steps": plan.steps, "gpus": plan.used, "sharding": plan.workload.sharding,
+                "changes": plan.changes}
 
     def _judge(self, job: _Job, advice: Advice) -> None:
         """The verdict on the GPU or card the user named, and when the cards are theirs (a count named with the GPU,
