@@ -280,3 +280,33 @@ def test_preferences_do_not_double_a_served_models_price(core):
     meeting = [x for x in r["recommendations"] + r["considered"] if x["fits"] and not x.get("breaks")
                and x["price_per_hour"] is not None and x.get("gpus_total") == pick["gpus_total"]]
     assert pick["price_per_hour"] <= 1.1 * min(x["price_per_hour"] for x in meeting)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=12))
+def test_the_pick_is_never_dominated_by_a_plan_both_cheaper_and_much_faster(specs):
+    """'2 GPUs for 16 h at 217 USD' was picked over '4 GPUs for 8 h at 215 USD' for being simpler: a timed plan
+    that costs no more and finishes in well under the pick's time, and meets and passes as the pick does, wins."""
+    rows = _rows(specs)
+    recs, _ = choose(rows, lambda r: r["passes"])
+    if not recs:
+        return
+    pick = recs[0]
+    if pick.get("breaks") or pick.get("over_budget") or not pick.get("hours"):
+        return
+    for r in rows:
+        if r["ruled_out"] or r["breaks"] or r["over_budget"] or not r["passes"] or not r.get("hours"):
+            continue
+        assert not (job_price(r) < job_price(pick) and r["hours"] < pick["hours"] / 1.1), (r, pick)
+
+
+def test_fewer_cards_for_twice_the_time_is_not_simpler():
+    """The case as it was seen: 4 x H100 NVL for 8 h at 215 USD, 2 for 16 h at 217: the 4-card plan is the pick."""
+    base = {"breaks": [], "over_budget": False, "ruled_out": None, "passes": True}
+    rows = _rows([dict(base, hourly=26.9, hours=8.0, gpus_total=4), dict(base, hourly=13.56, hours=16.0, gpus_total=2)])
+    recs, _ = choose(rows, lambda r: r["passes"])
+    assert recs[0]["gpus_total"] == 4
+    # untimed (serving): one card at a little more is still the simpler pick
+    rows = _rows([dict(base, hourly=3.0, hours=None, gpus_total=2), dict(base, hourly=3.2, hours=None, gpus_total=1)])
+    recs, _ = choose(rows, lambda r: r["passes"])
+    assert recs[0]["gpus_total"] == 1

@@ -74,7 +74,8 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
 
     def worth(r: Row) -> float:
         return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
-    simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)]
+    simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
+               and not _slower(r, pick)]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
 
 
@@ -137,3 +138,9 @@ def _why(r: Row, pick: Row, passes: Callable[[Row], bool] | None) -> list[str]:
     if not why:
         why.append("cheaper" if mine < theirs else "same_cost")
     return why
+
+
+def _slower(r: Row, pick: Row) -> bool:
+    """A timed job on fewer cards takes longer: simplicity is not worth a longer wall clock at about the same price
+    (2 GPUs for 16 h at 217 USD is not simpler than 4 GPUs for 8 h at 215 USD, only slower)."""
+    return bool(r.get("hours") and pick.get("hours") and r["hours"] > pick["hours"] * (1 + SIMPLER_WORTH))
