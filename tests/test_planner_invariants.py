@@ -310,3 +310,48 @@ def test_fewer_cards_for_twice_the_time_is_not_simpler():
     rows = _rows([dict(base, hourly=3.0, hours=None, gpus_total=2), dict(base, hourly=3.2, hours=None, gpus_total=1)])
     recs, _ = choose(rows, lambda r: r["passes"])
     assert recs[0]["gpus_total"] == 1
+
+
+# ----- mixed-GPU fleets (bot/plan/fleet.py) -----------------------------------------------------------------------
+_fleet_row = st.fixed_dictionaries({"gpu": st.sampled_from(["l4", "a10", "l40s", "h100"]),
+                                    "hourly": st.floats(0.5, 200), "ok": st.booleans()})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_fleet_row, min_size=1, max_size=6), min_size=2, max_size=3), st.floats(1, 400))
+def test_a_fleet_costs_the_sum_of_its_parts_and_every_part_meets_its_targets(buckets_rows, single):
+    from bot.plan import fleet
+    rows = [[dict(r, id=f"b{b}r{i}") for i, r in enumerate(rs)] for b, rs in enumerate(buckets_rows)]
+    buckets = [(1 / len(rows), 500 * (b + 1)) for b in range(len(rows))]
+    choice = fleet.search(buckets, rows, single, lambda r: r["hourly"], lambda r: r["ok"])
+    if choice is None:
+        return
+    assert choice.mix_usd == pytest.approx(sum(p.usd for p in choice.mix))
+    assert all(p.row["ok"] for p in choice.mix)                       # never a part that misses its SLO
+    assert len({p.row["gpu"] for p in choice.mix}) >= 2 and choice.mix_usd < single
+    # each part is its bucket's cheapest plan that meets the targets
+    for p, rs in zip(choice.mix, rows):
+        assert p.usd == min(r["hourly"] for r in rs if r["ok"])
+    assert (choice.chosen == "mix") == (choice.mix_usd < single * (1 - fleet.MIX_MARGIN))
+
+
+@pytest.mark.parametrize("q", [
+    "serve llama 3.1 70b: 80% of requests are short chats (~500 tokens), 20% are 30k-token documents, 40 QPS peak",
+    "在 aws 上部署 qwen2.5 32b，80% 是短对话，20% 是 3 万 token 长文档，200 个并发用户",
+])
+def test_answers_fleets_add_up_and_meet_each_bucket_target(core, q):
+    """In a real answer: the pick's fleet costs what its parts cost, each part within the latency target (100 ms
+    per output token), and a mix shown beside it costs less than the pick by the saving it states."""
+    reply, _ = core.turn(q, {})
+    pick = reply.recommendations[0]
+    parts = pick["fleet"]
+    assert len(parts) == 2 and sum(p["share"] for p in parts) == pytest.approx(1.0)
+    assert pick["hourly_total"] == pytest.approx(sum(p["price_per_hour"] for p in parts), rel=1e-3)
+    assert all(p["tpot_ms"] <= 100 for p in parts)
+    alt = pick.get("fleet_alternative")
+    if alt:
+        assert alt["price_per_hour"] == pytest.approx(sum(p["price_per_hour"] for p in alt["parts"]), rel=1e-3)
+        assert all(p["tpot_ms"] <= 100 for p in alt["parts"])
+        mix, single = (alt["price_per_hour"], pick["hourly_total"]) if alt["kind"] == "mix" else \
+            (pick["hourly_total"], alt["price_per_hour"])
+        assert mix < single and alt["saving_pct"] == pytest.approx(100 * (1 - mix / single), abs=0.1)

@@ -46,6 +46,12 @@ def _check_pick(pick: dict, e: dict) -> None:
         assert pick["provider"] == e["provider"]
     if e.get("meets"):
         assert not pick["breaks"], pick["breaks"]
+    if "fleet_parts" in e:
+        assert len(pick.get("fleet") or []) == e["fleet_parts"], pick.get("fleet")
+    if "mix" in e:     # chosen (the pick mixes GPU types), mentioned (a cheaper mix within the margin), none
+        alt = pick.get("fleet_alternative")
+        mix = "chosen" if pick.get("mixed") else ("mentioned" if alt and alt["kind"] == "mix" else "none")
+        assert mix in e["mix"], (mix, alt)
 
 
 @pytest.mark.parametrize("s", [_case(s) for s in SCENARIOS])

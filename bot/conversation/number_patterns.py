@@ -19,6 +19,7 @@ class NumberPatterns:
         self._compile_counts()
         self._compile_sizes()
         self._compile_load()
+        self._compile_request_sizes()
         self._compile_money_and_time()
 
     def _compile_counts(self) -> None:
@@ -80,7 +81,7 @@ class NumberPatterns:
                        r"simultaneously|at once|at the same time|in parallel)(?![a-z])"),
             re.compile(rf"{N}{K}\s*(?:个)?\s*(?:concurrent|simultaneous|parallel)(?:\s+(?:users?|requests?|sequences?|"
                        r"streams?|sessions?|connections?|people|ppl|clients?))?(?![a-z])"),
-            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:video |camera |audio |rtsp |ip )?(?:users?|streams?|ppl|people|clients?|"
+            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:video |camera |audio |rtsp |ip |chat )?(?:users?|streams?|ppl|people|clients?|"
                        r"sessions?|cams?|cameras?)(?![a-z])"),
             re.compile(rf"{N}{K}\s*个?\s*(?:人|用户)\s*(?:同时|在线|并发|用|使用)"),
             re.compile(rf"{N}{K}\s*(?:个|路)?\s*(?:用户|并发)"),
@@ -100,6 +101,26 @@ class NumberPatterns:
             re.compile(rf"每秒\s*(?:约|大概|生成|出)?\s*{N}\s*(?:张|幅)\s*(?:图片?|图像)?"),
             re.compile(rf"{N}\s*(?:张|幅)\s*(?:图片?|图像)?\s*(?:/|每)\s*秒"),
         ]
+
+    # what a request is: a chat, a document, a prompt ('80% short chats', '30k-token documents', '长文档')
+    _REQUEST_NOUN = (r"(?:documents?|docs?|conversations?|chats?|prompts?|requests?|queries|messages?|inputs?|"
+                     r"文档|对话|聊天|请求|提示词?|输入|问题)")
+    _SIZE = r"(\d+(?:\.\d+)?)(?:\s*(?:-|–|~|to|到)\s*(\d+(?:\.\d+)?))?\s*(k|千|万)?"
+
+    def _compile_request_sizes(self) -> None:
+        """Serving request sizes: a share of the requests ('80%', '20 %', '80% 是') and a size in tokens, alone
+        ('~500 tokens', '3 万 token') or with what the request is ('1-2k-token conversations', '文档 3 万 token')."""
+        S, noun = self._SIZE, self._REQUEST_NOUN
+        approx = r"(?:~|≈|about|around|roughly|approx\.?|约|大约|大概|平均|average|avg)?"
+        self.rx_share = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*(?:%|％|percent)")
+        self.rx_bucket_size = re.compile(rf"{approx}\s*{S}\s*-?\s*(?:个)?\s*(?:tokens?|词元)(?![a-z])")
+        self.rx_request_size = [
+            re.compile(rf"{approx}\s*{S}\s*-?\s*(?:个)?\s*(?:tokens?|词元)\s*(?:左右|以内)?\s*的?\s*"
+                       rf"(?:long\s+|short\s+|长|短)?{noun}"),
+            re.compile(rf"{noun}(?:\s*(?:are|is|of|with|averag(?:e|ing)|around|about|大概|大约|约|平均|长度|都|是|:|~|≈))*"
+                       rf"\s*{S}\s*(?:个)?\s*(?:tokens?|词元)(?![a-z])"),
+        ]
+        self.rx_chat_cue = re.compile(r"chat|conversation|短|对话|聊天|问答|short")
 
     def _compile_money_and_time(self) -> None:
         """Budget amounts with their currency and period, deadlines, and durations."""

@@ -52,6 +52,7 @@ class SlotReader:
             t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)
         self._gpus_and_nodes(t, slots)
         t = self._budget_amount(t, slots)
+        t = self._request_sizes(t, slots)
         t, per_sample = self._training_tokens(t, slots)
         if not have_model:
             t = self._param_count(t, slots)
@@ -86,6 +87,48 @@ class SlotReader:
             if per_sample is None and unit in ("", "k") and 16 <= length <= 1_000_000:
                 per_sample = (int(length), m.span())
         return t, per_sample
+
+    def _tokens_of(self, m: re.Match) -> int | None:
+        """A request size in tokens from a rx_bucket_size / rx_request_size match: a range counts at its upper
+        end ('1-2k' is 2,048), k as 1,024 (as '32k context'), 万 as 10,000."""
+        n = self._num(m.group(2) or m.group(1))
+        if n is None:
+            return None
+        val = int(n * {"k": 1024, "千": 1000, "万": 10000}.get(m.group(3) or "", 1))
+        return val if 16 <= val <= 10_000_000 else None
+
+    def _request_sizes(self, t: str, slots: dict[str, Any]) -> str:
+        """A serving load's request sizes. Shares with sizes ('80% short chats (~500 tokens), 20% 30k-token
+        documents') are a mix, its counts blanked so that no bucket is read as the context; a share without a count
+        is a chat of the default size when it says chat. One stated size ('~2k-token conversations') is kept
+        whole: the context reads it too."""
+        shares = list(self.rx_share.finditer(t))
+        buckets: list[dict[str, Any]] = []
+        spans = []
+        for i, m in enumerate(shares):
+            end = shares[i + 1].start() if i + 1 < len(shares) else len(t)
+            seg = t[m.end():end]
+            size = self.rx_bucket_size.search(seg)
+            tokens = self._tokens_of(size) if size else None
+            if tokens is None and not self.rx_chat_cue.search(seg):
+                continue
+            buckets.append({"share": float(m.group(1)) / 100, "tokens": tokens})
+            spans.append(m.span())
+            if size:
+                spans.append((m.end() + size.start(), m.end() + size.end()))
+        total = sum(b["share"] for b in buckets)
+        if len(buckets) >= 2 and 0 < total <= 1.005 and any(b["tokens"] for b in buckets):
+            slots["request_mix"] = [{"share": round(b["share"] / total, 4), "tokens": b["tokens"]} for b in buckets]
+            for span in spans:
+                t = self._blank(t, span)
+            return t
+        for rx in self.rx_request_size:
+            m = rx.search(t)
+            tokens = self._tokens_of(m) if m else None
+            if tokens:
+                slots["request_tokens"] = tokens
+                break
+        return t
 
     def _param_count(self, t: str, slots: dict[str, Any]) -> str:
         """Parameter count when no model is named: "30b", "1.5B", "124m", "70亿参数", "千亿参数"."""

@@ -19,11 +19,13 @@ from bot.plan.checklist import NO_PICK_FACTS, Checklist, citations, note_ctx, pi
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
+from bot.plan import fleet
+from bot.plan.fleet import FleetChoice
 from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, own_row, plan_own
-from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training
+from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload
 from bot.plan.ranking import Ranker, over_budget
-from bot.plan.workload import build_workload, tp_degrees, user_fixed_plan
+from bot.plan.workload import build_workload, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
@@ -173,7 +175,10 @@ class Advisor:
         self._faster(job, pick, recs)
         if pick:
             pick["costs"] = billing_costs(pick, job.w)
+        mixed = self._fleet(job, pick)
         advice = self._assemble(job, pick, recs, considered, fallback)
+        if pick and pick.get("sized") and pick["sized"].parts and advice.recommendations:
+            self._attach_fleet(job, advice, pick, mixed)
         self._extras(job, pick, advice)
         advice.plans_searched = job.sizer.searched
         return advice
@@ -183,9 +188,12 @@ class Advisor:
         w, model, assumptions = self.workload(intent, slots, assumed)
         targets = Targets.from_slots(slots, w.context)
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
-        sized_w = w.model_copy(update={"concurrency": SIZING_CONCURRENCY}) \
-            if w.method == "inference" and w.kind == "llm" and (targets.load_sequences() or 0) > SIZING_CONCURRENCY \
-            else w
+        sized_w = w
+        if w.method == "inference" and w.kind == "llm":
+            load = targets.load_sequences() or 0
+            sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY if load > SIZING_CONCURRENCY else w.concurrency)
+            if targets.kv_tokens:
+                assumptions[:] = [_in_flight(a, targets, w) for a in assumptions]
         sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots), batch_fixed=bool(slots.get("batch_size")))
         base = sizer.est(w.gpus)
         provider = slots.get("provider") or self.default_provider
@@ -276,6 +284,71 @@ class Advisor:
                 memo[id(r)] = all(c.status != "fail" for c, _cite, _rid in checks.checks)
             return memo[id(r)]
         return passes
+
+    # ----- mixed request sizes: a fleet of GPU types (fleet.py) ----------------------------------------------------
+    def _fleet(self, job: _Job, pick) -> FleetChoice | None:
+        """A load of several request sizes: each size's cheapest plan on the pick's cloud, at its share of the
+        load and its own window, against the pick (one GPU type serving the whole load as one pool)."""
+        buckets = request_buckets(job.slots)
+        w = job.w
+        if (len(buckets) < 2 or not pick or w.method != "inference" or w.kind != "llm" or job.gpu_ids
+                or job.sizer.user_fixed or not _meets(pick)):
+            return None
+        pool = list(self.kb.candidates(pick["flavor"].provider, per_shape=SHOWN_PER_SHAPE))
+        rows = [self._bucket_rows(job, pool, share, prompt) for share, prompt in buckets]
+        passes = self._passes_for(job)
+        return fleet.search(buckets, rows, self._usd(pick), self._usd,
+                            lambda r: not r["ruled_out"] and _meets(r) and passes(r))
+
+    def _bucket_rows(self, job: _Job, pool, share: float, prompt: int) -> list[dict[str, Any]]:
+        """Every flavor's plan for one bucket: its share of the rate or users, its prompt, a window of its own."""
+        t = job.targets.for_bucket(share, prompt)
+        w = job.w.model_copy(update={"context": t.window})
+        conc = SIZING_CONCURRENCY if (t.load_sequences() or 0) > SIZING_CONCURRENCY else w.concurrency
+        if t.window * SIZING_CONCURRENCY > job.w.context:
+            conc = 1     # a long bucket's replica is first sized to hold one whole request, as the pick's is
+        sizer = Sizer(sizing_workload(w, t, conc), job.model, {}, False)
+        rows = self._ranker.rank(pool, sizer, job.shapes, job.slots, t)
+        job.sizer.searched += sizer.searched
+        for r in rows:
+            r["bucket_targets"] = t
+        return rows
+
+    def _usd(self, r: dict[str, Any]) -> float:
+        f, hourly = r["flavor"], r.get("hourly")
+        if hourly is None or not f.price:
+            return math.inf
+        return hourly if f.price.currency == "USD" else self.kb.convert(hourly, f.price.currency, "USD")
+
+    def _attach_fleet(self, job: _Job, advice: Advice, pick, choice: FleetChoice | None) -> None:
+        """The fleet on the answer's first recommendation (`fleet`: its parts, one per request size;
+        `fleet_alternative`: the other option and the saving). A chosen mix is the pick; the single-type plan
+        follows it as `single_type`."""
+        single_rec = advice.recommendations[0]
+        one = _single_parts(self.kb, pick, job.targets)
+        single_rec["fleet"] = one
+        if choice is None:
+            return
+        mix = [{"share": p.share, "prompt_tokens": p.prompt, **_part_fields(self.kb, p.row, p.row["bucket_targets"])}
+               for p in choice.mix]
+        saving = round(100 * choice.saving, 1)
+        if choice.chosen == "single":
+            single_rec["fleet_alternative"] = {"kind": "mix", "parts": mix, "price_per_hour": _total(mix),
+                                               "currency": mix[0]["currency"], "saving_pct": saving}
+            return
+        top = max(choice.mix, key=lambda p: p.usd).row
+        rec = public(self.kb, top)
+        hourly = _total(mix)
+        rec.update(label="pick", mixed=True, fleet=mix, why=[], breaks=[], replicas=None, layout=None,
+                   instances=sum(m["instances"] * m["replicas"] for m in mix), gpus_total=sum(m["gpus"] for m in mix),
+                   price_per_hour=hourly, hourly_total=hourly, monthly_cost=round(hourly * 730, 2) if hourly else None,
+                   costs=billing_costs({**top, "hourly": hourly, "hours": None}, job.w) if hourly else [],
+                   tpot_ms=max(m["tpot_ms"] or 0 for m in mix), spot_price_per_hour=None,
+                   fleet_alternative={"kind": "single", "parts": one, "price_per_hour": _total(one),
+                                      "currency": single_rec["currency"], "saving_pct": saving})
+        single_rec.update(label="single_type", why=["costs_more"], fleet=one)
+        advice.recommendations.insert(0, rec)
+        del advice.recommendations[3:]
 
     def _faster(self, job: _Job, pick, recs: list[dict[str, Any]]) -> None:
         """No deadline and no faster plan shown: the pick's flavor at a quarter of its time, with its cost."""
@@ -414,6 +487,55 @@ def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -
         return assumption
     return ("assume.micro_batch", {**ctx, "micro": pick["micro_batch"], "steps": pick["layout"]["grad_accumulation"]},
             *assumption[2:])
+
+
+def _in_flight(assumption: tuple[str, dict[str, Any]], t: Targets, w: Workload) -> tuple[str, dict[str, Any]]:
+    """The serving assumption as the KV cache is sized once request sizes are known: tokens in flight per sequence
+    (prompt + output), the window still holding one whole request."""
+    if assumption[0] != "assume.serving":
+        return assumption
+    return ("assume.kv_in_flight", {"concurrency": w.concurrency, "prompt": f"{t.input_len:,}",
+                                    "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
+
+
+def _part_fields(kb: KnowledgeBase, r: dict[str, Any], t: Targets) -> dict[str, Any]:
+    """One part of a serving fleet as the contract shows it: the flavor, its replicas and GPUs, what it costs, and
+    the speed it was sized at."""
+    f, s = r["flavor"], r.get("sized")
+    replicas = max(1, r.get("replicas") or 1)
+    return {"provider": f.provider, "flavor": f.flavor, "gpu": f.gpu, "gpu_name": kb.gpus[f.gpu].name,
+            "gpu_count": f.gpu_count, "instances": r["instances"], "replicas": replicas,
+            "gpus": r["gpus_total"] * replicas, "output_tokens": t.output_len,
+            "qps": round(t.qps, 3) if t.qps else None, "concurrency": t.concurrency,
+            "price_per_hour": round(r["hourly"], 4) if r.get("hourly") is not None else None,
+            "currency": f.price.currency if f.price else None,
+            "per_gpu_gib": r["estimate"].per_gpu_gib if r.get("estimate") else None,
+            "replica_concurrency": s.replica_concurrency if s else None,
+            "tpot_ms": round(s.tpot_ms, 1) if s and s.tpot_ms else None,
+            "ttft_ms": round(s.ttft_ms) if s and s.ttft_ms else None}
+
+
+def _single_parts(kb: KnowledgeBase, pick: dict[str, Any], t: Targets) -> list[dict[str, Any]]:
+    """The single-type plan's parts: each request size on its own replicas of the pick's shape (plans.py)."""
+    f = pick["flavor"]
+    price = f.price.on_demand if f.price else None
+    out = []
+    for share, prompt, replicas, conc, tpot, ttft in pick["sized"].parts:
+        bt = t.for_bucket(share, prompt)
+        part = _part_fields(kb, {**pick, "replicas": replicas,
+                                 "hourly": price * pick["instances"] * replicas if price is not None else None,
+                                 "sized": None}, bt)
+        part.update(replica_concurrency=conc, tpot_ms=round(tpot, 1) if tpot else None,
+                    ttft_ms=round(ttft) if ttft else None)
+        out.append({"share": share, "prompt_tokens": prompt, **part})
+    return out
+
+
+def _total(parts: list[dict[str, Any]]) -> float | None:
+    prices = [p["price_per_hour"] for p in parts]
+    if any(x is None for x in prices) or len({p["currency"] for p in parts}) > 1:
+        return None
+    return round(sum(prices), 4)
 
 
 def _meets(r: dict[str, Any]) -> bool:

@@ -9,10 +9,11 @@ fixed order, so the result is deterministic.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.plan.candidates import MIN_HEADROOM, Sizer
+from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, request_buckets
 from bot.plan.links import LinkEvidence
 from bot.plan import perf
 from bot.estimate.kinds import job_memory
@@ -26,8 +27,8 @@ HORIZON_DAYS = 30            # no deadline stated: a run longer than this is not
 # 200, ttft_latency = 2000). "low": MLPerf's interactive scenario, a 5x shorter TPOT (40 ms) and a 450 ms first token.
 TPOT_MS = {"low": 40.0, "normal": 100.0}
 TTFT_MS = {"low": 450.0, "normal": 2000.0}
-OUTPUT_LEN = 256             # tokens a chat request generates when the user does not say
-INPUT_LEN = 1024             # prompt tokens per request when the user does not say
+OUTPUT_LEN = CHAT_OUTPUT     # tokens a chat request generates when the user does not say
+INPUT_LEN = CHAT_PROMPT      # prompt tokens per request when the user does not say
 MAX_SCALE_GPUS = 4096       # the largest training plan searched (a big pre-training cluster)
 SIZING_CONCURRENCY = 4       # sequences a serving replica is first sized for; its capacity then comes from memory
 
@@ -43,16 +44,44 @@ class Targets:
     tpot_ms: float = TPOT_MS["normal"]
     ttft_ms: float = TTFT_MS["normal"]
     latency_stated: bool = False
+    window: int | None = None                # tokens one request may hold (max_model_len): one must always fit
+    kv_tokens: int | None = None             # tokens a sequence holds in flight, when request sizes are known
+    buckets: tuple[tuple[float, int], ...] = ()   # a mix of request sizes: (share, prompt tokens), sized apart
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any], context: int) -> "Targets":
+        """The targets of the slots. With request sizes stated, a sequence holds its prompt and output in the KV
+        cache (the share-weighted mean for a mix), not the whole window: see kv_context."""
         lat = slots.get("latency") or "normal"
         days = slots.get("deadline_days")
         out_len = min(OUTPUT_LEN, max(1, context // 4))
-        in_len = max(1, min(INPUT_LEN, context - out_len))
+        buckets = request_buckets(slots)
+        prompt = round(sum(share * tokens for share, tokens in buckets)) if buckets else INPUT_LEN
+        in_len = max(1, min(prompt, context - out_len))
         return cls(deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
                    qps=slots.get("qps"), input_len=in_len, output_len=out_len, tpot_ms=TPOT_MS[lat],
-                   ttft_ms=TTFT_MS[lat], latency_stated=bool(slots.get("latency")))
+                   ttft_ms=TTFT_MS[lat], latency_stated=bool(slots.get("latency")), window=context,
+                   kv_tokens=in_len + out_len if buckets and in_len + out_len < context else None,
+                   buckets=tuple(buckets) if len(buckets) > 1 else ())
+
+    def for_bucket(self, share: float, prompt: int) -> "Targets":
+        """The targets of one request-size bucket of a mix: its share of the load, its own prompt, and a window
+        that holds its own requests (a replica for short chats need not hold a 30k-token document)."""
+        out = self.output_len
+        return replace(self, concurrency=math.ceil(self.concurrency * share) if self.concurrency else None,
+                       qps=self.qps * share if self.qps else None, input_len=prompt, window=prompt + out,
+                       kv_tokens=prompt + out, buckets=())
+
+    def kv_context(self, concurrency: int) -> int | None:
+        """Tokens per sequence a KV pool for `concurrency` sequences is sized at, when request sizes are known:
+        those in flight, as vLLM's paged KV cache admits a sequence while free blocks hold it (blocks of 16 tokens,
+        allocated as tokens arrive: Kwon et al., SOSP 2023; vllm/v1/core/kv_cache_manager.py allocate_slots), but
+        never a pool smaller than one request of the whole window (vLLM refuses to start when max_model_len does
+        not fit the KV cache: vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory). None: no sizes
+        known, a whole window per sequence."""
+        if not self.kv_tokens or not self.window:
+            return None
+        return max(self.kv_tokens, math.ceil(self.window / max(1, concurrency)))
 
     def load_sequences(self) -> int | None:
         """Concurrent sequences the load means: stated users, or QPS x seconds per request (Little's law)."""
@@ -77,6 +106,8 @@ class Sized:
     replica_concurrency: int | None = None
     ttft_ms: float | None = None
     tpot_ms: float | None = None
+    # a mix of request sizes: (share, prompt tokens, replicas, sequences each, TPOT ms, TTFT ms) per bucket
+    parts: list[tuple] = field(default_factory=list)
 
 
 def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1) -> dict[str, Any]:
@@ -173,7 +204,34 @@ def est_workload(sizer: Sizer, n: int, k: int):
 
 def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets,
                  link: LinkEvidence) -> Sized:
-    """Replicas of a k-instance, n-GPU replica for the load, at the latency target."""
+    """Replicas of a k-instance, n-GPU replica for the load, at the latency target. A mix of request sizes is
+    sized bucket by bucket on the same replica shape and summed: one pool sized at the mean request would
+    understate a long prompt's quadratic attention and the decode stalls its prefill causes (8 QPS of 30k-token
+    documents alone need more GPUs than 40 QPS at their 6.5k-token mean)."""
+    if t.buckets:
+        return _size_buckets(f, gpu, k, n, est, sizer, t, link)
+    return _size_one(f, gpu, k, n, est, sizer, t, link)
+
+
+def _size_buckets(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets,
+                  link: LinkEvidence) -> Sized:
+    """Each request-size bucket on its own replicas of this shape: replicas add up, the slowest sets the speed."""
+    parts = [(share, prompt, _size_one(f, gpu, k, n, est, sizer, t.for_bucket(share, prompt), link))
+             for share, prompt in t.buckets]
+    sized = max((p[2] for p in parts), key=lambda s: s.estimate.per_gpu_gib)
+    out = Sized(k, n, sized.estimate, sized.layout, replicas=sum(p[2].replicas for p in parts),
+                breaks=sorted({b for p in parts for b in p[2].breaks}),
+                replica_concurrency=min((p[2].replica_concurrency for p in parts if p[2].replica_concurrency),
+                                        default=None),
+                tpot_ms=max((p[2].tpot_ms for p in parts if p[2].tpot_ms is not None), default=None),
+                ttft_ms=max((p[2].ttft_ms for p in parts if p[2].ttft_ms is not None), default=None))
+    out.layout = layout_of(sizer, n, k, out.replicas)
+    out.parts = [(share, prompt, s.replicas, s.replica_concurrency, s.tpot_ms, s.ttft_ms) for share, prompt, s in parts]
+    return out
+
+
+def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets,
+              link: LinkEvidence) -> Sized:
     w = sizer.w.model_copy(update={"input_len": t.input_len, "output_len": t.output_len})
     sized = Sized(k, n, est, layout_of(sizer, n, k))
     sizer.searched += 1
@@ -181,19 +239,21 @@ def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
         return sized    # scenes, images and audio are not decoded token by token: their speed is kinds.job_speed's
     usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
     kv = est.breakdown.get("kv_cache", 0.0)
-    per_seq = kv / max(1, w.concurrency) * 1.07          # + the allocator's 7 % slack on tensors
+    # a sequence holds its tokens in flight (t.kv_tokens) when request sizes are known, else a whole window;
+    # + the allocator's 7 % slack on tensors
+    per_seq = kv / max(1, w.concurrency * w.context) * (t.kv_tokens or w.context) * 1.07
     fixed = est.per_gpu_gib - kv * 1.07
     max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else 4096, 4096))
     speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link)
     if speed is None:
         return sized
     if speed.concurrency != w.concurrency:        # the memory each GPU of the replica holds at that concurrency
-        sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency)
+        sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency, t)
         over = sized.estimate.per_gpu_gib - usable
         if over > 0 and speed.concurrency > 1:    # activations grow with the batch too: take off what overflows
             shrink = max(1, int(speed.concurrency * (1 - over / (sized.estimate.per_gpu_gib - fixed)) * 0.98))
             speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms, link) or speed
-            sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency)
+            sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency, t)
     sized.replica_concurrency, sized.tpot_ms, sized.ttft_ms = speed.concurrency, speed.tpot_ms, speed.ttft_ms
     need = [math.ceil(t.concurrency / speed.concurrency) if t.concurrency else 1,
             math.ceil(t.qps / speed.requests_per_s) if t.qps and speed.requests_per_s else 1]
@@ -207,5 +267,20 @@ def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
     return sized
 
 
-def _replica_estimate(sizer: Sizer, n: int, k: int, concurrency: int) -> MemoryEstimate:
-    return job_memory(est_workload(sizer, n, k).model_copy(update={"concurrency": concurrency}), sizer.model)
+def _replica_estimate(sizer: Sizer, n: int, k: int, concurrency: int, t: Targets) -> MemoryEstimate:
+    """The replica's memory at `concurrency` sequences, its KV pool sized by tokens in flight when known."""
+    update: dict[str, Any] = {"concurrency": concurrency}
+    ctx = t.kv_context(concurrency)
+    if ctx:
+        update["context"] = ctx
+    return job_memory(est_workload(sizer, n, k).model_copy(update=update), sizer.model)
+
+
+def sizing_workload(w, t: Targets, concurrency: int):
+    """The serving workload a replica is first sized with: `concurrency` sequences, each holding its tokens in
+    flight when request sizes are known (the pool never smaller than one whole-window request)."""
+    update: dict[str, Any] = {"concurrency": concurrency}
+    ctx = t.kv_context(concurrency)
+    if ctx:
+        update.update(context=ctx, input_len=t.input_len, output_len=t.output_len)
+    return w.model_copy(update=update) if update != {"concurrency": w.concurrency} else w

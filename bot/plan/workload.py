@@ -118,13 +118,35 @@ def _gpus_nodes(slots: dict[str, Any], notes: Assumptions) -> tuple[int, int]:
     return gpus, nodes
 
 
+CHAT_PROMPT, CHAT_OUTPUT = 1024, 256      # a chat request's prompt and output tokens when the user does not say
+
+
+def request_buckets(slots: dict[str, Any]) -> list[tuple[float, int]]:
+    """The load's request sizes as (share of requests, prompt tokens): the stated mix, one stated size, or none
+    (a bucket stated as a chat without a count is a chat of the default size)."""
+    mix = slots.get("request_mix") or []
+    if len(mix) >= 2:
+        return [(float(b["share"]), int(b.get("tokens") or CHAT_PROMPT)) for b in mix]
+    if slots.get("request_tokens"):
+        return [(1.0, int(slots["request_tokens"]))]
+    return []
+
+
+def serving_window(slots: dict[str, Any], model: Model | None) -> int:
+    """Tokens one request may hold (the engine's max_model_len): the context the user states, else 4,096 capped by
+    the model's; never less than the longest stated request and its answer, which must fit."""
+    context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
+    longest = max((tokens for _share, tokens in request_buckets(slots)), default=0)
+    return max(context, longest + CHAT_OUTPUT) if longest else context
+
+
 def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes: Assumptions
              ) -> tuple[Workload, Model | None, Assumptions]:
     # weights as the model is published (DeepSeek-V3/R1 and Kimi K2 in FP8, gpt-oss's MXFP4 experts), else 16-bit
     shipped = model.release_precision if model is not None else None
     precision = slots.get("precision") or shipped or "bf16"
     concurrency = slots.get("concurrency") or 4
-    context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
+    context = serving_window(slots, model)
     if model is not None and model.image_tokens:
         context += model.image_tokens     # a vision-language model: each request's image becomes tokens too
         notes.append(("assume.image_tokens", {"tokens": model.image_tokens}))

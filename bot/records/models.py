@@ -41,6 +41,11 @@ class Slots(BaseModel):
     qps: float | None = None
     latency: Literal["low", "normal"] | None = None
     seq_len: int | None = None
+    # serving: prompt tokens per request the user states ("~2k-token conversations", "32k-token documents")
+    request_tokens: int | None = None
+    # serving: a mix of request sizes, {share (0-1), tokens (None: a chat of the default size)} per bucket
+    # ("80% short chats (~500 tokens), 20% 30k-token documents", "80% 是短对话，20% 是 3 万 token 长文档")
+    request_mix: list[dict[str, float | int | None]] | None = None
     batch_size: int | None = None
     tokens: float | None = None
     deadline_days: float | None = None

@@ -82,7 +82,11 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         lines.append(t.say("yours.rent", lang))
     if recs:
         top = recs[0]
-        lines.append(f"{label('pick')}: {flavor_line(kb, top, lang)} - {price_text(t, top, lang)}")
+        if top.get("mixed"):
+            lines.append(f"{label('pick')}: " + t.say("fleet.mixed", lang, price=_fleet_price(t, top, lang)))
+        else:
+            lines.append(f"{label('pick')}: {flavor_line(kb, top, lang)} - {price_text(t, top, lang)}")
+        lines += fleet_lines(t, top, lang)
         mem = reply["memory"]
         task = t.say(f"task.{extra['task']}", lang)
         model = extra.get("model_name") or f"{extra['params_b']:g}B"
@@ -177,6 +181,35 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
     if missed:
         what = ", ".join(t.say(f"breaks.{b}", lang) for b in missed)
         out.append("      " + t.say("plan.breaks", lang, what=what))
+    return out
+
+
+def _fleet_price(t: Templates, rec: dict[str, Any], lang: str) -> str:
+    return f"{rec['price_per_hour']:,.2f} {rec['currency']}{t.say('label.per_hour', lang)}" \
+        if rec.get("price_per_hour") is not None else t.say("label.no_price", lang)
+
+
+def _part_line(t: Templates, part: dict[str, Any], lang: str) -> str:
+    return t.say("fleet.part", lang, replicas=part["replicas"], flavor=part["flavor"], gpus=part["gpu_count"],
+                 gpu=part["gpu_name"], prompt=f"{part['prompt_tokens']:,}", share=f"{part['share']:.0%}",
+                 conc=part.get("replica_concurrency") or "?", tpot=f"{part.get('tpot_ms') or 0:.0f}",
+                 price=f"{part['price_per_hour']:,.2f} {part['currency']}" if part.get("price_per_hour") is not None
+                 else t.say("label.no_price", lang))
+
+
+def fleet_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+    """A load of several request sizes: the pick's parts, one per request size, and the other fleet beside it
+    (a mix of GPU types and what it saves, or the single type it beat)."""
+    parts = top.get("fleet") or []
+    if len(parts) < 2:
+        return []
+    out = ["      - " + _part_line(t, p, lang) for p in parts]
+    alt = top.get("fleet_alternative")
+    if alt:
+        names = " + ".join(f"{p['replicas']} x {p['flavor']} ({p['gpu_name']})" for p in alt["parts"])
+        price = f"{alt['price_per_hour']:,.2f} {alt['currency']}" if alt.get("price_per_hour") is not None else "?"
+        key = "fleet.vs_single" if alt["kind"] == "single" else "fleet.simpler"
+        out.append("      " + t.say(key, lang, saving=f"{alt['saving_pct']:g}", fleet=names, price=price))
     return out
 
 
