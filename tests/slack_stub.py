@@ -422,6 +422,17 @@ class SlackStub:
             if err := validate_blocks(view.get("blocks"), VIEW_BLOCKS_MAX):
                 return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": [err]}}
             return {"ok": True, "view": {**view, "id": "V0HOME"}}
+        if method == "views.open":                         # a modal (the workspace settings)
+            view = body.get("view")
+            if isinstance(view, str):
+                view = json.loads(view)
+            if not body.get("trigger_id"):
+                return {"ok": False, "error": "invalid_trigger_id"}
+            if not isinstance(view, dict) or view.get("type") != "modal" or not view.get("title"):
+                return {"ok": False, "error": "invalid_arguments"}
+            if err := validate_blocks(view.get("blocks"), VIEW_BLOCKS_MAX):
+                return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": [err]}}
+            return {"ok": True, "view": {**view, "id": "V0MODAL"}}
         if method in ("conversations.history", "conversations.replies"):
             return self._history(method, body)
         return {"ok": False, "error": "unknown_method"}

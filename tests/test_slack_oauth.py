@@ -282,6 +282,8 @@ OAUTH_ENV = {"SLACK_CLIENT_ID": CLIENT_ID, "SLACK_CLIENT_SECRET": CLIENT_SECRET,
     ({**OAUTH_ENV, "SLACK_CLIENT_ID": "not-an-id"}, "http", "SLACK_CLIENT_ID is malformed"),
     (OAUTH_ENV, "http", "ADVISOR_TOKEN_KEY is not set"),                       # no key: no token can be stored
     ({**OAUTH_ENV, "ADVISOR_TOKEN_KEY": "c2hvcnQ="}, "http", "ADVISOR_TOKEN_KEY is malformed"),
+    ({"SLACK_BOT_TOKEN": "xoxb-1111-2222-stubtokenvalue", "SLACK_SIGNING_SECRET": SECRET,
+      "ADVISOR_SLACK_ADMINS": "U0ADMIN1, jane@example.com"}, "http", "'jane@example.com', which is not a Slack user"),
 ])
 def test_oauth_settings_refuse_what_cannot_work(monkeypatch, env, mode, says):
     from bot.records.errors import ConfigError
@@ -298,8 +300,10 @@ def test_oauth_settings_without_a_bot_token(monkeypatch):
     key = _key()
     for name, value in {**OAUTH_ENV, "ADVISOR_TOKEN_KEY": key}.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setenv("ADVISOR_SLACK_ADMINS", "U0ADMIN1, W0ADMIN2")
     settings = SlackSettings.from_env("http")
     assert settings.multi_workspace and settings.bot_token == ""
+    assert settings.admins == ("U0ADMIN1", "W0ADMIN2")
     assert CLIENT_SECRET in settings.secrets() and key in settings.secrets()      # redacted from every log line
     assert CLIENT_SECRET not in repr(settings) and key not in repr(settings)
 
@@ -323,3 +327,78 @@ def test_doctor_and_start_up_refuse_a_key_that_does_not_open_the_stored_tokens(t
     monkeypatch.setenv("ADVISOR_TOKEN_KEY", f"{_key()},{old}")
     assert [c.text for c in check_slack() if c.status == "fail"] == []
     assert any("1 stored token row(s) open" in c.text for c in check_slack())
+
+
+# ----- per-team settings on the App Home -----------------------------------------------------------------------------
+def _interaction(server: Server, payload: dict) -> tuple[int, str]:
+    import json
+    import urllib.parse
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+    status, text, _ = send(server.url + "/slack/events", body, "application/x-www-form-urlencoded",
+                           sign(body, SECRET))
+    return status, text
+
+
+def _submission(team: str, user: str, for_team: str, currency: str | None, days: str | None) -> dict:
+    option = {"value": currency} if currency else None
+    return {"type": "view_submission", "team": {"id": team}, "user": {"id": user, "team_id": team},
+            "api_app_id": "A0GPUADV", "trigger_id": "1.2.trig",
+            "view": {"id": "V0MODAL", "type": "modal", "callback_id": "team_settings", "private_metadata": for_team,
+                     "team_id": team, "state": {"values": {
+                         "ts_provider": {"value": {"type": "static_select", "selected_option": None}},
+                         "ts_currency": {"value": {"type": "static_select", "selected_option": option}},
+                         "ts_retention": {"value": {"type": "number_input", "value": days}}}}}}
+
+
+def _home(server: Server, stub: SlackStub, team: str, user: str) -> dict:
+    import json
+    body = event_callback({"type": "app_home_opened", "user": user, "tab": "home", "channel": f"D{user}"},
+                          f"EvHome{user}{time.time_ns()}", team=team)
+    assert send(server.url + "/slack/events", body, "application/json", sign(body, SECRET))[0] == 200
+    call = stub.wait_for(lambda s: [c for c in s.of("views.publish", True) if c.body.get("user_id") == user])[-1]
+    assert call.headers.get("authorization") == f"Bearer {TOKENS[team]}"
+    view = call.body["view"]
+    return json.loads(view) if isinstance(view, str) else view
+
+
+def test_team_settings_on_the_app_home_feed_that_teams_answers(oauth_server):
+    """Team A's admin (who installed it) sets currency CNY and 30 days' retention on the App Home: team A's answers
+    carry the price in CNY, team B's stay in USD only; a member of B cannot change A's settings, and 0 days is
+    refused under its input."""
+    import json
+    from bot.store.backend import open_slack_state
+    server, stub, db, key = oauth_server
+    for team in TOKENS:
+        install(server, stub, team)
+    admin_a, admin_b = "UTAAAA1ADMIN", "UTBBBB2ADMIN"            # the installers (tests/slack_stub.py)
+    home = json.dumps(_home(server, stub, "TAAAA1", admin_a))
+    assert "team_settings_edit" in home and "until pruned by hand" in home
+    member = json.dumps(_home(server, stub, "TAAAA1", "UTAAAA1MEMBER"))
+    assert "team_settings_edit" not in member and "Only this workspace's admins" in member
+    click = {"type": "block_actions", "team": {"id": "TAAAA1"}, "user": {"id": admin_a, "team_id": "TAAAA1"},
+             "api_app_id": "A0GPUADV", "trigger_id": "1.2.trig", "container": {"type": "view", "view_id": "V0HOME"},
+             "actions": [{"action_id": "team_settings_edit", "block_id": "team_settings_actions", "type": "button",
+                          "value": "edit"}]}
+    assert _interaction(server, click)[0] == 200
+    opened = stub.wait_for(lambda s: s.of("views.open", True))[0]
+    assert opened.headers.get("authorization") == f"Bearer {TOKENS['TAAAA1']}"
+    view = opened.body["view"]
+    assert (json.loads(view) if isinstance(view, str) else view)["private_metadata"] == "TAAAA1"
+    status, text = _interaction(server, _submission("TBBBB2", admin_b, "TAAAA1", "CNY", "30"))
+    assert status == 200 and json.loads(text)["response_action"] == "errors"       # B's admin, A's settings
+    status, text = _interaction(server, _submission("TAAAA1", admin_a, "TAAAA1", "CNY", "0"))
+    assert json.loads(text)["errors"].keys() == {"ts_retention"}
+    state = open_slack_state(db)
+    assert state.team_settings("TAAAA1") == {} and state.team_settings("TBBBB2") == {}
+    status, text = _interaction(server, _submission("TAAAA1", admin_a, "TAAAA1", "CNY", "30"))
+    assert (status, text) == (200, "")
+    assert {k: v for k, v in state.team_settings("TAAAA1").items() if k != "updated"} == \
+        {"currency": "CNY", "retention_days": 30, "updated_by": admin_a}
+    for n, team in enumerate(TOKENS):
+        _dm(server, team, f"D{team}", 10 + n)
+    posts = stub.wait_for(lambda s: (p := {c.body["channel"]: json.dumps(c.body, ensure_ascii=False)
+                                           for c in s.of("chat.postMessage", True)
+                                           if c.body.get("channel") in ("DTAAAA1", "DTBBBB2")}) and len(p) == 2 and p,
+                          60)
+    assert "USD/h" in posts["DTAAAA1"] and re.search(r"≈ [\d.,]+ CNY/h in your currency", posts["DTAAAA1"])
+    assert "USD/h" in posts["DTBBBB2"] and "CNY" not in posts["DTBBBB2"]

@@ -51,6 +51,7 @@ def _model() -> type:
         slack_client_secret: SecretStr | None = None
         slack_redirect_uri: str | None = None        # the public https URL of /slack/oauth_redirect (optional)
         advisor_token_key: SecretStr | None = None   # Fernet key(s) sealing the installed tokens (OAuth)
+        advisor_slack_admins: str | None = None      # Slack user ids who may change a workspace's settings
         port: str = "3000"
         advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
         advisor_inbox_scan_s: float = 5.0         # how often a replica claims the Slack jobs of a dead one

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from bot.store.chain import CHECKPOINT_STATUS, SYSTEM_SURFACE, format_id, iso_utc, utc_now
+from bot.store.chain import (CHECKPOINT_STATUS, SYSTEM_SURFACE, TEAM_PRUNE_STATUS, format_id, iso_utc, team_gaps,
+                             utc_now)
 
 __all__ = ["make_anchor", "read_anchors", "check_anchors", "AnchorProblem", "MARK"]
 
@@ -64,14 +65,17 @@ def check_anchors(log: Any, anchors: Iterable[dict[str, Any]]) -> list[AnchorPro
         high = log._high_water(conn)
         checkpoints = [json.loads(r[0]).get("checkpoint", {}) for r in conn.execute(
             "SELECT reply FROM advice WHERE surface = ? AND status = ?", (SYSTEM_SURFACE, CHECKPOINT_STATUS))]
+        gaps = team_gaps(r[0] for r in conn.execute("SELECT reply FROM advice WHERE surface = ? AND status = ?",
+                                                    (SYSTEM_SURFACE, TEAM_PRUNE_STATUS)).fetchall())
         for anchor in anchors:
-            problem = _check_one(conn, anchor, high, checkpoints)
+            problem = _check_one(conn, anchor, high, checkpoints, gaps)
             if problem:
                 problems.append(AnchorProblem(anchor, problem))
     return problems
 
 
-def _check_one(conn: Any, anchor: dict[str, Any], high: int, checkpoints: list[dict[str, Any]]) -> str | None:
+def _check_one(conn: Any, anchor: dict[str, Any], high: int, checkpoints: list[dict[str, Any]],
+               gaps: dict[int, tuple[int, str, str]] | None = None) -> str | None:
     seq, digest = anchor.get("head_seq"), anchor.get("head_hash")
     if not seq:
         return None                                     # anchored an empty log: nothing to hold
@@ -86,6 +90,10 @@ def _check_one(conn: Any, anchor: dict[str, Any], high: int, checkpoints: list[d
                 f"{format_id(seq)} was pruned, and the checkpoint that seals it holds another hash"
         if any(isinstance(c.get("through_seq"), int) and c["through_seq"] >= seq for c in checkpoints):
             return None                                 # pruned by retention, inside a later checkpoint
+        run = next(((first, *gap) for first, gap in (gaps or {}).items() if first <= seq <= gap[0]), None)
+        if run is not None:                             # removed by a per-team prune that lists it
+            return None if run[1] != seq or run[3] == digest else \
+                f"{format_id(seq)} was pruned for its team, and the checkpoint listing it holds another hash"
         return f"{format_id(seq)} is missing: rows were deleted"
     if row[0] != digest:
         return f"{format_id(seq)} now has another hash: the log was rewritten from there or before"

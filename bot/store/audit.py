@@ -33,7 +33,7 @@ from typing import Any, Callable, TextIO
 
 from bot.store.chain import (  # noqa: F401  (re-exported: the public names of the audit log live here)
     CHECKPOINT_STATUS, COLUMNS, CONTENT_FIELDS, JSON_FIELDS, RECORD_KEYS, REDACTED, SURFACES, SYSTEM_SURFACE,
-    TEXT_FIELDS, ZERO_HASH, AuditEntry, AuditError, PruneResult, VerifyResult, canonical_json, day_start, decode,
+    TEAM_PRUNE_STATUS, TEXT_FIELDS, ZERO_HASH, team_gaps, AuditEntry, AuditError, PruneResult, VerifyResult, canonical_json, day_start, decode,
     encode_json, entry_of, format_id, iso_utc, normalise, parse_id, record_hash, select_columns, to_json_value,
     utc_now, verify_rows,
 )
@@ -41,6 +41,7 @@ from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 from bot.store.export import read_export, write_export
 from bot.store.queries import AuditQueries
 from bot.store.replay import Change, diff_records
+from bot.store.team_prune import TeamPrune
 from bot.store.migrations import migrate
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-class AuditLog(AuditQueries, LockedDatabase):
+class AuditLog(TeamPrune, AuditQueries, LockedDatabase):
     """The `advice` table of one SQLite file. One instance may be shared by threads; many may exist."""
 
     def __init__(self, path: str | os.PathLike, *, clock: Callable[[], dt.datetime] = utc_now,
@@ -122,8 +123,10 @@ class AuditLog(AuditQueries, LockedDatabase):
         checkpoint = next(self._rows(
             conn, f"SELECT {select_columns()} FROM advice WHERE surface = ? AND status = ? "
                   "ORDER BY seq DESC LIMIT 1", (SYSTEM_SURFACE, CHECKPOINT_STATUS)), None)
+        gaps = team_gaps(r[0] for r in conn.execute("SELECT reply FROM advice WHERE surface = ? AND status = ?",
+                                                    (SYSTEM_SURFACE, TEAM_PRUNE_STATUS)).fetchall())
         rows = self._rows(conn, f"SELECT {select_columns()} FROM advice ORDER BY seq")
-        return verify_rows(rows, checkpoint, self._high_water(conn))
+        return verify_rows(rows, checkpoint, self._high_water(conn), gaps)
 
     # -- export / import ----------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ ZERO_HASH = "0" * 64
 SURFACES = ("dm", "mention", "slash", "button", "shortcut", "cli")
 SYSTEM_SURFACE = "system"
 CHECKPOINT_STATUS = "checkpoint"
+TEAM_PRUNE_STATUS = "team_pruned"      # a per-team prune: its reply lists the runs of rows it removed (`gaps`)
 
 # Hashed, in this order of meaning (the hash uses sorted keys, so order is for people only).
 TEXT_FIELDS = ("surface", "team", "channel", "user", "session", "question", "status", "intent", "kb_version",
@@ -272,12 +273,44 @@ def _checkpoint_anchor(row: dict[str, Any] | None) -> tuple[int, str, str | None
     return through + 1, anchor, None
 
 
+def team_gaps(replies: Iterable[Any]) -> dict[int, tuple[int, str, str]]:
+    """{first seq: (last seq, prev_hash of the first, hash of the last)} of every run of rows removed by a per-team
+    prune, from the `reply` of its checkpoint rows (status TEAM_PRUNE_STATUS); unreadable entries are skipped (the
+    rows they would excuse then show as deleted)."""
+    gaps: dict[int, tuple[int, str, str]] = {}
+    for reply in replies:
+        if isinstance(reply, str):
+            try:
+                reply = json.loads(reply)
+            except ValueError:
+                continue
+        runs = ((reply or {}).get("team_prune") or {}).get("gaps") if isinstance(reply, dict) else None
+        for run in runs or []:
+            try:
+                first, last, before, after = int(run[0]), int(run[1]), str(run[2]), str(run[3])
+            except (TypeError, ValueError, IndexError):
+                continue
+            gaps[first] = (last, before, after)
+    return gaps
+
+
+def _bridge(gaps: dict[int, tuple[int, str, str]] | None, seq: int, prev: str, upto: int | None) -> tuple[int, str]:
+    """Step over runs a per-team prune removed: a run starting at `seq` and hanging from `prev` continues the chain
+    with the hash of its last row, as if the rows were there (the checkpoint that lists it is itself hashed)."""
+    while gaps and seq in gaps and (upto is None or seq < upto) and gaps[seq][1] == prev:
+        last, _, after = gaps[seq]
+        seq, prev = last + 1, after
+    return seq, prev
+
+
 def verify_rows(rows: Iterable[dict[str, Any]], checkpoint: dict[str, Any] | None = None,
-                high_water: int | None = None) -> VerifyResult:
+                high_water: int | None = None, gaps: dict[int, tuple[int, str, str]] | None = None
+                ) -> VerifyResult:
     """Walk rows (as stored, JSON columns as text) in seq order; name the first row edited, deleted or moved.
 
     `checkpoint` is the latest prune checkpoint row (it says where the remaining chain starts and which hash it
-    hangs from); `high_water` the largest seq ever issued (sqlite_sequence), to see rows deleted at the end.
+    hangs from); `high_water` the largest seq ever issued (sqlite_sequence), to see rows deleted at the end;
+    `gaps` the runs per-team prunes removed (team_gaps), stepped over only where they fit the chain exactly.
     Rows whose JSON columns are already decoded (read_export) are accepted too.
     """
     expected_seq, expected_prev, problem = _checkpoint_anchor(checkpoint)
@@ -296,6 +329,8 @@ def verify_rows(rows: Iterable[dict[str, Any]], checkpoint: dict[str, Any] | Non
             return VerifyResult(False, checked, raw.get("id"),
                                 f"column {', '.join(bad)} is not valid JSON: the row was edited after it was written")
         seq, rid = row.get("seq"), row.get("id")
+        if isinstance(seq, int):
+            expected_seq, expected_prev = _bridge(gaps, expected_seq, expected_prev, seq)
         problem = _position_problem(seq, rid, expected_seq, previous_id, anchor_name)
         if problem:
             return VerifyResult(False, checked, rid, problem)
@@ -307,6 +342,7 @@ def verify_rows(rows: Iterable[dict[str, Any]], checkpoint: dict[str, Any] | Non
         checked += 1
         previous_id, expected_prev, head = rid, row["hash"], row["hash"]
         expected_seq = seq + 1
+    expected_seq, expected_prev = _bridge(gaps, expected_seq, expected_prev, None)
     if high_water is not None and high_water >= expected_seq:
         missing = format_id(expected_seq) + ("" if high_water == expected_seq else f"..{format_id(high_water)}")
         after = f"after {previous_id}" if previous_id else f"at {anchor_name}"

@@ -9,7 +9,7 @@ from before versioning (user_version 0) already hold some of the tables.
 
 Versions: 1 the audit log (advice, its triggers and view, slack_events, the prune lock); 2 sessions; 3 the Slack
 inbox; 4 Slack state (feedback, App Home preferences, answered threads); 5 Slack installations and OAuth states
-(many workspaces, bot/store/installations.py).
+(many workspaces, bot/store/installations.py); 6 per-team settings (bot/store/team_settings.py).
 """
 from __future__ import annotations
 
@@ -53,12 +53,19 @@ def _installations(db: Any) -> None:
         db.conn.execute(statement)
 
 
+def _team_settings(db: Any) -> None:
+    from bot.store.team_settings import SCHEMA as TEAM_SETTINGS
+    for statement in TEAM_SETTINGS:
+        db.conn.execute(statement)
+
+
 STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "audit log: advice, triggers, advice_readable, slack_events, audit_prune_lock", _audit_log),
     (2, "sessions", _sessions),
     (3, "Slack inbox", _inbox),
     (4, "Slack state: feedback, slack_prefs, slack_threads", _slack_state),
     (5, "Slack installations, bots and OAuth states (many workspaces)", _installations),
+    (6, "per-team settings: default cloud, currency, retention", _team_settings),
 ]
 SCHEMA_VERSION = STEPS[-1][0]
 

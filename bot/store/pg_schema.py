@@ -137,6 +137,11 @@ _V4_INBOX_OWNER = """
 ALTER TABLE inbox ADD COLUMN owner BIGINT;
 """
 
+def _team_settings() -> str:
+    from bot.store.team_settings import SCHEMA
+    return ";\n".join(SCHEMA) + ";"
+
+
 def _installations() -> str:
     from bot.store.installations import SCHEMA
     return ";\n".join(SCHEMA) + ";"
@@ -149,4 +154,5 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "Slack feedback, preferences and threads", _V3_SLACK_STATE),
     (4, "inbox jobs record the replica running them", _V4_INBOX_OWNER),
     (5, "Slack installations, bots and OAuth states (many workspaces)", _installations()),
+    (6, "per-team settings: default cloud, currency, retention", _team_settings()),
 ]

@@ -20,6 +20,7 @@ from bot.store.chain import AuditEntry, entry_of, iso_utc, utc_now, ZERO_HASH
 from bot.store.inbox import Inbox, Job, _COLUMNS as _JOB_COLUMNS, _job
 from bot.store.pg import PgDatabase, QmarkConnection
 from bot.store.sessions import DEFAULT_TTL_S, SessionStore
+from bot.store.team_settings import TeamSettings
 
 __all__ = ["PgAuditLog", "PgSessionStore", "PgInbox", "PgSlackState"]
 
@@ -214,7 +215,7 @@ class PgInbox(PgDatabase, Inbox):
                              "payload = (payload::jsonb - 'response_url')::text", (int(delivered), error[:2000]))
 
 
-class PgSlackState(PgDatabase):
+class PgSlackState(TeamSettings, PgDatabase):
     """Feedback, App Home preferences and answered threads (bot/store/slack_state.py's methods) in PostgreSQL."""
 
     _PREFS = ("provider", "currency")

@@ -6,6 +6,7 @@ Three small tables in ADVISOR_DB, created with sqlite-utils by bot/store/migrati
   person counts once per answer. The advice id ties it to the audit record (intent, week) for `audit stats`.
 - `slack_prefs`: one row per (team, user): `provider` (a knowledge-base provider id) and `currency`.
 - `slack_threads`: (channel, thread_ts) of every thread the bot answered a mention in.
+- `team_settings` (bot/store/team_settings.py, step 6): each workspace's default cloud, currency and retention.
 Only opaque Slack ids are stored, never names or tokens (as in the audit log).
 """
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 from bot.store.audit import iso_utc, utc_now
 from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 from bot.store.migrations import migrate
+from bot.store.team_settings import TeamSettings
 
 __all__ = ["SlackState"]
 
 
-class SlackState(LockedDatabase):
+class SlackState(TeamSettings, LockedDatabase):
     """Feedback, preferences and known threads; thread-safe, one per process (many may share the file)."""
 
     def __init__(self, path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S):

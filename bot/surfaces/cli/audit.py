@@ -402,11 +402,19 @@ def export_cmd(fmt: str, output: str | None, team: str | None) -> None:
 
 
 @audit.command("prune")
-@click.option("--before", type=DATE, required=True, help="Delete records dated before this UTC day (YYYY-MM-DD).")
+@click.option("--before", type=DATE, help="Delete records dated before this UTC day (YYYY-MM-DD). With --team, "
+                                          "default: today minus the workspace's retention (App Home).")
+@click.option("--team", metavar="T", help="Only this Slack workspace's records (team id); the rest of the chain "
+                                          "stays and still verifies.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @_guarded
-def prune_cmd(before: dt.date, yes: bool) -> None:
+def prune_cmd(before: dt.date | None, team: str | None, yes: bool) -> None:
     """Retention: delete the oldest records and leave a checkpoint so the rest still verifies."""
+    if team:
+        _prune_team(team, before, yes)
+        return
+    if before is None:
+        _fail("Missing option '--before' (or --team T, to use that workspace's retention).")
     with _open_log() as log:
         count = log.prunable(before)
         if not count:
@@ -418,6 +426,31 @@ def prune_cmd(before: dt.date, yes: bool) -> None:
         result = log.prune(before)
     click.echo(f"Pruned {result.pruned} record(s) ({result.first}..{result.last}); checkpoint {result.checkpoint} "
                "anchors the rest. `gpu-advisor audit verify` checks it.")
+
+
+def _prune_team(team: str, before: dt.date | None, yes: bool) -> None:
+    """`prune --team T`: T's records before --before, or before today minus T's retention days (App Home)."""
+    from bot.records.config import db_target
+    from bot.store.backend import open_slack_state
+    if before is None:
+        with open_slack_state(db_target()) as state:
+            days = state.team_settings(team).get("retention_days")
+        if not days:
+            _fail(f"workspace {team} has no retention set: pass --before YYYY-MM-DD, or let its admin set "
+                  "'Keep audit records for (days)' in the workspace settings on the App Home")
+        before = dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=int(days))
+        click.echo(f"Workspace {team} keeps records {days} days: pruning those dated before {before.isoformat()}.")
+    with _open_log() as log:
+        count = log.prunable_team(team, before)
+        if not count:
+            click.echo(f"Nothing to prune: no record of {team} is dated before {before.isoformat()}.")
+            return
+        if not yes:
+            click.confirm(f"Delete {count} audit record(s) of workspace {team} dated before {before.isoformat()}? "
+                          "They cannot be restored unless you exported them", abort=True)
+        result = log.prune_team(team, before)
+    click.echo(f"Pruned {result.pruned} record(s) of {team} ({result.first}..{result.last}); checkpoint "
+               f"{result.checkpoint} lists them, so the rest still verifies (`gpu-advisor audit verify`).")
 
 
 @audit.command("stats")

@@ -306,8 +306,8 @@ class SlackBot(Interactions):
             advice_id = None
         else:
             reply = self._reply_of(job, place)
-            prefs = self.state.prefs(p.get("team") or "", place.owner)
-            messages = self.reply_messages(reply, place, p.get("echo"), currency=prefs.get("currency"))
+            currency = self._defaults(p.get("team") or "", place.owner).get("currency")
+            messages = self.reply_messages(reply, place, p.get("echo"), currency=currency)
             advice_id = reply.get("advice_id")
         resumed = _epoch(job.received) if job.attempts > 1 else None
         delivered, error = out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
@@ -328,7 +328,14 @@ class SlackBot(Interactions):
         team = p.get("team") or ""
         return self.service.ask(p["text"], surface=p["surface"], user=place.owner, team=team,
                                 channel=place.channel, thread=place.session_thread or "", event_id=job.id,
-                                default_provider=self.state.prefs(team, place.owner).get("provider"))
+                                default_provider=self._defaults(team, place.owner).get("provider"))
+
+    def _defaults(self, team: str, user: str) -> dict[str, Any]:
+        """Default cloud and display currency of an answer: the user's own App Home choice, else the workspace's
+        setting (bot/surfaces/slack/team_home.py), else the server's; a cloud named in the question beats all."""
+        workspace = self.state.team_settings(team)
+        mine = self.state.prefs(team, user)
+        return {k: mine.get(k) or workspace.get(k) for k in ("provider", "currency")}
 
     def apologise(self, job: Job, error: BaseException) -> bool:
         """The last attempt failed: tell the user, in the language of the question. True when it was delivered."""

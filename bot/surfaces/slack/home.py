@@ -1,4 +1,5 @@
-"""The App Home tab: the user's recent advice, their default cloud and display currency, and a short how-to.
+"""The App Home tab: the user's recent advice, their default cloud and display currency, the workspace's settings
+(bot/surfaces/slack/team_home.py: editable by its admins), and a short how-to.
 
 Published with views.publish on app_home_opened and after each settings change. Wording in the language of the
 user's latest advice (English when there is none). Only the user's own advice in this workspace is listed, as
@@ -10,6 +11,7 @@ from typing import Any
 
 from bot.surfaces.slack import text as T
 from bot.surfaces.slack.format import clip, fit
+from bot.surfaces.slack.team_home import team_section
 from bot.surfaces.slack.views import _one_line, pick
 
 RECENT = 5
@@ -22,9 +24,10 @@ def _recent(audit: Any, user: str, team: str) -> list[dict[str, Any]]:
     return [r for r in rows if team and (r.get("team") or "") == team and r.get("surface") != "cli"][:RECENT]
 
 
-def _provider_select(kb: Any, chosen: str | None, lang: str, server_default: str) -> dict[str, Any]:
+def _provider_select(kb: Any, chosen: str | None, lang: str, server_default: str, default_key: str = "home_server_default"
+                     ) -> dict[str, Any]:
     default_name = kb.providers[server_default].name if server_default in kb.providers else server_default
-    options = [{"text": {"type": "plain_text", "text": clip(T.say("home_server_default", lang, name=default_name), 75)},
+    options = [{"text": {"type": "plain_text", "text": clip(T.say(default_key, lang, name=default_name), 75)},
                 "value": SERVER_DEFAULT}]
     options += [{"text": {"type": "plain_text", "text": clip(p.name, 75)}, "value": pid}
                 for pid, p in kb.providers.items()]
@@ -34,29 +37,41 @@ def _provider_select(kb: Any, chosen: str | None, lang: str, server_default: str
     return select
 
 
-def _currency_select(kb: Any, chosen: str | None, lang: str) -> dict[str, Any]:
+def _currency_select(kb: Any, chosen: str | None, lang: str, workspace: str | None = None) -> dict[str, Any]:
     codes = sorted({r.base for r in kb.rates.values()} | {r.currency for r in kb.rates.values()})
-    options = [{"text": {"type": "plain_text", "text": T.say("home_as_published", lang)}, "value": SERVER_DEFAULT}]
+    unset = T.say("home_team_default", lang, name=workspace) if workspace else T.say("home_as_published", lang)
+    options = [{"text": {"type": "plain_text", "text": unset}, "value": SERVER_DEFAULT}]
     options += [{"text": {"type": "plain_text", "text": code}, "value": code} for code in codes]
     return {"type": "static_select", "action_id": "home_currency", "options": options,
             "placeholder": {"type": "plain_text", "text": T.say("home_currency_pick", lang)},
             "initial_option": next((o for o in options if o["value"] == (chosen or SERVER_DEFAULT)), options[0])}
 
 
-def home_view(service: Any, state: Any, *, user: str, team: str, cmd: str) -> dict[str, Any]:
-    """The Home tab's view object for `user`."""
+def home_lang(service: Any, user: str, team: str) -> str:
+    """The language of the user's latest advice in this workspace (English when there is none)."""
+    rows = _recent(service.audit, user, team)
+    return ((rows[0].get("reply") or {}).get("lang") if rows else None) or "en"
+
+
+def home_view(service: Any, state: Any, *, user: str, team: str, cmd: str, admin: bool = False) -> dict[str, Any]:
+    """The Home tab's view object for `user` (`admin`: may edit the workspace's settings)."""
     rows = _recent(service.audit, user, team)
     lang = ((rows[0].get("reply") or {}).get("lang") if rows else None) or "en"
     kb = service.core.kb
     prefs = state.prefs(team, user)
+    workspace = state.team_settings(team)
+    server = service.core.advisor.default_provider
+    default_cloud, default_key = (workspace["provider"], "home_team_default") if workspace.get("provider") \
+        else (server, "home_server_default")
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": T.say("home_title", lang)}},
         {"type": "section", "text": {"type": "mrkdwn", "text": T.say("help", lang, cmd=cmd)}},
         {"type": "divider"},
         {"type": "section", "block_id": "home_settings", "text": {"type": "mrkdwn", "text": T.say("home_cloud", lang)},
-         "accessory": _provider_select(kb, prefs.get("provider"), lang, service.core.advisor.default_provider)},
+         "accessory": _provider_select(kb, prefs.get("provider"), lang, default_cloud, default_key)},
         {"type": "section", "block_id": "home_currency", "text": {"type": "mrkdwn", "text": T.say("home_currency", lang)},
-         "accessory": _currency_select(kb, prefs.get("currency"), lang)},
+         "accessory": _currency_select(kb, prefs.get("currency"), lang, workspace.get("currency"))},
+        *team_section(kb, workspace, server, admin=admin, lang=lang),
         {"type": "divider"},
         {"type": "section", "text": {"type": "mrkdwn", "text": T.say("home_recent", lang)}},
     ]

@@ -10,6 +10,7 @@ Mixed into SlackBot (bot/surfaces/slack/app.py), which owns the intake and the d
   no channel membership), and the private copy is replaced by a note.
 - ask_about_message (message shortcut): answers the message's text privately, with Share in channel.
 - app_home_opened / home_provider / home_currency: the Home tab (bot/surfaces/slack/home.py) and its settings.
+- team_settings_edit / view team_settings: the workspace's settings (bot/surfaces/slack/team_home.py), admins only.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from typing import Any, Callable
 from bot.surfaces.slack import text as T
 from bot.surfaces.slack.controls import FEEDBACK_ACTIONS, refinement_text
 from bot.surfaces.slack.format import to_plain
-from bot.surfaces.slack.home import home_view
+from bot.surfaces.slack.home import home_lang, home_view
+from bot.surfaces.slack.team_home import BLOCKS, EDIT_ACTION, MODAL_ID, read_submission, settings_modal
 from bot.surfaces.slack.views import explain_messages
 
 log = logging.getLogger("gpu_advisor.slack")
@@ -50,6 +52,8 @@ class Interactions:
         app.event("app_home_opened")(self.on_home_opened)
         app.action("home_provider")(self.on_home_provider)
         app.action("home_currency")(self.on_home_currency)
+        app.action(EDIT_ACTION)(self.on_team_edit)
+        app.view(MODAL_ID)(self.on_team_submit)
 
     # ----- refinements ------------------------------------------------------------------------------------------
     def on_refine(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
@@ -164,10 +168,60 @@ class Interactions:
         self.state.set_pref(team, user, currency=chosen if chosen in codes else None)
         self.publish_home(context.client, user, team)
 
+    # ----- workspace settings ---------------------------------------------------------------------------------------
+    def on_team_edit(self, ack: Callable, body: dict, context: Any) -> None:
+        """Edit on the Home tab: the settings modal, opened here at once (a trigger_id lives 3 seconds, too short to
+        go through the inbox), for an admin of the workspace only."""
+        ack()
+        user, team, *_ = _who(body, context)
+        if not self.is_team_admin(team, user):
+            log.warning("workspace settings: %s is not an admin of %s; no modal", user, team)
+            return
+        lang = home_lang(self.service, user, team)
+        view = settings_modal(self.service.core.kb, team, self.state.team_settings(team),
+                              self.service.core.advisor.default_provider, lang)
+        try:
+            context.client.views_open(trigger_id=body.get("trigger_id"), view=view)
+        except Exception as exc:                        # noqa: BLE001 - logged with Slack's reason
+            why = str(exc.response.get("error") if getattr(exc, "response", None) is not None else type(exc).__name__)
+            log.error("views.open for the workspace settings failed: %s", why)
+
+    def on_team_submit(self, ack: Callable, body: dict, view: dict, context: Any) -> None:
+        """Save: the submitter must be an admin of the team the modal was opened for; bad values are shown under
+        their input (Slack's response_action errors) and nothing is saved."""
+        user = (body.get("user") or {}).get("id") or ""
+        team = str(view.get("private_metadata") or "")
+        own = (body.get("team") or {}).get("id") or getattr(context, "team_id", None) or ""
+        lang = home_lang(self.service, user, team) if team else "en"
+        if not team or team != own or not self.is_team_admin(team, user):
+            log.warning("workspace settings of %s refused: %s is not an admin there", team or "?", user)
+            ack(response_action="errors", errors={BLOCKS[0]: T.say("team_not_admin", lang)})
+            return
+        values, errors = read_submission(view, self.service.core.kb, lang)
+        if errors:
+            ack(response_action="errors", errors=errors)
+            return
+        ack()
+        self.state.set_team_settings(team, user, **values)
+        log.info("workspace settings of %s set by %s: cloud %s, currency %s, retention %s days", team, user,
+                 values["provider"] or "server default", values["currency"] or "as published",
+                 values["retention_days"] or "unlimited")
+        self.publish_home(context.client, user, team)
+
+    def is_team_admin(self, team: str, user: str) -> bool:
+        """Whoever installed the app in `team` (many-workspace mode) and the ids of ADVISOR_SLACK_ADMINS."""
+        if not team or not user:
+            return False
+        if user in self.settings.admins:
+            return True
+        rows = self.teams.rows
+        return bool(rows is not None and rows.find_installation(None, team, user))
+
     def publish_home(self, client: Any, user: str, team: str) -> None:
         if not user:
             return
-        view = home_view(self.service, self.state, user=user, team=team, cmd=self.cmd)
+        view = home_view(self.service, self.state, user=user, team=team, cmd=self.cmd,
+                         admin=self.is_team_admin(team, user))
         try:
             client.views_publish(user_id=user, view=view)
         except Exception as exc:                        # noqa: BLE001 - logged with Slack's reason

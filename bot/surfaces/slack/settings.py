@@ -95,6 +95,7 @@ class SlackSettings:
     client_secret: str | None = field(default=None, repr=False)
     redirect_uri: str | None = None
     token_key: str | None = field(default=None, repr=False)
+    admins: tuple[str, ...] = ()                                  # ADVISOR_SLACK_ADMINS: may edit workspace settings
 
     @property
     def multi_workspace(self) -> bool:
@@ -133,12 +134,26 @@ class SlackSettings:
                 raise ConfigError(f"{name} still holds the placeholder of deploy/slack.env.example",
                                   fix=f"replace it by your app's real value (docs/slack.md, 'Set up')")
         return cls(bot_token=bot if not oauth else "", signing_secret=secret, app_token=app,
-                   api_base_url=_base_url(conf.slack_api_base_url), slash_command=config.slash_command(), **oauth)
+                   api_base_url=_base_url(conf.slack_api_base_url), slash_command=config.slash_command(),
+                   admins=_admins(conf.advisor_slack_admins), **oauth)
 
     def secrets(self) -> list[str]:
         keys = [k for k in re.split(r"[,\s]+", self.token_key or "") if k]
         return [s for s in (self.bot_token, self.signing_secret, self.app_token, self.client_secret) if s] + keys \
             + url_secrets(self.api_base_url)
+
+
+_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+
+
+def _admins(value: str | None) -> tuple[str, ...]:
+    """ADVISOR_SLACK_ADMINS: Slack user ids (U…, W…), comma- or space-separated; ConfigError naming a bad one."""
+    ids = tuple(v for v in re.split(r"[,\s]+", value or "") if v)
+    bad = [v for v in ids if not _USER_ID.match(v)]
+    if bad:
+        raise ConfigError(f"ADVISOR_SLACK_ADMINS holds {bad[0][:24]!r}, which is not a Slack user id",
+                          fix="list user ids such as U0123ABCD (a profile's ⋮ > Copy member ID), separated by commas")
+    return ids
 
 
 def _oauth_settings(conf: object, mode: str, reveal) -> dict[str, str | None]:
