@@ -91,6 +91,27 @@ class NumberPatterns:
             re.compile(rf"{N}{K}\s*个?人(?=\s*(?:[,.;!?]|$|同时|在线|使用|用|左右))"),      # '大概 500 人'
             re.compile(rf"(?:team of|group of)\s*{N}(?![\d.])|{N}\s*-?\s*(?:person|people|人)\s*(?:team|团队)"),
         ]
+        # a request rate per minute, hour or day ('1000 requests per minute', '每分钟 600 个请求', '2M requests a
+        # day'): read as requests per second (the unit group says which)
+        self.rx_rate_per = [
+            re.compile(rf"{N}{K}\s*(?:requests?|reqs?|queries|calls|api calls|个?请求|次请求|次调用)\s*"
+                       r"(?:/|per|an?|every|each|每)\s*(min(?:ute)?|h(?:ou)?r|day|分钟|小时|天)"),
+            re.compile(rf"(?:每|一)(分钟|小时|天)\s*(?:约|大概|大约|峰值|有)?\s*{N}{K}\s*(?:个|次)?\s*(?:请求|调用|次)"),
+            re.compile(rf"{N}{K}\s*(rpm|rph|rpd)(?![a-z])"),
+        ]
+        # latency targets with a number: time to first token, time per output token, a whole response
+        ms = r"(\d+(?:\.\d+)?)\s*(ms|milliseconds?|毫秒|s|secs?|seconds?|秒)(?![a-z])"
+        under = r"(?:under|below|<=?|≤|less than|within|at most|of|is|为|是|在|不超过|小于|低于|控制在|:|=|~)?\s*"
+        self.rx_ttft = re.compile(rf"(?:ttft|time to first token|first[- ]token(?: latency)?|首\s*token(?:\s*延迟|\s*时间)?|"
+                                  rf"首字(?:延迟|时间)?|首包(?:延迟|时间)?)\s*(?:p\d+\s*)?{under}{ms}")
+        self.rx_tpot = re.compile(rf"(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"
+                                  rf"每个?\s*token\s*(?:延迟|时间)?|token\s*间隔)\s*{under}{ms}|"
+                                  rf"{ms}\s*(?:per|/|每个?)\s*(?:output\s*)?token")
+        self.rx_e2e = re.compile(rf"(?:end[- ]to[- ]end|e2e|whole response|full response|complete response|"
+                                 rf"整个响应|完整响应|完整回复|端到端)\s*(?:latency|time|延迟|时延|时间)?\s*(?:p\d+\s*)?"
+                                 rf"{under}{ms}")
+        self.rx_latency = re.compile(rf"(?:(?:p\d+|response|request)\s*)?(?:latency|response time|延迟|时延|响应时间|响应)"
+                                     rf"\s*(?:p\d+\s*)?{under}{ms}")
         self.rx_qps = [
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:qps|rps|requests?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|req/s|"
                        r"个?请求\s*(?:/|每)\s*秒)"),

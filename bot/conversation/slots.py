@@ -61,6 +61,7 @@ class SlotReader:
         if m and 1 <= int(m.group(1)) <= 4096:
             slots["batch_size"] = int(m.group(1))
         t = self._qps(t, slots)
+        t = self._latency_targets(t, slots)
         self._concurrency(t, slots)
         t = self._deadline(t, slots)
         if "deadline_days" not in slots:
@@ -163,7 +164,49 @@ class SlotReader:
             t = self._blank(t, per_sample[1])
         return t
 
+    RATE_SECONDS = {"min": 60, "minute": 60, "分钟": 60, "rpm": 60, "hr": 3600, "hour": 3600, "小时": 3600,
+                    "rph": 3600, "day": 86400, "天": 86400, "rpd": 86400}
+
+    def _rate_per(self, t: str, slots: dict[str, Any]) -> str:
+        """'1000 requests per minute', '每分钟 600 个请求', '2万 requests a day', '300 rpm' as requests per second."""
+        for rx in self.rx_rate_per:
+            m = rx.search(t)
+            if not m:
+                continue
+            unit = next((g for g in m.groups() if g and g.lower() in self.RATE_SECONDS), None)
+            nums = [g for g in m.groups() if g and g.lower() not in self.RATE_SECONDS]
+            val = self._num(nums[0]) if nums else None
+            mult = {"k": 1e3, "千": 1e3, "万": 1e4}.get(nums[1].lower(), 1) if len(nums) > 1 else 1
+            if unit and val and 0 < val * mult <= 1e9:
+                slots["qps"] = round(val * mult / self.RATE_SECONDS[unit.lower()], 3)
+                return self._blank(t, m.span())
+        return t
+
+    def _latency_targets(self, t: str, slots: dict[str, Any]) -> str:
+        """Latency with a number: 'TTFT under 500 ms' (first token), '30 ms per token' (each output token),
+        'end-to-end under 5 s' (a whole response), and a bare 'p95 latency under 2s' (read as the first token: a
+        chat reply streams); each blanked so its number is not read as something else."""
+        for slot, rx in (("ttft_ms", self.rx_ttft), ("tpot_ms", self.rx_tpot), ("e2e_ms", self.rx_e2e),
+                         ("latency_ms", self.rx_latency)):
+            if slot == "latency_ms" and ("ttft_ms" in slots or "e2e_ms" in slots):
+                break
+            m = rx.search(t)
+            if not m:
+                continue
+            num, unit = [g for g in m.groups() if g][:2]
+            val = self._num(num)
+            if not val:
+                continue
+            ms = val if unit.lower().startswith(("ms", "milli")) or unit == "毫秒" else val * 1000
+            if 1 <= ms <= 600_000:
+                slots[slot] = ms
+                t = self._blank(t, m.span())
+        return t
+
     def _qps(self, t: str, slots: dict[str, Any]) -> str:
+        t = self._rate_per(t, slots)
+        if "qps" in slots:
+            return t
         for rx in self.rx_qps:
             m = rx.search(t)
             if m:

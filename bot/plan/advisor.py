@@ -187,6 +187,13 @@ class Advisor:
         """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
         w, model, assumptions = self.workload(intent, slots, assumed)
         targets = Targets.from_slots(slots, w.context)
+        if slots.get("e2e_ms") and w.method == "inference":
+            # say how a whole-response target was read: it decides the fleet
+            assumptions.append(("assume.e2e", {"e2e": f"{slots['e2e_ms'] / 1000:g}", "out": targets.output_len,
+                                               "ttft": f"{targets.ttft_ms:.0f}", "tpot": f"{targets.tpot_ms:.1f}"}))
+        elif slots.get("latency_ms") and w.method == "inference":
+            assumptions.append(("assume.latency_ttft", {"ms": f"{slots['latency_ms']:.0f}",
+                                                        "tpot": f"{targets.tpot_ms:.0f}"}))
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
         sized_w = w
         if w.method == "inference" and w.kind == "llm":

@@ -90,7 +90,8 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
     update: dict[str, Any] = {"kind": kind, "algorithm": slots.get("algorithm") or "sft"}
     if kind in ("vision", "diffusion", "speech") and not slots.get("precision"):
         update["precision"] = "fp16"
-        notes[:] = [n for n in notes if n[0] not in ("assume.precision", "assume.serving", "assume.small_team")]
+        notes[:] = [n for n in notes if n[0] not in ("assume.precision", "assume.serving", "assume.small_team",
+                                                     "assume.serving_qps")]
         if w.method == "inference":
             if kind == "diffusion" and not slots.get("concurrency"):
                 update["concurrency"] = 1    # a text-to-image API renders one image at a time per GPU unless batched
@@ -150,9 +151,14 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
     if model is not None and model.image_tokens:
         context += model.image_tokens     # a vision-language model: each request's image becomes tokens too
         notes.append(("assume.image_tokens", {"tokens": model.image_tokens}))
-    if not slots.get("concurrency"):
-        notes.append(("assume.small_team", {}))
-    notes.append(("assume.serving", {"concurrency": concurrency, "context": context}))
+    if slots.get("qps") and not slots.get("concurrency"):
+        # the load is a request rate: the fleet is sized from it (Little's law), not from a small team's users
+        qps = f"{slots['qps']:,.1f}".rstrip("0").rstrip(".")
+        notes.append(("assume.serving_qps", {"qps": qps, "context": context}))
+    else:
+        if not slots.get("concurrency"):
+            notes.append(("assume.small_team", {}))
+        notes.append(("assume.serving", {"concurrency": concurrency, "context": context}))
     if not slots.get("precision"):
         notes.append(("assume.release_precision", {"precision": precision}) if shipped else
                      ("assume.precision", {"precision": precision}))

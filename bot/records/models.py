@@ -40,6 +40,10 @@ class Slots(BaseModel):
     concurrency: int | None = None
     qps: float | None = None
     latency: Literal["low", "normal"] | None = None
+    ttft_ms: float | None = None      # "TTFT under 500 ms", "首 token 延迟 1 秒内": time to the first token
+    tpot_ms: float | None = None      # "30 ms per token", "TPOT 50ms": time per output token
+    e2e_ms: float | None = None       # "end-to-end under 5 s", "整个响应 3 秒以内": a whole response
+    latency_ms: float | None = None   # "p95 latency under 2s", "响应时间 1 秒以内": read as time to first token
     seq_len: int | None = None
     # serving: prompt tokens per request the user states ("~2k-token conversations", "32k-token documents")
     request_tokens: int | None = None
