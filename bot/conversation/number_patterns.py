@@ -104,7 +104,7 @@ class NumberPatterns:
         under = r"(?:under|below|<=?|≤|less than|within|at most|of|is|为|是|在|不超过|小于|低于|控制在|:|=|~)?\s*"
         self.rx_ttft = re.compile(rf"(?:ttft|time to first token|first[- ]token(?: latency)?|首\s*token(?:\s*延迟|\s*时间)?|"
                                   rf"首字(?:延迟|时间)?|首包(?:延迟|时间)?)\s*(?:p\d+\s*)?{under}{ms}")
-        self.rx_tpot = re.compile(rf"(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"
+        self.rx_tpot = re.compile(rf"(?<![*×] )(?<![*×])(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"
                                   rf"每个?\s*token\s*(?:延迟|时间)?|token\s*间隔)\s*{under}{ms}|"
                                   rf"{ms}\s*(?:per|/|每个?)\s*(?:output\s*)?token")
         self.rx_e2e = re.compile(rf"(?:end[- ]to[- ]end|e2e|whole response|full response|complete response|"

@@ -201,6 +201,9 @@ class SlotReader:
             if 1 <= ms <= 600_000:
                 slots[slot] = ms
                 t = self._blank(t, m.span())
+        # a first token within a second, or a token every 50 ms, is what 'low latency' means elsewhere
+        if slots.get("ttft_ms", 1e9) <= 1000 or slots.get("tpot_ms", 1e9) <= 50 or slots.get("latency_ms", 1e9) <= 1000:
+            slots.setdefault("latency", "low")
         return t
 
     def _qps(self, t: str, slots: dict[str, Any]) -> str:
