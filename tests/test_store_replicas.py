@@ -91,3 +91,21 @@ def test_survivors_split_a_dead_replicas_jobs_and_a_cut_off_replica_takes_a_new_
     assert b.heartbeat() is False and b.owner != old        # b notices, takes a new lease, re-owns its jobs
     assert c.reclaim() == [] and b.heartbeat()
     b.close(), c.close()
+
+
+def test_the_lease_ends_when_the_server_loses_the_replicas_connection(postgres_url):
+    """The lease connection tells the server to probe it (TCP keepalives, a user timeout), so a replica whose host
+    vanished without closing its socket loses its lease in about 25 s instead of the OS default of hours; and a
+    lease the server ended (here: the session terminated, as after failed probes) frees the jobs at once."""
+    import psycopg
+    from bot.store.pg_stores import LEASE_KEEPALIVES
+    a, b = open_inbox(postgres_url), open_inbox(postgres_url)
+    settings = {name: a._owner_conn.execute(f"SHOW {name}").fetchone()[0] for name in LEASE_KEEPALIVES}
+    assert settings == {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3",
+                        "tcp_user_timeout": "25000"}          # read back from the socket (0 where not applied)
+    assert a.put("Ev1", "event", {"text": "hi"}) and a.start("Ev1")
+    assert b.open_jobs() == []
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (a._owner_conn.info.backend_pid,))
+    assert [j.id for j in _eventually(b.reclaim)] == ["Ev1"]
+    a.close(), b.close()
