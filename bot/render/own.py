@@ -85,7 +85,7 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
     if kv and row["fits"]:
         out.append(t.say("yours.kv", lang, tokens=f"{kv['tokens']:,}", full=kv["sequences"],
                          context=f"{(row['layout'] or {}).get('context') or 0:,}", users=kv["users"],
-                         request=f"{kv['request']:,}", full_or_one=max(1, kv["sequences"])))
+                         request=f"{kv['request']:,}"))
     if row.get("fewer_cards"):
         out.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
     if row["fits"] and row.get("job_hours"):

@@ -1,0 +1,85 @@
+"""The user's own cards as a plan of their own (issue 16, bot/plan/own.py): the `yours` row comes first, uses every
+card named, says what was changed to make the job fit, and how long it takes; in both languages."""
+from __future__ import annotations
+
+import pytest
+
+from bot.render.blocks import blocks
+from bot.render.templates import default_templates
+
+
+def _ask(core, q):
+    return core.turn(q, {})[0].model_dump()
+
+
+@pytest.mark.parametrize("question, lang, said", [
+    # FSDP over both cards and the parameters offloaded to CPU, as Answer.AI's 70B recipe on two 24 GB cards
+    ("we have 2x RTX 4090, can we QLoRA fine-tune llama 3 70b?", "en", ["What made it fit:", "CPU offload"]),
+    ("我们有两张 4090，能 QLoRA 微调 llama 3 70b 吗？", "zh", ["为放下所做的调整：", "参数卸载到 CPU"]),
+    # one card: two micro-batches of 2 with accumulation instead of batch 4 (about 25 -> 21 GiB of 24)
+    ("I have a single 4090, lora finetune llama 3 8b?", "en", ["micro-batch 2 with 2-step gradient accumulation"]),
+    ("我只有一张 4090，想 LoRA 微调 llama 3 8b", "zh", ["micro-batch 2、梯度累积 2 步"]),
+])
+def test_what_made_it_fit_is_said(core, question, lang, said):
+    r = _ask(core, question)
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["fits"] and mine["gpus_total"] == mine["cards"]
+    assert r["lang"] == lang
+    head = r["text"].split("\n")
+    assert head[0].startswith(default_templates().say("label.yours", lang))
+    for words in said:
+        assert words in r["text"], r["text"]
+    # the rental follows, introduced as sized on its own; the pick is the first rental
+    rent = default_templates().say("yours.rent", lang)
+    assert rent in head and head[head.index(rent) + 1].startswith(default_templates().say("label.pick", lang))
+
+
+def test_how_long_on_their_cards(core):
+    """8 x A100 80GB, full fine-tune of Qwen2.5-32B on 2B tokens: 6 x 32.8e9 x 2e9 = 3.9e20 FLOPs at ~1e15 FLOP/s
+    (8 x 312 TFLOPS x 40 %) is ~108 h; with recomputation 8PD ~145 h. The yours row and the text give the time."""
+    r = _ask(core, "we have 8 x A100 80GB, full fine-tune Qwen2.5-32B on 2B tokens, how long?")
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["gpus_total"] == 8 and 70 <= mine["job_hours"] <= 250
+    assert mine["job_cost"] is None and mine["price_per_hour"] is None
+    assert f"About {mine['job_hours']:,.0f} h" in r["text"]
+    assert mine["layout"]["sharding"] == "zero3" and mine["layout"]["dp"] == 8
+
+
+def test_no_tokens_asks_for_them(core):
+    r = _ask(core, "我们有 4 张 3090，能 LoRA 微调 Qwen2.5-14B 吗，要多久？")
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["fits"] and mine["job_hours"] is None
+    assert default_templates().say("yours.hours_unknown", "zh") in r["text"]
+
+
+def test_tight_server_states_its_kv_budget(core):
+    """2 x A100 80GB serving Llama 3 70B (TP 2): 65.7 GiB of weights per card leave ~16.8k tokens of KV cache:
+    4 full 4,096-token sequences, or the 10 users at the 1,280-token requests assumed. It fits, and says so."""
+    r = _ask(core, "we have two A100 80GB, can we serve llama 3 70b on them for 10 users?")
+    mine = r["recommendations"][0]
+    assert mine["fits"] and mine["layout"]["tp"] == 2 and mine["per_gpu_gib"] <= 80 * 0.95
+    assert 12_800 <= mine["kv_tokens"] <= 25_000 and mine["full_sequences"] >= 1
+    assert f"{mine['kv_tokens']:,} tokens" in r["text"] and "pagedattention-paper" in [c["id"] for c in r["citations"]]
+
+
+def test_no_fit_names_job_changes_never_more_cards(core):
+    """Full fine-tuning of a 70B model on two 24 GB cards: > 1 TB of host RAM even to offload it, so it does not fit;
+    what would make it fit changes the method (QLoRA), never the card count."""
+    r = _ask(core, "we have 2 x RTX 4090, full finetune llama 3 70b?")
+    mine = r["recommendations"][0]
+    assert not mine["fits"] and mine["gpus_total"] == 2
+    assert mine["fit_steps"] and all("GPUs" not in s["change"] for s in mine["fit_steps"])
+    assert "will run out of memory" in r["text"].split("\n")[0]
+
+
+def test_slack_header_names_their_cards(core):
+    r = _ask(core, "we have 2x RTX 4090, can we QLoRA fine-tune llama 3 70b?")
+    header = blocks(r, default_templates())[0]["text"]["text"]
+    assert header.startswith("Yours: 2x NVIDIA GeForce RTX 4090")
+
+
+def test_a_card_known_by_its_memory(core):
+    r = _ask(core, "will lora of llama 2 13b fit on my 24GB card?")
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["gpu"] is None and not mine["fits"]
+    assert r["text"].startswith("Yours: 1 x 24 GiB card")
