@@ -37,13 +37,15 @@ def gpu_of(kb, gid: str):
 
 
 def posttrain_step_s(kb, row: dict) -> float:
-    """Seconds per optimizer step of a published RL run: its prompts over the estimated prompts per second, with
+    """Seconds per optimizer step of a published RL run (its prompts over the estimated prompts per second), or a
+    preference run's pairs per second, with
     full fine-tuning sharded over all its GPUs (ZeRO-3/FSDP-style) and activation checkpointing, as the runs do."""
     model = kb.models[row["model"]]
     spec = {"precision": "bf16", **row["workload"]}
     w = Workload(model=model.id, params_b=model.params_b, method="full", gpus=row["gpus"], nodes=-(-row["gpus"] // 8),
                  sharding="zero3", grad_checkpointing=True, **spec)
-    return row["prompts_per_step"] / posttrain_speed(w, model, kb.gpus[row["gpu"]]).rate
+    rate = posttrain_speed(w, model, kb.gpus[row["gpu"]]).rate
+    return rate if row["metric"] == "pairs/s" else row["prompts_per_step"] / rate
 
 
 def estimate(kb, row: dict) -> float:
@@ -114,13 +116,15 @@ def summary_markdown(rows: list[dict]) -> str:
 
 def posttrain_markdown(rows: list[dict]) -> str:
     """The post-training rows with the estimate of the code before any change made for them (first run)."""
-    lines = ["| id | measured s/step | first run | err | now | err | factor now |", "|---|---|---|---|---|---|---|"]
+    lines = ["| id | measured | unit | first run | err | now | err | factor now |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["kind"] != "posttrain":
             continue
         first = r["first_run_estimate"]
         factor = max(r["estimate"], r["measured"]) / min(r["estimate"], r["measured"])
-        lines.append(f"| {r['id']} | {r['measured']:g} | {first:g} | {first / r['measured'] - 1:+.0%} | "
+        mark = " *" if r.get("exclude") else ""
+        lines.append(f"| {r['id']}{mark} | {r['measured']:g} | {r['metric']} | {first:g} | {first / r['measured'] - 1:+.0%} | "
                      f"{r['estimate']:g} | {r['error']:+.0%} | {factor:.2f}x |")
     return "\n".join(lines)
 
