@@ -108,3 +108,71 @@ def test_l4_and_t4_multi_gpu_sizes_are_pcie_derived_from_the_card(kb, fid):
     f = kb.flavors[fid]
     assert (f.interconnect, f.interconnect_evidence, f.nvlink) == ("pcie", "derived", False)
     assert quoted(kb, f, 'L4 and T4 "N/A"')
+
+
+# ----- issue 19, part 8: Ascend nodes, GeForce rentals, ModelArts pool codes (each fact with its source's words) ------
+def test_snt9b_node_is_eight_64_gb_910b_cards_from_huaweis_own_pages_and_has_no_price(kb):
+    f = kb.flavors["huaweicloud/modelarts-snt9b-8x64g"]
+    assert (f.gpu, f.gpu_count, f.gpu_memory_gib, f.evidence, f.service) == ("ascend-910b", 8, 64, "vendor", "modelarts")
+    assert f.price is None, "Huawei publishes no NPU price: the node must stay unpriced"
+    assert quoted(kb, f, "一般snt9B规格为单节点8卡")                     # 8 cards per node (Huawei)
+    assert quoted(kb, f, "64GB显存")                                    # Huawei sizes models for 64 GB NPUs
+    assert quoted(kb, f, "8× Ascend 910B3 (64G HBM each)")              # Huawei's own repository
+    assert quoted(kb, f, "推荐使用“西南-贵阳一”Region上的Lite Server和昇腾Snt9b资源") and f.region == "cn-southwest-2"
+    # HCCS is derived from the 910B server (not stated for the node); RoCE between bare-metal nodes is stated
+    assert (f.interconnect, f.interconnect_evidence) == ("hccs", "derived")
+    assert quoted(kb, f, "8 cards fully interconnected per server")
+    assert (f.rdma, f.rdma_evidence) == (True, "stated") and quoted(kb, f, "ascend-snt9, ascend-snt9b: RoCE")
+
+
+def test_the_32_gb_snt9b_variant_rests_on_huaweis_32_gb_column_and_the_910b4(kb):
+    f = kb.flavors["huaweicloud/modelarts-snt9b-8x32g"]
+    assert (f.gpu, f.gpu_count, f.gpu_memory_gib, f.price) == ("ascend-910b4", 8, 32, None)
+    assert quoted(kb, f, "NPU卡显存为32GB时,至少需要4张卡")
+    assert quoted(kb, f, "The only difference is that HBM of 910b4 is 32G")
+    assert (f.interconnect, f.interconnect_evidence) == (None, "unknown")
+
+
+def test_910b_card_memory_is_64_gb_in_vllm_ascends_and_huaweis_words(kb):
+    g = kb.gpus["ascend-910b"]
+    assert g.memory_gib == 64
+    assert quoted(kb, g, "2 Atlas 800 A2 (64G × 8)")
+    assert quoted(kb, g, "8× Ascend 910B3 (64G HBM each)")
+    assert quoted(kb, g, "8 * Ascend 910B (64G VRAM)")
+    assert "Snt9b bins" in g.note and "inference" in g.note        # Snt9B = 910B is said to be inferred
+
+
+@pytest.mark.parametrize("fid, gpu, count, price, row", [
+    ("runpod/1x_RTX4090_SECURE", "rtx-4090", 1, 0.74, "1x_RTX4090_SECURE,RTX4090,1.0,5.0,29.0,US,0.74,0.74,US-TX-3"),
+    ("runpod/4x_RTX4090_SECURE", "rtx-4090", 4, 2.96, "4x_RTX4090_SECURE,RTX4090,4.0,20.0,116.0,US,2.96,2.96,US-TX-5"),
+    ("runpod/1x_RTX5090_SECURE", "rtx-5090", 1, 0.99, "1x_RTX5090_SECURE,RTX5090,1.0,6.0,46.0,US,0.99,0.99,US-TX-1"),
+    ("runpod/2x_RTX5090_SECURE", "rtx-5090", 2, 1.98, "2x_RTX5090_SECURE,RTX5090,2.0,12.0,92.0,US,1.98,1.98,US-TX-1"),
+])
+def test_geforce_rentals_carry_the_catalog_row_they_come_from(kb, fid, gpu, count, price, row):
+    f = kb.flavors[fid]
+    assert (f.gpu, f.gpu_count, f.price.on_demand, f.price.currency, f.price.kind) == (gpu, count, price, "USD", "list")
+    assert f.price.region == f.region and f.price.spot is None      # the catalog's spot column equals the price
+    assert quoted(kb, f, row) and row in f.note
+
+
+def test_four_rtx_4090s_talk_over_pcie_because_ada_has_no_nvlink_connector(kb):
+    f = kb.flavors["runpod/4x_RTX4090_SECURE"]
+    assert (f.interconnect, f.interconnect_evidence, f.nvlink) == ("pcie", "derived", False)
+    assert quoted(kb, f, "have no NVLink physical connector")
+    two_5090 = kb.flavors["runpod/2x_RTX5090_SECURE"]
+    assert (two_5090.interconnect, two_5090.interconnect_evidence) == (None, "unknown")
+
+
+def test_gp_vnt1_is_called_probably_v100_32gb_from_huaweis_images_and_2021_notebook_spec(kb):
+    t = kb.topics["modelarts_pool_codes"]
+    assert "most likely the V100 32GB, an inference, not a statement" in t.text_en and "推断" in t.text_zh
+    cited = " ".join(kb.sources[s].note or "" for s in t.sources)
+    assert "BareMetal-Vnt1-p3-with-NVIDIA-535-CUDA-12.2" in cited
+    assert "GPU: 1*V100(32GB), CPU: 8 核 64GB" in cited
+    assert "When GPUs of series A are used" in cited and "华为云Ant8裸金属" in cited
+
+
+def test_otc_only_families_search_is_recorded_and_said_not_to_prove_absence(kb):
+    t = kb.topics["otc_only_families"]
+    assert "hw-otc-only-search-2026-12-03" in t.sources
+    assert "Not found is not proof they are not sold" in t.text_en

@@ -8,7 +8,7 @@ ranking.py (rules, prices, order), checklist.py (the pick's checklist, notes, ci
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.estimate import cost
@@ -258,9 +258,14 @@ class Advisor:
             return ranked, None
         missed = [b for r in fitting for b in r["breaks"]] + (["budget"] if any(r.get("over_budget")
                                                                                  for r in fitting) else [])
+        provider = self.kb.providers[job.provider].display_name(job.lang)
+        unpriced = [r["flavor"].flavor for r in fitting if r.get("hourly") is None and not r.get("breaks")]
+        if not missed and unpriced:
+            # its plans that meet the job have no public price (Ascend nodes): say so, not 'meets nothing'
+            return alt + ranked, {"provider": provider, "requirement": ", ".join(dict.fromkeys(unpriced)),
+                                  "key": "fallback.unpriced"}
         what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for b in missed))
-        return alt + ranked, {"provider": self.kb.providers[job.provider].display_name(job.lang),
-                              "requirement": what, "key": "fallback.targets"}
+        return alt + ranked, {"provider": provider, "requirement": what, "key": "fallback.targets"}
 
     def _user_gpu_first(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The GPU (or card size) the user named goes first when it is a sensible choice, not at any price."""
@@ -273,6 +278,8 @@ class Advisor:
             card_mem and abs(r["flavor"].gpu_memory_gib - card_mem) <= 0.1 * card_mem))]
         if not job.slots.get("gpus"):
             # "on an H100": a GPU asked for is a constraint; the cheaper plans stay in view below it
+            for r in mine:
+                r["named"] = True
             return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
         # "we have 2x RTX 4090": their cards are judged as theirs (gpu_verdict); a rental of the same GPU goes first
         # only when it is a sensible choice, not at any price
@@ -416,6 +423,11 @@ class Advisor:
                 tps = cost.decode_tokens_per_second(sw, model, gpu, pick["gpus_total"])
                 if tps:
                     advice.throughput = {"gpu": gpu.name, "tokens_per_s": round(tps), "concurrency": conc}
+        if (pick and pick.get("named") and job.slots.get("gpu_model") and not job.slots.get("gpus")
+                and pick["gpus_total"] > 1):
+            # 'on Ascend 910B' with no count, and the pick runs it on several of those cards: judge the cards the
+            # pick uses, not one card (which would say 'out of memory' above a plan that fits)
+            job = replace(job, w=w.model_copy(update={"gpus": pick["gpus_total"]}))
         self._judge(job, advice)
 
     def _compute(self, job: _Job, pick, gpu) -> dict[str, Any] | None:

@@ -25,7 +25,10 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     fitting = [r for r in rows if not r["ruled_out"]]
     priced = [r for r in fitting if job_price(r) < math.inf]
     meeting = [r for r in priced if not r.get("breaks") and not r.get("over_budget")]
-    if not priced:            # nothing has a price: cost cannot decide, the targets still do
+    if not priced or (fitting and fitting[0].get("named") and job_price(fitting[0]) == math.inf):
+        # nothing has a price, or the GPU the user asked for has none ('on Ascend 910B'): cost cannot decide between
+        # it and the others, so the order stands (theirs first) and the targets still rule; a priced plan stays in
+        # view as the cheapest
         meeting = [r for r in fitting if not r.get("breaks")]
     pick = next((r for r in meeting[:12] if passes(r)), None) or (meeting[0] if meeting else
                                                                   _nearest(priced or fitting))
@@ -68,8 +71,8 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
     halving (at most 30 %): two replicas of one L4 rather than one replica split over two T4s by tensor parallelism
     over PCIe; one 80 GB card rather than two replicas of two 24 GB cards. Fewer cards and splits mean less to run,
     no slow link in every token's path and room for longer prompts; the cheaper plan stays in view as "cheapest"."""
-    if pick is None or pick not in meeting:
-        return pick
+    if pick is None or pick not in meeting or job_price(pick) == math.inf:
+        return pick           # an unpriced pick (the GPU the user named) cannot be out-priced by a simpler plan
     c = _complexity(pick)
 
     def worth(r: Row) -> float:
@@ -136,7 +139,9 @@ def _why(r: Row, pick: Row, passes: Callable[[Row], bool] | None) -> list[str]:
     if r.get("hours") and pick.get("hours") and r["hours"] > pick["hours"] * 1.0005:
         why.append("slower")
     if not why:
-        why.append("cheaper" if mine < theirs else "same_cost")
+        # below a plan on the GPU the user named, a cheaper one lost for that reason, not on the rules' preferences
+        lost_to = "not_named" if pick.get("named") and not r.get("named") else "cheaper"
+        why.append(lost_to if mine < theirs else "same_cost")
     return why
 
 

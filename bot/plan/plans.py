@@ -161,7 +161,8 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
         if best is not plan:
             break                 # more GPUs no longer help: the link, not compute, bounds it
         prev = k
-    assert best is not None
+    if best is None:
+        return base               # no speed on file for this GPU (Ascend 910B4): sized for memory, untimed
     best.breaks.append("deadline" if t.deadline_h else "horizon")
     return best
 

@@ -250,8 +250,9 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
     the verdict, decision first."""
     lines = []
     if data["best"]:
+        only = any(not x.get("rented", True) for x in data["side"])      # the other GPU: no flavor on file
         lines.append(t.say("compare.verdict", lang, best=_gpu_name(data, data["best"]),
-                           why=t.say("compare.why_cost", lang)))
+                           why=t.say("compare.why_only_offered" if only else "compare.why_cost", lang)))
     elif data.get("by_cards"):
         lines.append(t.say("compare.verdict", lang, best=_gpu_name(data, data["by_cards"]),
                            why=t.say(f"compare.why_{data.get('why', 'cards')}", lang)))

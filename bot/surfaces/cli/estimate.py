@@ -95,7 +95,9 @@ def run_estimate(o: dict[str, Any]) -> None:
     kb = default_knowledge()
     gpu = _named_gpu(o, kb)
     compute = training_compute(w, model, gpu or kb.gpus["a100-80gb"], kb) if w.tokens else None
-    throughput = serving_throughput(w, model, gpu) if w.method == "inference" and gpu else None
+    # a GPU with no bandwidth or compute peak on file (Ascend 910B4) gets no speed, not a made-up one
+    throughput = serving_throughput(w, model, gpu) if (w.method == "inference" and gpu and gpu.memory_bandwidth_gbs
+                                                       and (gpu.bf16_tflops or gpu.fp16_tflops)) else None
     fit = _fit_table(w, model, est, gpu, kb)
     spread = kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
     out = {"model": model.id if model else None, "params_b": w.params_b, "workload": w.model_dump(),
