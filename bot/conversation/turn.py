@@ -21,7 +21,7 @@ from bot.conversation.nlu import Parser, load_lexicon
 from bot.conversation.pasted import find_config, model_card
 from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_config
 from bot.records.errors import InvalidRequest
-from bot.render.reply import answer_text, compare_lines, citation_list, refs, sources_line
+from bot.render.reply import Citer, answer_text, compare_lines, sources_line
 from bot.render.templates import Templates, default_templates
 
 
@@ -227,16 +227,18 @@ class Core:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
-        citations = citation_list(self.kb, advice.citations)
         assumptions = [t.say(k, lang, **{n: (t.say(v, lang) if isinstance(v, str) and v in t.table else v)
                                          for n, v in ctx.items()}) for k, ctx in advice.assumptions]
         checklist = [{"item": c["item"], "status": c["status"], "text": t.say(c["say"], lang, **c["ctx"]).strip(),
                       "citations": c["citations"]} for c in advice.checklist]
-        notes = []
-        for key, ctx, _cite in advice.notes:
+        notes: list[str] = []
+        note_sources: dict[str, list[str]] = {}
+        for key, ctx, cite in advice.notes:
             line = t.say(key, lang, **ctx)
             if line not in notes:
                 notes.append(line)
+            note_sources.setdefault(line, [])
+            note_sources[line] += [c for c in cite if c not in note_sources[line]]
         mem = advice.memory
         memory = {"per_gpu_gib": mem.per_gpu_gib, "total_gib": mem.total_gib, "allocated_gib": mem.allocated_gib,
                   "breakdown": mem.breakdown, "gpus": mem.gpus,
@@ -249,7 +251,7 @@ class Core:
         reply = Reply(status="answer", lang=lang, intent=d.intent, slots=slots, assumptions=assumptions,
                       memory=memory, compute=advice.compute, speed=advice.speed,
                       recommendations=advice.recommendations,
-                      considered=advice.considered, checklist=checklist, citations=citations,
+                      considered=advice.considered, checklist=checklist,
                       rule_trace=advice.trace, notes=notes,
                       billing=[{"mode": b, "text": t.say(f"billing_mode.{b}", lang)} for b in advice.billing])
         w = advice.workload
@@ -259,7 +261,7 @@ class Core:
         extra = {"task": intent if w.algorithm == "sft" else f"algorithm.{w.algorithm}", "model_name": model_name,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
-                 "speed": advice.speed}
+                 "speed": advice.speed, "claims": advice.claim_sources, "note_sources": note_sources}
         if d.same_for:
             slot, chosen, values = d.same_for
             label = {v: t.say(f"method.{v}", lang) if slot == "method" and f"method.{v}" in t.table else
@@ -268,17 +270,16 @@ class Core:
                                                   label[v] for v in values),
                                               chosen=label[chosen]))
             reply.choices = [label[v] for v in values if v != chosen]
-        reply.text = answer_text(reply.model_dump(), self.kb, t, extra)
+        reply.text, reply.citations = answer_text(reply.model_dump(), self.kb, t, extra)
         if advice.gpu_verdict:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
         return reply
 
-    def _topic_line(self, topic: str, lang: str, cites: list[str]) -> str:
-        """A sourced topic explanation in the reply's language; its sources join `cites`."""
+    def _topic_line(self, topic: str, lang: str, cite: Citer) -> str:
+        """A sourced topic explanation in the reply's language, citing its sources."""
         tp = self.kb.topics[topic]
-        cites += [s for s in tp.sources if s not in cites]
         title, text = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
-        return f"{title}: {text} {refs(tp.sources, cites)}"
+        return cite.after(f"{title}: {text}", tp.sources)
 
     def _info(self, d: Decision, parse, lang: str) -> Reply:
         t = self.templates
@@ -287,57 +288,51 @@ class Core:
         if d.intent == "help":
             return Reply(text=t.say("reply.help", lang), **base)
         lines: list[str] = []
-        cites: list[str] = []
+        cite = Citer(self.kb)
         if d.intent == "compare":
             plans = self.advisor.compare(d.slots, d.assumed, lang)       # a job named: the same plans decide
             if plans:
-                lines += compare_lines(self.kb, t, plans, lang)
-                for x in plans["side"]:
-                    cites += [c for c in x["advice"].citations if c not in cites]
+                lines += compare_lines(self.kb, t, plans, lang, cite)
             data = info.compare(self.kb, d.slots)
-            for g in data["gpus"]:
-                cites += [s for s in g["sources"] if s not in cites]
-            order = cites
-            for g in data["gpus"]:
-                price = g["price"]
-                ptxt = (f"{price['per_gpu_hour']:.2f} {price['currency']}/GPU-h ({t.say('price.list', lang)}, "
-                        f"{price['flavor']}, {price['date']})") if price else t.say("label.no_price", lang)
-                if price:
-                    cites += [s for s in price["sources"] if s not in cites]
-                flops = g["bf16_tflops"] or g["fp16_tflops"]
-                lines.append(f"{g['name']}: {g['memory_gib']:g} GiB, {g['memory_bandwidth_gbs'] or '?'} GB/s, "
-                             f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
-                             f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
-                             f"{', '.join(g['positioning'])}; {ptxt} {refs(g['sources'], order)}")
+            lines += [_spec_line(g, t, lang, cite) for g in data["gpus"]]
             if not data["gpus"]:
                 d.intent = "explain"
         if d.intent in ("explain", "compare") and not lines:
             data = info.explain(self.kb, d.slots, parse.text)
             for cid in data["claims"]:
                 c = self.kb.claims[cid]
-                cites += [s for s in c.sources if s not in cites]
-                lines.append((c.finding_zh if lang == "zh" else c.finding_en) + " " + refs(c.sources, cites))
+                lines.append(cite.after(c.finding_zh if lang == "zh" else c.finding_en, c.sources))
             if data["topic"]:
-                lines.append(self._topic_line(data["topic"], lang, cites))
+                lines.append(self._topic_line(data["topic"], lang, cite))
         if d.intent == "billing":
             data = info.billing(self.kb, d.slots, self.advisor.default_provider)
             prov = self.kb.providers[data["provider"]]
             if data["topic"]:
-                lines.append(self._topic_line(data["topic"], lang, cites))
+                lines.append(self._topic_line(data["topic"], lang, cite))
             for m in prov.billing:
                 if m.id not in data["modes"]:
                     continue
-                cites += [s for s in m.sources if s not in cites]
                 name = m.name_zh if lang == "zh" else m.name_en
                 summary = m.summary_zh if lang == "zh" else m.summary_en
                 extra = f" {_in_lang(m.reclaim, lang)}" if m.reclaim and "spot" in m.id else ""
-                lines.append(f"{prov.display_name(lang)} {name}: "
-                             f"{summary}{extra} {refs(m.sources, cites)}")
+                lines.append(cite.after(f"{prov.display_name(lang)} {name}: {summary}{extra}", m.sources))
         if not lines:
             return Reply(text=t.say("reply.help", lang), **base)
-        citations = citation_list(self.kb, cites)
+        citations = cite.citations()
         text = "\n".join(lines) + "\n" + sources_line(citations, lang, t)
         return Reply(text=text, citations=citations, **base)
+
+
+def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
+    """One GPU's spec and cheapest list price, citing the spec's and the price's sources."""
+    price = g["price"]
+    ptxt = (f"{price['per_gpu_hour']:.2f} {price['currency']}/GPU-h ({t.say('price.list', lang)}, "
+            f"{price['flavor']}, {price['date']})") if price else t.say("label.no_price", lang)
+    flops = g["bf16_tflops"] or g["fp16_tflops"]
+    return cite.after(f"{g['name']}: {g['memory_gib']:g} GiB, {g['memory_bandwidth_gbs'] or '?'} GB/s, "
+                      f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
+                      f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
+                      f"{', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
 
 
 def _count_text(value: float) -> str:

@@ -3,7 +3,7 @@
 Pure: reads the knowledge base and rules, never the network or a database. Every number in the output comes from
 estimate/ (memory.py, cost.py); every sentence from rules and templates; every claim carries source ids. The steps
 live in their own modules: workload.py (slots -> Workload), candidates.py (instances per flavor, job facts),
-ranking.py (rules, prices, order), checklist.py (the pick's checklist, notes, citations).
+ranking.py (rules, prices, order), checklist.py (the pick's checklist, notes, the sources behind each claim).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from bot.estimate import cost
 from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.checklist import NO_PICK_FACTS, Checklist, citations, note_ctx, pick_facts, public
+from bot.plan.checklist import NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
@@ -31,6 +31,8 @@ from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
 
 SHOWN_PER_SHAPE = 3          # an answer shows at most 3 rows of one flavor shape; only the 3 cheapest can appear
+# Volta and Turing have fp16 tensor cores only: "They further support BF16 in Ampere architectures" (MMEngine)
+NO_BF16_SOURCES = ["mmengine-amp-docs"]
 
 
 @dataclass
@@ -44,7 +46,7 @@ class Advice:
     checklist: list[dict[str, Any]]
     notes: list[tuple[str, dict[str, Any], list[str]]]
     trace: list[dict[str, Any]]
-    citations: list[str]
+    claim_sources: dict[str, list[str]]      # claim (memory, compute, speed) -> the sources the answer cites for it
     compute: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     speed: dict[str, Any] | None = None          # JobSpeed of a non-LLM or post-training job (bot/estimate/kinds.py)
@@ -114,6 +116,7 @@ class Advisor:
             gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
             rented = any(f.gpu in ids for f in self.kb.flavors_of())
             side.append({"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
+                         "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                          "consumer": "consumer" in gpu.positioning, "advice": advice,
                          "pick": advice.recommendations[0] if advice.recommendations else None,
                          "rented": rented, "cards": None if rented else self._cards_needed(intent, plain, assumed,
@@ -399,7 +402,7 @@ class Advisor:
                       assumptions=job.assumptions, recommendations=[public(self.kb, r) for r in recs],
                       considered=[public(self.kb, r) for r in considered], checklist=checklist, notes=notes,
                       trace=select.trace + checks.trace,
-                      citations=citations(self.kb, job.w, job.model, pick, checklist, notes),
+                      claim_sources=claim_sources(self.kb, job.w, job.model, pick),
                       fallback=fallback, billing=billing)
 
     def _extras(self, job: _Job, pick, advice: Advice) -> None:
@@ -409,7 +412,7 @@ class Advisor:
             gpu = self.kb.gpus[pick["gpu"]]
             if w.precision == "bf16" and not gpu.bf16 and gpu.vendor == "nvidia":
                 # Volta and Turing have no bf16: the job runs in fp16 there (same bytes, so the same memory)
-                advice.notes.append(("note.no_bf16", {"gpu": gpu.name}, []))
+                advice.notes.append(("note.no_bf16", {"gpu": gpu.name}, NO_BF16_SOURCES))
             if w.tokens:
                 advice.compute = self._compute(job, pick, gpu)
             speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"]}), model, gpu, self.kb.gpus,
@@ -495,8 +498,7 @@ class Advisor:
         used = {c["change"] for c in plan.changes}
         extra = ["answerai-fsdp-qlora"] if "offload parameters too" in used and job.w.method == "qlora" else []
         extra += ["pagedattention-paper"] if "kv budget" in used else []
-        advice.citations += [c for c in extra if c in self.kb.sources and c not in advice.citations]
-        advice.gpu_verdict["sources"] = sources + extra
+        advice.gpu_verdict["sources"] = sources + extra        # the verdict line cites them
 
 
 def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -> tuple[str, dict[str, Any]]:

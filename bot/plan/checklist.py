@@ -111,23 +111,16 @@ class Checklist:
         return hint if steps[-1].fits else f"{hint} {self.t.say('fit.still_too_big', lang)}"
 
 
-def citations(kb: KnowledgeBase, w: Workload, model: Model | None, pick, checklist, notes) -> list[str]:
-    """The sources the answer cites, in order of first use: method, model, the pick, checklist items, notes."""
-    out: list[str] = []
-
-    def add(srcs):
-        for src in srcs:
-            if src not in out:
-                out.append(src)
-    add(METHOD_SOURCES[w.method] + (list(model.sources) if model else []))
-    if pick:
-        flavor = kb.flavors[pick["id"]]
-        add([*flavor.sources, *kb.gpus[flavor.gpu].sources, *(flavor.price.sources if flavor.price else [])])
-    for item in checklist:
-        add(item["citations"])
-    for _k, _ctx, cite in notes:
-        add(cite)
-    return [c for c in out if c in kb.sources]
+def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> dict[str, list[str]]:
+    """The sources behind each claim the answer makes apart from its checklist and notes (which carry their own):
+    the memory estimate (the method's papers and the model's config), the training time (FLOPs per token and the
+    GPU's peak) and a speed or throughput figure (the GPU's spec). The answer cites each where it makes the claim,
+    so its sources are exactly those it refers to."""
+    gpu = kb.gpus[kb.flavors[pick["id"]].gpu].sources if pick else []
+    recompute = ["korthikanti-2022"] if w.grad_checkpointing else []
+    out = {"memory": METHOD_SOURCES[w.method] + (list(model.sources) if model else []),
+           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu)}
+    return {claim: list(dict.fromkeys(s for s in ids if s in kb.sources)) for claim, ids in out.items()}
 
 
 def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
@@ -152,6 +145,7 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "evidence": f.evidence, "region": f.region, "job_cost": round(r["job_cost"], 2) if r.get("job_cost") else None,
         "job_hours": round(r["hours"], 1) if r.get("hours") else None,
         "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),
+        "price_sources": list(price.sources) if price else [],
         "note": f.note, **_plan_fields(r),
         # the price in the currency the user wrote their budget in (knowledge/rates.yaml), when it differs
         "user_currency": r.get("user_currency"),

@@ -25,8 +25,43 @@ def rentals(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in recs if r.get("label") != "yours"]
 
 
+class Citer:
+    """Numbers sources in the order the text first cites them: a claim asks for its markers, and the sources line
+    lists exactly the sources some marker refers to (no source without a marker, no marker without a source)."""
+
+    def __init__(self, kb: KnowledgeBase):
+        self.kb = kb
+        self.ids: list[str] = []
+
+    def __call__(self, ids: list[str] | None) -> str:
+        """The markers for a claim's sources ('[2][5]'), numbering the new ones; unknown ids are not cited."""
+        marks: list[int] = []
+        for sid in ids or []:
+            if sid not in self.kb.sources:
+                continue
+            if sid not in self.ids:
+                self.ids.append(sid)
+            n = self.ids.index(sid) + 1
+            if n not in marks:
+                marks.append(n)
+        return "".join(f"[{n}]" for n in marks)
+
+    def after(self, text: str, ids: list[str] | None) -> str:
+        """The claim's text with its markers after it."""
+        marks = self(ids)
+        return f"{text} {marks}" if marks else text
+
+    def citations(self) -> list[dict[str, Any]]:
+        return citation_list(self.kb, self.ids)
+
+
 def refs(ids: list[str], order: list[str]) -> str:
     return "".join(f"[{order.index(i) + 1}]" for i in ids if i in order)
+
+
+def flavor_sources(rec: dict[str, Any]) -> list[str]:
+    """What a plan line rests on: the flavor's own sources and its price's."""
+    return [*(rec.get("sources") or []), *(rec.get("price_sources") or [])]
 
 
 def price_text(t: Templates, rec: dict[str, Any], lang: str) -> str:
@@ -58,60 +93,91 @@ def memory_terms(memory: dict[str, Any], lang: str, t: Templates) -> str:
     return sep.join(f"{name(x['name'])} {x['gib']:.1f}" for x in memory["terms"] if x["gib"] >= 0.05)
 
 
-def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, order: list[str]) -> list[str]:
+def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, cite: Citer) -> list[str]:
     """First, what the user asked about: whether the GPU they named fits (and what would make it fit), and why
     the pick is on another cloud when the default one has nothing that meets a hard requirement."""
     lines: list[str] = []
     verdict = extra.get("gpu_verdict")
     if verdict:
-        lines += own_lines(verdict, t, lang, refs(verdict.get("sources", []), order), verdict.get("owned", False))
+        lines += own_lines(verdict, t, lang, cite(verdict.get("sources", [])), verdict.get("owned", False))
     if extra.get("fallback"):
         fb = extra["fallback"]
         lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"]))
     return lines
 
 
-def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]) -> str:
-    """The terminal rendering of an answer (DESIGN.md 'What a good answer looks like')."""
+def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]
+                ) -> tuple[str, list[dict[str, Any]]]:
+    """The terminal rendering of an answer (DESIGN.md 'What a good answer looks like'), and its citations: each
+    claim cites its sources where it is made (extra['claims']: memory, compute, speed; a plan line its flavor and
+    price; the checklist and notes their own), numbered in order of first use, and the sources are those cited."""
     lang = reply["lang"]
-    order = [c["id"] for c in reply["citations"]]
-    lines = _verdict_lines(extra, t, lang, order)
+    cite = Citer(kb)
+    lines = _verdict_lines(extra, t, lang, cite)
     recs = rentals(reply["recommendations"])
-    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     if recs and len(recs) < len(reply["recommendations"]):
         lines.append(t.say("yours.rent", lang))
     if recs:
-        top = recs[0]
-        if top.get("mixed"):
-            lines.append(f"{label('pick')}: " + t.say("fleet.mixed", lang, price=_fleet_price(t, top, lang)))
-        else:
-            lines.append(f"{label('pick')}: {flavor_line(kb, top, lang)} - {price_text(t, top, lang)}")
-        lines += fleet_lines(t, top, lang)
-        mem = reply["memory"]
-        task = t.say(f"task.{extra['task']}", lang)
-        model = extra.get("model_name") or f"{extra['params_b']:g}B"
-        method = extra.get("method")
-        if method and method != "inference":
-            model += f" ({t.say(f'method.{method}', lang)})"
-        lines.append(f"{label('why')}: " + t.say("why.fits", lang, task=task, model=model,
-                                                   need=f"{mem['per_gpu_gib']:.1f}", terms=memory_terms(mem, lang, t)))
-        lines += plan_lines(t, top, lang, cheaper_shown=any(r.get("label") == "cheapest" for r in recs[1:]))
-        for r in recs[1:]:
-            if r.get("label") in ("cheapest", "fastest"):
-                lines.append(f"{label(r['label'])}: {flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}")
+        lines += _plan_part(reply, recs, kb, t, extra, cite)
+    lines += _time_part(reply, kb, t, extra, cite)
+    if reply["checklist"]:
+        lines.append(t.say("label.checklist", lang))
+        for item in reply["checklist"]:
+            status = t.say(f"status.{item['status']}", lang)
+            name = t.say(f"item.{item['item']}", lang)
+            lines.append(cite.after(f"  {status:<5} {name:<9} {item['text']}", item["citations"]))
+    lines += details_lines(reply, kb, t, lang, cite, extra.get("note_sources") or {})
+    return "\n".join(lines), cite.citations()
+
+
+def _plan_part(reply: dict[str, Any], recs: list[dict[str, Any]], kb: KnowledgeBase, t: Templates,
+               extra: dict[str, Any], cite: Citer) -> list[str]:
+    """The pick (its flavor and price cited), why it holds the job (the memory estimate's sources), its cost, and
+    the cheapest and fastest plans where they differ."""
+    lang, mem = reply["lang"], reply["memory"]
+    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
+    top = recs[0]
+    head = t.say("fleet.mixed", lang, price=_fleet_price(t, top, lang)) if top.get("mixed") else \
+        f"{flavor_line(kb, top, lang)} - {price_text(t, top, lang)}"
+    lines = [cite.after(f"{label('pick')}: {head}", flavor_sources(top))] + fleet_lines(t, top, lang)
+    task = t.say(f"task.{extra['task']}", lang)
+    model = extra.get("model_name") or f"{extra['params_b']:g}B"
+    method = extra.get("method")
+    if method and method != "inference":
+        model += f" ({t.say(f'method.{method}', lang)})"
+    why = t.say("why.fits", lang, task=task, model=model, need=f"{mem['per_gpu_gib']:.1f}",
+                terms=memory_terms(mem, lang, t))
+    lines.append(cite.after(f"{label('why')}: {why}", (extra.get("claims") or {}).get("memory")))
+    lines += plan_lines(t, top, lang, cheaper_shown=any(r.get("label") == "cheapest" for r in recs[1:]))
+    for r in recs[1:]:
+        if r.get("label") in ("cheapest", "fastest"):
+            lines.append(cite.after(f"{label(r['label'])}: {flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}",
+                                    flavor_sources(r)))
+    return lines
+
+
+def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any], cite: Citer
+               ) -> list[str]:
+    """How long training takes (FLOPs per token and the GPU's peak cited), a job's speed in its own unit, and a
+    serving replica's throughput (the GPU's spec cited)."""
+    lang = reply["lang"]
+    claims = extra.get("claims") or {}
+    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
+    lines: list[str] = []
     if reply.get("compute"):
         c = reply["compute"]
         gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
-        lines.append(f"{label('compute')}: " + t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu,
-                                                     days=f"{c['days']:,.1f}", gpus=c["gpus"],
-                                                     basis=compute_basis(t, c, gpu, lang)))
+        line = t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
+                     gpus=c["gpus"], basis=compute_basis(t, c, gpu, lang))
+        lines.append(cite.after(f"{label('compute')}: {line}", claims.get("compute")))
         if c.get("deadline_days"):
             lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                           needed=c["gpus_for_deadline"]))
     if extra.get("speed"):
         sp = extra["speed"]
-        lines.append(f"{label('speed')}: " + t.say("jobspeed.line", lang, rate=f"{sp['rate']:,.4g}",
-                                                   unit=t.say(f"unit.{sp['unit']}", lang), gpus=sp["gpus"]))
+        line = t.say("jobspeed.line", lang, rate=f"{sp['rate']:,.4g}", unit=t.say(f"unit.{sp['unit']}", lang),
+                     gpus=sp["gpus"])
+        lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
         if sp.get("hours") is not None:
             lines.append("      " + t.say("jobspeed.hours", lang, hours=f"{sp['hours']:,.1f}"))
         if sp.get("gpus_for_target"):
@@ -119,20 +185,15 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
                                           unit=t.say(f"unit.{sp['unit']}", lang)))
     if extra.get("throughput"):
         tp = extra["throughput"]
-        lines.append("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",
-                                      n=tp["concurrency"]))
-    if reply["checklist"]:
-        lines.append(label("checklist"))
-        for item in reply["checklist"]:
-            status = t.say(f"status.{item['status']}", lang)
-            name = t.say(f"item.{item['item']}", lang)
-            lines.append(f"  {status:<5} {name:<9} {item['text']} {refs(item['citations'], order)}".rstrip())
-    return "\n".join(lines + details_lines(reply, kb, t, lang))
+        lines.append(cite.after("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",
+                                                n=tp["concurrency"]), claims.get("speed")))
+    return lines
 
 
-def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str) -> list[str]:
-    """After the short part (decision, why, time and cost, checklist): the options considered, notes, what was
-    assumed, and every source. Sentences end the way the reply's language ends them."""
+def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str, cite: Citer,
+                  note_sources: dict[str, list[str]]) -> list[str]:
+    """After the short part (decision, why, time and cost, checklist): the options considered, notes (each citing
+    its sources), what was assumed, and the sources cited. Sentences end the way the reply's language ends them."""
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     lines = [label("details")]
     recs = rentals(reply["recommendations"])
@@ -143,12 +204,12 @@ def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: 
             for r in others[:6]:
                 lines.append(f"      {r['flavor']:<24} {r['gpu_count']}x {r['gpu_name']:<22} {_lost(t, r, recs[0], lang)}")
     for note in reply.get("notes") or []:
-        lines.append(f"  {label('notes')}: {note}")
+        lines.append(cite.after(f"  {label('notes')}: {note}", note_sources.get(note)))
     if reply["assumptions"]:
         sep, end = ("；", "。") if lang == "zh" else ("; ", ". ")
         lines.append(f"{label('assumed')}: " + sep.join(a.rstrip("。.") for a in reply["assumptions"]) + end
                      + label("say_if_not"))
-    lines.append(sources_line(reply["citations"], lang, t))
+    lines.append(sources_line(cite.citations(), lang, t))
     return lines
 
 
@@ -245,9 +306,11 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
     return t.say("ruled.costs_more", lang, price=price_text(t, r, lang))
 
 
-def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: str) -> list[str]:
-    """A comparison with a job: each GPU's best plan (time and cost, or hourly and monthly), its caveats, then
-    the verdict, decision first."""
+def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: str, cite: Citer | None = None
+                  ) -> list[str]:
+    """A comparison with a job: each GPU's best plan (time and cost, or hourly and monthly; its flavor and price
+    cited through `cite`, which numbers the reply's sources), its caveats, then the verdict, decision first."""
+    cite = cite or Citer(kb)
     lines = []
     if data["best"]:
         only = any(not x.get("rented", True) for x in data["side"])      # the other GPU: no flavor on file
@@ -266,12 +329,12 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
         cost = _time_cost(t, p, lang)
         if p.get("monthly_cost") is not None:
             cost += "; " + t.say("compare.monthly", lang, monthly=f"{p['monthly_cost']:,.0f} {p['currency']}")
-        lines.append(f"{x['gpu_name']}: {flavor_line(kb, p)} - {cost}")
+        lines.append(cite.after(f"{x['gpu_name']}: {flavor_line(kb, p)} - {cost}", flavor_sources(p)))
         if p.get("breaks") or p.get("over_budget"):
             lines += [line.strip() for line in plan_lines(t, {**p, "job_cost": None, "monthly_cost": None,
                                                               "price_per_hour": None}, lang)]
         if data["training"] and not x["bf16"]:
-            lines.append("  " + t.say("compare.no_bf16", lang, gpu=x["gpu_name"]))
+            lines.append(cite.after("  " + t.say("compare.no_bf16", lang, gpu=x["gpu_name"]), x.get("bf16_sources")))
         if x["consumer"]:
             lines.append("  " + t.say("compare.consumer", lang, gpu=x["gpu_name"]))
     return lines
