@@ -22,7 +22,8 @@ Test controls: `ratelimit(method, times, retry_after)` answers 429 + Retry-After
 `delay(method, seconds)` makes a method slow (0 again to stop); `wait_for(pred, timeout)` polls the record.
 Many workspaces: `add_workspace(team, token)` makes another bot token valid (auth.test answers its team);
 `authorize_code(team, token)` returns a one-time code that `oauth.v2.access` exchanges (with the app's client id
-and secret, as HTTP Basic auth) for that workspace's bot token, as Slack's redirect to the app would carry it. `apps.connections.open` (Socket
+and secret, as HTTP Basic auth) for that workspace's bot token, as Slack's redirect to the app would carry it.
+`views.open` (a modal: the workspace settings) needs a trigger_id and a modal view with a title and valid blocks. `apps.connections.open` (Socket
 Mode) answers `invalid_auth` unless `socket_url` is set (to a tests/socket_stub.py server's `url`) and the call
 carries the app token; then it answers that URL.
 """

@@ -402,3 +402,39 @@ def test_team_settings_on_the_app_home_feed_that_teams_answers(oauth_server):
                           60)
     assert "USD/h" in posts["DTAAAA1"] and re.search(r"≈ [\d.,]+ CNY/h in your currency", posts["DTAAAA1"])
     assert "USD/h" in posts["DTBBBB2"] and "CNY" not in posts["DTBBBB2"]
+
+
+def test_answer_defaults_user_over_workspace_over_server(tmp_path):
+    """Default cloud and currency of an answer: the user's own App Home choice, else the workspace's, else none
+    (the server's ADVISOR_DEFAULT_PROVIDER, prices as published)."""
+    from types import SimpleNamespace
+    from bot.store.slack_state import SlackState
+    from bot.surfaces.slack.app import SlackBot
+    state = SlackState(tmp_path / "advisor.db")
+    bot = SimpleNamespace(state=state)
+    assert SlackBot._defaults(bot, "TA", "U1") == {"provider": None, "currency": None}
+    state.set_team_settings("TA", "UADMIN", provider="aws", currency="CNY", retention_days=None)
+    assert SlackBot._defaults(bot, "TA", "U1") == {"provider": "aws", "currency": "CNY"}
+    state.set_pref("TA", "U1", currency="EUR")
+    assert SlackBot._defaults(bot, "TA", "U1") == {"provider": "aws", "currency": "EUR"}
+    assert SlackBot._defaults(bot, "TB", "U1") == {"provider": None, "currency": None}     # another workspace
+
+
+def test_admins_in_one_workspace_mode_and_an_uninstalled_team(tmp_path):
+    """ADVISOR_SLACK_ADMINS makes admins without OAuth; in OAuth mode the installer is one; a team with no bot
+    on file gets no client (its job is finished as undeliverable, not posted with another team's token)."""
+    from types import SimpleNamespace
+    from bot.surfaces.slack.app import SlackBot
+    from bot.surfaces.slack.oauth import TeamClients
+    single = SimpleNamespace(settings=SimpleNamespace(admins=("U0ADMIN1",)), teams=TeamClients(None))
+    assert SlackBot.is_team_admin(single, "TA", "U0ADMIN1") and not SlackBot.is_team_admin(single, "TA", "U0OTHER")
+    rows = _rows(str(tmp_path / "advisor.db"), _key())
+    from bot.surfaces.slack.oauth import AdvisorInstallationStore
+    AdvisorInstallationStore(rows).save(_installation("TAAAA1", TOKENS["TAAAA1"], user="UINSTALLER"))
+    teams = TeamClients(None, rows, make_client=lambda token: SimpleNamespace(token=token))
+    multi = SimpleNamespace(settings=SimpleNamespace(admins=()), teams=teams)
+    assert SlackBot.is_team_admin(multi, "TAAAA1", "UINSTALLER")
+    assert not SlackBot.is_team_admin(multi, "TBBBB2", "UINSTALLER")             # installer of A only
+    assert teams.outbound("TAAAA1").client.token == TOKENS["TAAAA1"]
+    with pytest.raises(LookupError, match="not installed in workspace TBBBB2"):
+        teams.outbound("TBBBB2")
