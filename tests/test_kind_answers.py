@@ -86,3 +86,14 @@ def test_rendering_plus_training_is_two_workloads(core, question, key):
     reply, _ = core.turn(question, {})
     assert reply.status == "answer" and reply.memory["terms"][0]["name"] == "scene (geometry, textures, BVH)"
     assert any(key in a for a in reply.assumptions), reply.assumptions
+
+
+@pytest.mark.parametrize("question", ["华为云 P 系列和 G 系列有什么区别，做渲染选哪个",
+                                      "Blender Cycles rendering of a product animation, what cloud GPU?"])
+def test_rendering_picks_the_flavor_sold_for_graphics(core, kb, question):
+    """Of three flavors with the same T4 at the same price (a container pod, an inference flavor, the G6 graphics
+    flavor), rendering goes to the one sold for graphics, with its GRID driver images."""
+    reply, _ = core.turn(question, {})
+    pick = reply.model_dump()["recommendations"][0]
+    flavor = next(f for f in kb.flavors_of(pick["provider"]) if f.flavor == pick["flavor"])
+    assert "graphics" in flavor.use, pick["flavor"]
