@@ -431,12 +431,14 @@ def test_parse_is_fast(parser):
              "两机十六卡全参微调 qwen2.5-72b，需要 RDMA 吗", "A100 40GB vs 80GB for fine-tuning, does it matter?"]
     for t in texts:
         parser.parse(t)                       # warm the caches
-    t0 = time.perf_counter()
-    for _ in range(25):
-        for t in texts:
-            parser.parse(t)
-    per_parse_ms = (time.perf_counter() - t0) * 1000 / 100
-    assert per_parse_ms < 5, per_parse_ms   # about 0.4 ms on a laptop; generous for slow CI machines
+    best = float("inf")
+    for _ in range(5):                        # the best of five rounds: a busy machine slows a round, not the parser
+        t0 = time.perf_counter()
+        for _ in range(10):
+            for t in texts:
+                parser.parse(t)
+        best = min(best, (time.perf_counter() - t0) * 1000 / 40)
+    assert best < 5, best                     # about 0.4 ms on a laptop; generous for slow CI machines
 
 
 # ----- phrasings written after the lexicon, as a check that it generalises -----------------------------------------
