@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
 QUESTIONS = ROOT / "tests" / "nlu" / "questions.yaml"
 REAL = ROOT / "tests" / "nlu" / "real.yaml"            # collected from public threads, each with its source
 CONVERSATIONS = ROOT / "tests" / "conversations"
-IGNORED_SLOTS = {"topic", "gpu_memory_gib"}   # internal, or not part of the labelling conventions
+IGNORED_SLOTS = {"topic", "gpu_memory_gib", "renting"}   # internal, or not part of the labelling conventions
 TOLERANCE = 0.01
 
 

@@ -83,3 +83,20 @@ def test_a_card_known_by_its_memory(core):
     mine = r["recommendations"][0]
     assert mine["label"] == "yours" and mine["gpu"] is None and not mine["fits"]
     assert r["text"].startswith("Yours: 1 x 24 GiB card")
+
+
+@pytest.mark.parametrize("question, cards", [
+    ("rent 8 x H100 to full finetune llama 3 8b", 8),
+    ("租 4 张 A100 做 qwen2.5 14b 的 lora 微调", 4),
+])
+def test_cards_to_rent_are_not_theirs(core, question, cards):
+    """'rent 8 x H100': the count is the rental's, so there is no `yours` plan and the rental uses that many."""
+    r = _ask(core, question)
+    assert r["slots"].get("renting") is True
+    assert all(x["label"] != "yours" for x in r["recommendations"])
+    assert r["recommendations"][0]["gpus_total"] == cards
+
+
+def test_having_cards_and_asking_what_to_rent_is_about_theirs_first(core):
+    r = _ask(core, "实验室就一张3090，想全参微调 chatglm3-6b 可以吗？不行的话租什么云服务器")
+    assert not r["slots"].get("renting") and r["recommendations"][0]["label"] == "yours"

@@ -120,6 +120,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         if provider:
             slots["provider"] = provider
         work = self._card_memory(work, slots)
+        self._renting(work, slots)
         work = self._numbers(work, slots, "model" in slots or "model" in ambiguous, today or dt.date.today())
         self._keywords(work, slots)
         unknown = None

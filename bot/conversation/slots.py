@@ -30,6 +30,16 @@ class SlotReader:
                     t = self._blank(t, m.span())      # '8 x 48GB GPUs' stays for the count
         return t
 
+    _RENT = re.compile(r"(?<![a-z])(?:rent|renting|rental|lease|leasing|hire)(?![a-z])|租")
+    _MINE = re.compile(r"(?<![a-z])(?:we|i)\s*(?:have|'ve got|own|already have)(?![a-z])|(?<![a-z])(?:our|my) own"
+                       r"|in-house|on-prem|我们有|我有|手上|手里|实验室|现有|自己的|自有|只有|就一张|就两张")
+
+    def _renting(self, t: str, slots: dict[str, Any]) -> None:
+        """'rent 8 x H100 ...', '租 8 张 A100': the GPUs named are to be rented, not the user's own; a question that
+        also says they have cards ('实验室就一张3090 ... 不行的话租什么') is about their cards first."""
+        if self._RENT.search(t) and not self._MINE.search(t):
+            slots["renting"] = True
+
     # ----- numbers ---------------------------------------------------------------------------------------------
     def _num(self, word: str | None) -> float | None:
         if word is None:

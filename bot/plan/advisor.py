@@ -25,7 +25,7 @@ from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, own_row, plan_own
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload
 from bot.plan.ranking import Ranker, over_budget
-from bot.plan.workload import build_workload, request_buckets, tp_degrees, user_fixed_plan
+from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
@@ -492,7 +492,7 @@ class Advisor:
                               "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
                               "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
                               "hours": row["job_hours"], "link": plan.link, "sources": sources, "row": row,
-                              "owned": bool(job.slots.get("gpus") or job.slots.get("gpu_memory_gib"))}
+                              "owned": own_cards(job.slots)}
         if advice.gpu_verdict["owned"]:
             advice.recommendations.insert(0, row)
         used = {c["change"] for c in plan.changes}

@@ -32,6 +32,7 @@ class Slots(BaseModel):
     gpu_model: str | None = None
     gpu_models: list[str] | None = None
     gpu_memory_gib: float | None = None   # "on a 24GB card": the memory of a GPU the user has in mind
+    renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
     budget: Literal["low", "medium", "high"] | None = None
     budget_amount: float | None = None
     budget_currency: str | None = None
