@@ -315,7 +315,7 @@ class Advisor:
         rows = [self._bucket_rows(job, pool, share, prompt) for share, prompt in buckets]
         passes = self._passes_for(job)
         return fleet.search(buckets, rows, self._usd(pick), self._usd,
-                            lambda r: not r["ruled_out"] and _meets(r) and passes(r))
+                            lambda r: not r["ruled_out"] and _meets(r) and passes(r))    # passes last: it is costly
 
     def _bucket_rows(self, job: _Job, pool, share: float, prompt: int) -> list[dict[str, Any]]:
         """Every flavor's plan for one bucket: its share of the rate or users, its prompt, a window of its own."""
@@ -325,6 +325,7 @@ class Advisor:
         if t.window * SIZING_CONCURRENCY > job.w.context:
             conc = 1     # a long bucket's replica is first sized to hold one whole request, as the pick's is
         sizer = Sizer(sizing_workload(w, t, conc), job.model, {}, False)
+        sizer.speed_memo = job.sizer.speed_memo
         rows = self._ranker.rank(pool, sizer, job.shapes, job.slots, t)
         job.sizer.searched += sizer.searched
         for r in rows:
@@ -515,6 +516,9 @@ def _in_flight(assumption: tuple[str, dict[str, Any]], t: Targets, w: Workload) 
     (prompt + output), the window still holding one whole request."""
     if assumption[0] != "assume.serving":
         return assumption
+    if t.buckets:
+        mix = " + ".join(f"{share:.0%} x {prompt:,}" for share, prompt in t.buckets)
+        return ("assume.request_mix", {"mix": mix, "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
     return ("assume.kv_in_flight", {"concurrency": w.concurrency, "prompt": f"{t.input_len:,}",
                                     "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
 

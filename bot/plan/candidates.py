@@ -31,6 +31,7 @@ class Sizer:
         self.micro: dict[tuple[float, int], tuple[int, int]] = {}
         self._micro_est: dict[int, MemoryEstimate] = {}
         self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
+        self.speed_memo: dict = {}   # one question's replica timings (perf.replica_speed)
 
     def est(self, n: int) -> MemoryEstimate:
         return estimate_on(self.w, self.model, n, self.cache)

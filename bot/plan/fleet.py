@@ -49,12 +49,11 @@ class FleetChoice:
 
 def cheapest_part(share: float, prompt: int, rows: list[Row], usd: Callable[[Row], float],
                   meets: Callable[[Row], bool]) -> Part | None:
-    """The bucket's cheapest plan that meets every target, or None (then no mix: a part must meet its SLO)."""
-    ok = [r for r in rows if meets(r)]
-    if not ok:
-        return None
-    best = min(ok, key=lambda r: (usd(r), r.get("gpus_total", 0) * max(1, r.get("replicas") or 1), r["id"]))
-    return Part(share, prompt, best, usd(best))
+    """The bucket's cheapest plan that meets every target, or None (then no mix: a part must meet its SLO).
+    Plans are tried cheapest first, so `meets` (which may evaluate a checklist) runs on few of them."""
+    order = sorted(rows, key=lambda r: (usd(r), r.get("gpus_total", 0) * max(1, r.get("replicas") or 1), r["id"]))
+    best = next((r for r in order if meets(r)), None)
+    return Part(share, prompt, best, usd(best)) if best is not None else None
 
 
 def search(buckets: list[tuple[float, int]], bucket_rows: list[list[Row]], single_usd: float,

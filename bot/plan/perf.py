@@ -50,15 +50,22 @@ class ReplicaSpeed:
 
 
 def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concurrency: int, tpot_ms: float,
-                  link: LinkEvidence) -> ReplicaSpeed | None:
+                  link: LinkEvidence, memo: dict | None = None) -> ReplicaSpeed | None:
     """The most sequences one replica of n GPUs serves while each still gets a token every `tpot_ms` (prefills
-    interleaved), capped by `max_concurrency` (the planner's memory estimate) and what the KV cache holds."""
+    interleaved), capped by `max_concurrency` (the planner's memory estimate) and what the KV cache holds. `memo`
+    (one question's) keeps each (replica, lengths, concurrency) timing: a mix of request sizes times the same
+    replicas for the fleet search as for the single-type plans."""
     if max_concurrency < 1 or not gpu.memory_bandwidth_gbs or not cost.peak_tflops(gpu, w.precision)[0]:
         return None            # a card whose bandwidth or throughput is not on file: sized by memory alone
     lk = speed_link(link)
+    key = (w.params_b, w.precision, w.kv_dtype, w.input_len, w.output_len, w.tensor_parallel, w.nodes, gpu.id, n,
+           link)
+    memo = {} if memo is None else memo
 
     def at(c: int):
-        return cost.serving(w.model_copy(update={"concurrency": c}), model, gpu, n, lk)
+        if (key, c) not in memo:
+            memo[key, c] = cost.serving(w.model_copy(update={"concurrency": c}), model, gpu, n, lk)
+        return memo[key, c]
     one = at(1)
     cap = max(1, min(max_concurrency, one.max_concurrency or max_concurrency))
     lo, hi = 1, cap

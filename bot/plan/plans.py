@@ -258,7 +258,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     per_seq = kv / max(1, w.concurrency * w.context) * (t.kv_tokens or w.context) * 1.07
     fixed = est.per_gpu_gib - kv * 1.07
     max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else 4096, 4096))
-    speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link)
+    speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link, sizer.speed_memo)
     if speed is None:
         return sized
     if speed.concurrency != w.concurrency:        # the memory each GPU of the replica holds at that concurrency
@@ -266,7 +266,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
         over = sized.estimate.per_gpu_gib - usable
         if over > 0 and speed.concurrency > 1:    # activations grow with the batch too: take off what overflows
             shrink = max(1, int(speed.concurrency * (1 - over / (sized.estimate.per_gpu_gib - fixed)) * 0.98))
-            speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms, link) or speed
+            speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms, link, sizer.speed_memo) or speed
             sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency, t)
     sized.replica_concurrency, sized.tpot_ms, sized.ttft_ms = speed.concurrency, speed.tpot_ms, speed.ttft_ms
     need = [math.ceil(t.concurrency / speed.concurrency) if t.concurrency else 1,

@@ -148,6 +148,10 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
     precision = slots.get("precision") or shipped or "bf16"
     concurrency = slots.get("concurrency") or 4
     context = serving_window(slots, model)
+    if model is not None and model.max_context and context > model.max_context:
+        # '30k-token documents' on Llama 3 (8k): sized as asked, but the model cannot take them as released
+        notes.append(("assume.context_over_model", {"model": model.name, "max": f"{model.max_context:,}",
+                                                    "context": f"{context:,}"}))
     if model is not None and model.image_tokens:
         context += model.image_tokens     # a vision-language model: each request's image becomes tokens too
         notes.append(("assume.image_tokens", {"tokens": model.image_tokens}))

@@ -139,7 +139,7 @@ def _plan_part(reply: dict[str, Any], recs: list[dict[str, Any]], kb: KnowledgeB
     top = recs[0]
     head = t.say("fleet.mixed", lang, price=_fleet_price(t, top, lang)) if top.get("mixed") else \
         f"{flavor_line(kb, top, lang)} - {price_text(t, top, lang)}"
-    lines = [cite.after(f"{label('pick')}: {head}", flavor_sources(top))] + fleet_lines(t, top, lang)
+    lines = [cite.after(f"{label('pick')}: {head}", flavor_sources(top))] + fleet_lines(t, top, lang, cite)
     task = t.say(f"task.{extra['task']}", lang)
     model = extra.get("model_name") or f"{extra['params_b']:g}B"
     method = extra.get("method")
@@ -258,7 +258,7 @@ def _part_line(t: Templates, part: dict[str, Any], lang: str) -> str:
                  else t.say("label.no_price", lang))
 
 
-def fleet_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+def fleet_lines(t: Templates, top: dict[str, Any], lang: str, cite: Citer | None = None) -> list[str]:
     """A load of several request sizes: the pick's parts, one per request size, and the other fleet beside it
     (a mix of GPU types and what it saves, or the single type it beat)."""
     parts = top.get("fleet") or []
@@ -270,7 +270,8 @@ def fleet_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
         names = " + ".join(f"{p['replicas']} x {p['flavor']} ({p['gpu_name']})" for p in alt["parts"])
         price = f"{alt['price_per_hour']:,.2f} {alt['currency']}" if alt.get("price_per_hour") is not None else "?"
         key = "fleet.vs_single" if alt["kind"] == "single" else "fleet.simpler"
-        out.append("      " + t.say(key, lang, saving=f"{alt['saving_pct']:g}", fleet=names, price=price))
+        line = "      " + t.say(key, lang, saving=f"{alt['saving_pct']:g}", fleet=names, price=price)
+        out.append(cite.after(line, ["serving-melange"]) if cite else line)
     return out
 
 
