@@ -63,3 +63,18 @@ def test_a_request_rate_sizes_the_fleet(core):
     assert pick["price_per_hour"] is None or pick["price_per_hour"] * max(1, pick.get("replicas") or 1) < 15
     assert "16.7 requests/s" in r["text"] and "small team" not in r["text"]
     assert "first token" in r["text"]                            # how the bare latency was read, said
+
+
+@pytest.mark.parametrize("question, met, words", [
+    # LoRA 14B on 200M tokens: ~15 H100-hours at ~3.3 USD = ~50 USD, well inside 300
+    ("LoRA fine-tune qwen2.5 14b on 200M tokens within 2 days, budget 300 USD", True, "Within your budget"),
+    # a 32B model for 50 users on one 141 GB card costs ~2,500 USD a month = ~17k CNY, inside 20k CNY a month
+    ("预算每月 2 万元，部署 qwen2.5 32b 给 50 人用", True, "在预算内"),
+    # 7B on 1T tokens is ~40k H100-hours, over 100k USD: a 50k budget is broken and the answer says by how much
+    ("pretrain a 7B model on 1T tokens, budget 50k dollars", False, "Over your budget"),
+])
+def test_the_answer_says_what_the_pick_spends_of_the_budget(core, question, met, words):
+    r = core.turn(question, {})[0].model_dump()
+    b = r["recommendations"][0]["budget"]
+    assert b and b["met"] is met and b["currency"] == ("CNY" if "元" in question else "USD"), b
+    assert words in r["text"], r["text"]

@@ -48,3 +48,16 @@ def test_serving_and_the_planner_on_every_gpu(kb):
               "serve qwen2.5 7b on my own ascend 910b", "qlora llama 3 70b on a gh200"):
         reply, _ = core.turn(q, {})
         assert reply.status in ("answer", "follow_up", "info"), reply.text
+
+
+def test_a_card_without_speed_figures_still_holds_the_whole_load(kb):
+    """GH200 has no bandwidth on file: its replica was sized for 4 sequences and won '部署 qwen2.5 32b 给 50 人用'
+    on price. Without a speed it is sized by memory: replicas x sequences each >= the 50 users."""
+    from bot.conversation.turn import Core
+    core = Core.load()
+    slots = {"model": "qwen2.5-32b", "params_b": 32.764, "concurrency": 50}
+    advice = core.advisor._advise("inference", slots, {}, "en", gpu_ids=["gh200"])     # GH200 flavors only
+    gh = [r for r in advice.recommendations if r["gpu"] == "gh200"]
+    assert gh, [r["gpu"] for r in advice.recommendations]
+    r = gh[0]
+    assert (r["replicas"] or 1) * (r["replica_concurrency"] or 0) >= 50, r

@@ -150,6 +150,7 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         # the price in the currency the user wrote their budget in (knowledge/rates.yaml), when it differs
         "user_currency": r.get("user_currency"),
         "price_per_hour_user": round(r["hourly_user"], 2) if r.get("hourly_user") is not None else None,
+        "budget": r.get("budget_use"),           # the plan's spend against a stated budget, in its currency
         "user_rate_date": _rate_date(kb, price.currency if price else None, r.get("user_currency")),
     }
 

@@ -260,7 +260,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else 4096, 4096))
     speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link, sizer.speed_memo)
     if speed is None:
-        return sized
+        return _sized_by_memory(sized, sizer, n, k, max_c, t)
     if speed.concurrency != w.concurrency:        # the memory each GPU of the replica holds at that concurrency
         sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency, t)
         over = sized.estimate.per_gpu_gib - usable
@@ -278,6 +278,20 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     elif speed.ttft_ms > t.ttft_ms and t.latency_stated:
         sized.breaks.append("latency")
     sized.layout = layout_of(sizer, n, k, sized.replicas)
+    return sized
+
+
+def _sized_by_memory(sized: Sized, sizer: Sizer, n: int, k: int, max_c: int, t: Targets) -> Sized:
+    """A card whose bandwidth or throughput is not on file has no speed: its replicas still hold the whole load,
+    each as many sequences as its memory holds, so that a card without figures is never the cheap pick because it
+    was sized for a handful of users (GH200 for '50 users' had been sized at 4 sequences)."""
+    load = t.load_sequences()
+    if not load or load <= sizer.w.concurrency:
+        return sized
+    per_replica = min(load, max_c)
+    sized.replicas = max(1, math.ceil(load / per_replica))
+    sized.replica_concurrency = per_replica
+    sized.estimate = _replica_estimate(sizer, n, k, per_replica, t)
     return sized
 
 

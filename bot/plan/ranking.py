@@ -148,6 +148,7 @@ class Ranker:
             eff = base_cost * (1 - bonus) * tight
         row["cost"] = eff
         row["over_budget"] = over_budget(self.kb, hourly, row["job_cost"], f, slots)
+        row["budget_use"] = budget_use(self.kb, hourly, row["job_cost"], f, slots)
 
     @staticmethod
     def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float]:
@@ -204,6 +205,28 @@ def over_budget(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str,
     if period == "total" and job_cost is not None:
         return job_cost > amount
     return False
+
+
+def budget_use(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> dict[str, Any] | None:
+    """What the plan spends against a stated budget, in the budget's own currency and period, so the answer can say
+    "about 50 of your 300 USD" rather than only flag a plan that breaks it. None without a budget, a price, or a
+    length of job for a total budget."""
+    amount, period = slots.get("budget_amount"), slots.get("budget_period")
+    if amount is None or hourly is None or not f.price:
+        return None
+    if period in PERIOD_HOURS:
+        spend = hourly * PERIOD_HOURS[period]
+    elif period == "total" and job_cost is not None:
+        spend = job_cost
+    else:
+        return None
+    ccy = slots.get("budget_currency") or f.price.currency
+    if ccy != f.price.currency:
+        try:
+            spend = kb.convert(spend, f.price.currency, ccy)
+        except Exception:                 # a currency the rate table lacks: say nothing rather than guess
+            return None
+    return {"amount": amount, "currency": ccy, "period": period, "spend": round(spend, 2), "met": spend <= amount}
 
 
 def shortlist(rows: list[Row]) -> tuple[list[Row], list[Row]]:

@@ -238,6 +238,12 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
         key = "why.preferred" if cheaper_shown else "why.cheapest"
         out.append("      " + t.say(key, lang, price=price_text(t, top, lang)))
     out += billing_lines(t, top.get("costs") or [], lang)
+    b = top.get("budget")
+    if b:
+        key = "budget.met" if b["met"] else "budget.over"
+        out.append("      " + t.say(key, lang, spend=f"{b['spend']:,.0f}", amount=f"{b['amount']:,.0f}",
+                                    currency=b["currency"], period=t.say(f"period.{b['period']}", lang),
+                                    pct=f"{100 * b['spend'] / b['amount']:.0f}" if b["amount"] else "?"))
     missed = list(top.get("breaks") or []) + (["budget"] if top.get("over_budget") else [])
     if missed:
         what = ", ".join(t.say(f"breaks.{b}", lang) for b in missed)
