@@ -54,3 +54,16 @@ def test_the_assumption_is_stated_in_the_reply_language(core):
     en, _ = core.turn("fine-tune bert-base for classification")
     zh, _ = core.turn("微调 bert-base 做文本分类")
     assert "the pick is the same" in en.text and "推荐结果相同" in zh.text
+
+
+def test_generations_of_one_architecture_are_not_asked_apart():
+    """'deepseek 671b': V3, R1, V3.1 and V3.2 share one architecture (671B, 61 layers, MLA, FP8), so which one the
+    user means changes no number: the answer is given, saying it is the same for each. Llama 2 / 3 / 3.1 70B differ
+    (context, vocabulary, GQA) and are still asked apart."""
+    from bot.conversation.turn import Core
+    core = Core.load()
+    reply, _ = core.turn("serve deepseek 671b for 20 users", {})
+    assert reply.status == "answer", reply.text
+    assert any("DeepSeek-R1" in a or "deepseek-r1" in a.lower() for a in reply.assumptions), reply.assumptions
+    reply, _ = core.turn("serve llama 70b for 20 users", {})
+    assert reply.status == "follow_up"

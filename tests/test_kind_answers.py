@@ -97,3 +97,21 @@ def test_rendering_picks_the_flavor_sold_for_graphics(core, kb, question):
     pick = reply.model_dump()["recommendations"][0]
     flavor = next(f for f in kb.flavors_of(pick["provider"]) if f.flavor == pick["flavor"])
     assert "graphics" in flavor.use, pick["flavor"]
+
+
+@pytest.mark.parametrize("question, most_gpus, max_engine_gib", [
+    # 70B GRPO: the rollout engine split over 4 GPUs (verl/OpenRLHF), ~33 GiB of bf16 weights each, not 131 on every
+    # GPU; a few nodes of 80-141 GB cards, not 16 nodes of B200s
+    ("GRPO full fine-tune llama 3.1 70b", 64, 45),
+    # DeepSeek-V3 GRPO: NeMo RL ran it on 256 H100s; the answer must size a plan (it found none at 16 TB on one GPU)
+    ("GRPO full fine-tune deepseek-v3", 1024, 45),
+])
+def test_online_rl_splits_its_rollout_engine(core, question, most_gpus, max_engine_gib):
+    reply, _ = core.turn(question, {})
+    r = reply.model_dump()
+    assert r["recommendations"], reply.text
+    pick = r["recommendations"][0]
+    assert pick["gpus_total"] * max(1, pick.get("replicas") or 1) <= most_gpus, pick
+    engine = sum(t["gib"] for t in r["memory"]["terms"] if t["name"].startswith("rollout engine:")
+                 and "weights" in t["name"])
+    assert 0 < engine <= max_engine_gib, r["memory"]["terms"]

@@ -123,9 +123,18 @@ class Core:
         sizes = [self.kb.models[c].params_b for c in cands]
         # 'which size?' (yolov8 n..x) is worth checking; 'which generation?' of one size (Llama 2 / 3 / 3.1 70B) is
         # a different model, never guessed
-        if slot == "model" and len(cands) > 1 and max(sizes) > 1.5 * min(sizes):
+        if slot == "model" and len(cands) > 1 and (max(sizes) > 1.5 * min(sizes) or self._one_architecture(cands)):
             return [(c, {"model": c, "params_b": self.kb.models[c].params_b}) for c in cands]
         return []
+
+    ARCH_FIELDS = ("kind", "params_b", "active_params_b", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
+                   "vocab", "attention", "moe", "mla", "release_precision", "vision_params_b", "image_tokens")
+
+    def _one_architecture(self, cands: list[str]) -> bool:
+        """Generations that share one architecture (DeepSeek-V3, R1, V3.1: 671B, 61 layers, MLA, FP8) size the same
+        job the same way: which one the user means changes no number, so the planner answers for them all."""
+        sigs = {tuple(repr(getattr(self.kb.models[c], f, None)) for f in self.ARCH_FIELDS) for c in cands}
+        return len(sigs) == 1
 
     def _pick(self, intent: str, slots: dict[str, Any], lang: str) -> tuple | None:
         """What the answer would recommend: the first pick (cloud, flavor, count) and whether the named GPU fits."""

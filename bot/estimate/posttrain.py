@@ -63,10 +63,29 @@ def rollout_sequences(w: Workload) -> int:
 
 
 def _policy(w: Workload) -> Workload:
-    """The trained model's own job: its sequences per micro-batch and their length."""
+    """The trained model's own job: its sequences per micro-batch and their length (sharded by ZeRO-3/FSDP; the
+    workload's tensor_parallel is the rollout engine's)."""
     seqs = w.batch_size * (2 if w.algorithm in PAIRED else 1)
     return w.model_copy(update={"algorithm": "sft", "kind": "llm", "batch_size": seqs, "seq_len": train_seq(w),
-                                "task": "finetune"})
+                                "task": "finetune", "tensor_parallel": 1})
+
+
+ROLLOUT_WEIGHTS_PER_GPU_GIB = 40.0    # policy: a rollout engine's weight shard leaves room for training beside it
+
+
+def rollout_tp(w: Workload, model: Model | None, gpus: int) -> int:
+    """The rollout engine's tensor-parallel degree on `gpus` GPUs: the fewest (a power of two, within one 8-GPU
+    node) whose 16-bit weight shard stays under about 40 GiB, as verl (actor_rollout_ref.rollout.
+    tensor_model_parallel_size) and OpenRLHF (--vllm_tensor_parallel_size) are configured for large policies; a
+    70B policy rolls out on 4 GPUs, an 8B one on 1. Without it every GPU held the whole 70B engine (131 GiB).
+    A policy too big for one node (DeepSeek-V3's 671B) rolls out across nodes, as NeMo RL's DeepSeek-V3 GRPO
+    runs generate with tensor parallelism over 2-4 nodes (up to 64 GPUs here)."""
+    P = arch_of(model, w.params_b).params
+    per_param = 1 if w.precision in ("fp8", "int8") else 2
+    tp = 1
+    while tp < min(64, gpus) and P * per_param / tp / GIB > ROLLOUT_WEIGHTS_PER_GPU_GIB:
+        tp *= 2
+    return tp
 
 
 def _frozen(w: Workload, role: str, model: Model | None, n: int) -> MemoryTerm:

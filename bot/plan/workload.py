@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.estimate.hfconfig import model_from_config
 from bot.estimate.kinds import job_memory, kind_of_model
+from bot.estimate.posttrain import rollout_tp
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -248,6 +249,8 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
                                       "nodes": max(1, math.ceil(n / 8))}
             if n == 1 and w.offload == "full":
                 update["offload"] = "optimizer"
+            if w.algorithm in ("ppo", "grpo") and w.tensor_parallel <= 1 and n > 1:
+                update["tensor_parallel"] = rollout_tp(w, model, n)     # the rollout engine split like vLLM's
             cw = w.model_copy(update=update)
         cache[n] = job_memory(cw, model)
     return cache[n]
