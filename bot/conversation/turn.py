@@ -69,8 +69,12 @@ class Core:
             # a model card not on file is another model: the one discussed so far is not carried over to it
             state["slots"] = {k: v for k, v in (state.get("slots") or {}).items()
                               if k not in ("model", "params_b", "arch")}
-        self._resolve_against_state(parse, state)
+        same_arch = self._resolve_against_state(parse, state)
         new_state, decision = step(state, parse, self.forms)
+        if same_arch:
+            new_state["same_arch"] = same_arch          # said in the answer, whenever it comes
+        elif parse.slots.model or parse.ambiguous.get("model"):
+            new_state.pop("same_arch", None)
         lang = new_state.get("lang") or parse.lang
         decision, new_state = self._worth_asking(decision, new_state, lang)
         if parse.invalid or parse.absurd:
@@ -123,12 +127,13 @@ class Core:
         sizes = [self.kb.models[c].params_b for c in cands]
         # 'which size?' (yolov8 n..x) is worth checking; 'which generation?' of one size (Llama 2 / 3 / 3.1 70B) is
         # a different model, never guessed
-        if slot == "model" and len(cands) > 1 and (max(sizes) > 1.5 * min(sizes) or self._one_architecture(cands)):
+        if slot == "model" and len(cands) > 1 and max(sizes) > 1.5 * min(sizes):
             return [(c, {"model": c, "params_b": self.kb.models[c].params_b}) for c in cands]
         return []
 
     ARCH_FIELDS = ("kind", "params_b", "active_params_b", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
-                   "vocab", "attention", "moe", "mla", "release_precision", "vision_params_b", "image_tokens")
+                   "vocab", "max_context", "attention", "moe", "mla", "release_precision", "vision_params_b",
+                   "image_tokens")
 
     def _one_architecture(self, cands: list[str]) -> bool:
         """Generations that share one architecture (DeepSeek-V3, R1, V3.1: 671B, 61 layers, MLA, FP8) size the same
@@ -184,10 +189,11 @@ class Core:
         return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
                                                                               text) if w)
 
-    def _resolve_against_state(self, parse, state: dict[str, Any]) -> None:
+    def _resolve_against_state(self, parse, state: dict[str, Any]) -> list[str] | None:
         """Read a turn against the session: a reply to 'which one do you mean?' may name only part of a candidate
         ('llama 3.3', 'qwen2.5 的那个', 'the second one'); a bare size or family after a model ('the 72b one',
-        '换成 32b 的', 'qwen 72b') means that model's sibling in the same family."""
+        '换成 32b 的', 'qwen 72b') means that model's sibling in the same family. Returns the candidates when they
+        share one architecture and the newest was taken for them all."""
         slots = parse.slots
         models = self.kb.models
 
@@ -196,6 +202,11 @@ class Core:
             parse.ambiguous.pop("model", None)
             parse.candidate_params.clear()
 
+        cands = [c for c in parse.ambiguous.get("model") or [] if c in models]
+        if not slots.model and len(cands) > 1 and self._one_architecture(cands):
+            # generations of one architecture size the job identically: answer for the newest, and say so
+            resolve(cands[-1])
+            return cands
         pending = [c for c in (state.get("candidates") or {}) if c in models]
         if pending and not slots.model and parse.intent not in ("compare", "explain", "billing", "help"):
             pick = self.parser.pick_candidate(parse, pending)
@@ -230,9 +241,9 @@ class Core:
                          choices=d.choices, **base)
         if d.kind == "info":
             return self._info(d, parse, lang)
-        return self._answer(d, lang)
+        return self._answer(d, lang, state.get("same_arch"))
 
-    def _answer(self, d: Decision, lang: str) -> Reply:
+    def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None) -> Reply:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
@@ -271,6 +282,11 @@ class Core:
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
                  "speed": advice.speed, "claims": advice.claim_sources, "note_sources": note_sources}
+        same = [c for c in same_arch or [] if c in self.kb.models]
+        if same and d.slots.get("model") in same:
+            names = t.say("list.sep", lang).join(self.kb.models[c].name for c in same)
+            reply.assumptions.insert(0, t.say("assume.same_arch", lang, chosen=self.kb.models[d.slots["model"]].name,
+                                              values=names))
         if d.same_for:
             slot, chosen, values = d.same_for
             label = {v: t.say(f"method.{v}", lang) if slot == "method" and f"method.{v}" in t.table else
