@@ -86,6 +86,8 @@ def _model() -> type:
 
 
 _SETTINGS_CLASS: type | None = None
+# the last environment read and its settings: an answer asks several settings, and building them took ~6 ms
+_LAST: list[Any] = [None, None]
 
 
 def settings() -> Any:
@@ -93,8 +95,13 @@ def settings() -> Any:
     Each accessor below reads one field, so one wrong variable does not hide the others; `validate()` checks
     them all and is what every entry point calls at start."""
     from pydantic import ValidationError
+    env = tuple(sorted(os.environ.items()))
+    if _LAST[0] == env:
+        return _LAST[1]               # the settings read only the environment: unchanged, the same settings
     try:
-        return _model()()
+        made = _model()()
+        _LAST[:] = [env, made]
+        return made
     except ValidationError as exc:
         err = exc.errors()[0]
         name = str(err["loc"][0]).upper() if err.get("loc") else "a setting"
