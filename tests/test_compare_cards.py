@@ -66,3 +66,13 @@ def test_unrented_lines_say_the_cards_and_never_an_impossible_inequality(core):
     text = "\n".join(lines)
     assert "22.9 GiB per card, over the 22.8 GiB usable of 24" in text      # never "22.8 > 24"
     assert "needs 4 in one machine" in text and "consumer card" in text
+
+
+def test_a_serving_comparison_says_how_fast_each_card_serves(core):
+    """'A10 or L4 for a 13B chatbot, 20 users?': the A10 has twice the L4's memory bandwidth; each side says its
+    time per token as well as its price, so the faster card's premium can be judged."""
+    r = core.turn("A10 or L4 for a 13B chatbot, 20 users?", {})[0].model_dump()
+    lines = [line for line in r["text"].split("\n") if line.startswith(("NVIDIA A10:", "NVIDIA L4:")) and " - " in line]
+    assert len(lines) == 2 and all("ms per token" in line for line in lines), r["text"]
+    a10, l4 = (float(line.split("about ")[-1].split(" ms per token")[0]) for line in lines)
+    assert a10 < l4                                       # 600 vs 300 GB/s: the A10 decodes faster

@@ -336,6 +336,10 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
         cost = _time_cost(t, p, lang)
         if p.get("monthly_cost") is not None:
             cost += "; " + t.say("compare.monthly", lang, monthly=f"{p['monthly_cost']:,.0f} {p['currency']}")
+        if p.get("tpot_ms") and p.get("replica_concurrency"):
+            # how each user is served, not only what it costs: the faster card may be worth its price
+            cost += "; " + t.say("compare.speed", lang, tpot=f"{p['tpot_ms']:.0f}", tps=f"{1000 / p['tpot_ms']:.0f}",
+                                 conc=p["replica_concurrency"])
         lines.append(cite.after(f"{x['gpu_name']}: {flavor_line(kb, p)} - {cost}", flavor_sources(p)))
         if p.get("breaks") or p.get("over_budget"):
             lines += [line.strip() for line in plan_lines(t, {**p, "job_cost": None, "monthly_cost": None,
