@@ -370,6 +370,9 @@ THURSDAY = dt.date(2026, 12, 3)
     ("预训练 7B 1T tokens，下周之前", 3),                                     # before next week starts
     ("预训练 7B 1T tokens，下个月底前", 59),                                   # 2027-01-31
     ("预训练 7B 1T tokens，年底前", 28),
+    # a clause that is only a time, once the job's size is known
+    ("预训练一个 3B 的 MoE 模型，1T tokens，两个月", 60),
+    ("pretrain 7b on 1T tokens, 2 months", 60),
 ])
 def test_deadlines(parser, text, days):
     slots = parser.parse(text, today=THURSDAY).slots.filled()
@@ -385,6 +388,7 @@ def test_deadlines(parser, text, days):
     ("I have 3 months of chat logs, finetune llama 3 8b", None),         # data, not time
     ("数据是一年内的，微调 qwen2.5 7b", None),                                 # 一年内的: which data
     ("serve llama 3 8b with ttft under 200 ms", None),
+    ("rent an H100, 2 weeks", "short"),                                   # no job size: a rental period
 ])
 def test_durations_are_not_deadlines(parser, text, duration):
     slots = parser.parse(text, today=THURSDAY).slots.filled()

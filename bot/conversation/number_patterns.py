@@ -182,6 +182,11 @@ class NumberPatterns:
             re.compile(rf"(?:有|给(?:我们|我|你)?|只有|还有|剩)\s*{N}\s*(?:个)?\s*{zh_unit}\s*(?:的)?\s*(?:时间|工期)"),
             re.compile(rf"(?:工期|期限|截止时间|deadline)\s*(?:只有|是|为|:|大概|约|就)?\s*{N}\s*(?:个)?\s*{zh_unit}"),
         ]
+        # a clause that is only a time, once the job's size is known ('1T tokens，两个月', '300B tokens, 3 weeks'):
+        # the time the job must fit in, not a rental period ('跑 3 天', 'for 24 hours' name a verb or 'for')
+        self.rx_bare_time = re.compile(rf"(?:^|[,;，；。])\s*(?:about|around|~|约|大概|大约)?\s*{NA}\s*-?\s*(?:个)?\s*"
+                                       rf"(hours?|days?|weeks?|months?|years?|小时|天|周|星期|个月|月|年)"
+                                       rf"\s*(?=$|[,;.!?，；。！？])")
         self.rx_duration = re.compile(rf"{NA}\s*-?\s*(?:个)?\s*(hours?|hrs?|days?|weeks?|months?|years?|小时|天|周|星期|月|年)"
                                       r"(?![a-z])")
         self.rx_duration_skip_before = re.compile(r"(?:数据|语料|data|of|每|per)\s*$")

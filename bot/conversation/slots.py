@@ -391,7 +391,8 @@ class SlotReader:
         return dt.date(year, month, calendar.monthrange(year, month)[1])      # 'end of the month', '月底'
 
     def _deadline(self, t: str, slots: dict[str, Any]) -> str:
-        for rx in self.rx_deadline:
+        """'within 3 weeks', '两周内', 'we have one year', and a bare '两个月' clause once the tokens are known."""
+        for rx in self.rx_deadline + ([self.rx_bare_time] if slots.get("tokens") else []):
             m = rx.search(t)
             if not m:
                 continue

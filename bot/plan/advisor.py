@@ -23,7 +23,8 @@ from bot.plan import fleet
 from bot.plan.fleet import FleetChoice
 from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, own_row, plan_own
-from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload
+from bot.plan import perf
+from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload, timed_workload
 from bot.plan.ranking import Ranker, over_budget
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
@@ -435,8 +436,12 @@ class Advisor:
         self._judge(job, advice)
 
     def _compute(self, job: _Job, pick, gpu) -> dict[str, Any] | None:
-        """The pick's compute: FLOPs and basis from cost.py, wall clock from the plan (its link included)."""
-        ct = cost.training_time(job.w, job.model, gpu, pick["gpus_total"])
+        """The pick's compute: FLOPs and basis from cost.py, timed as the plan was (its layout over its GPUs and its
+        link), so the tokens/s per GPU shown agree with the wall clock."""
+        n, f = pick["gpus_total"], self.kb.flavors[pick["id"]]
+        link = perf.speed_link(pick["link"]) if pick.get("link") else None
+        wn = timed_workload(job.w, n, f.gpu_count).model_copy(update={"nodes": max(1, math.ceil(n / f.gpu_count))})
+        ct = cost.training_time(wn, job.model, gpu, n, link)
         if not ct:
             return None
         out = ct.model_dump()

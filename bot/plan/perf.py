@@ -62,9 +62,10 @@ def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concur
            link)
     memo = {} if memo is None else memo
 
-    def at(c: int):
+    def at(c: int):      # split over the replica's own n GPUs, never the tensor-parallel degree the user has at home
         if (key, c) not in memo:
-            memo[key, c] = cost.serving(w.model_copy(update={"concurrency": c}), model, gpu, n, lk)
+            memo[key, c] = cost.serving(w.model_copy(update={"concurrency": c, "tensor_parallel": n}), model, gpu, n,
+                                        lk)
         return memo[key, c]
     one = at(1)
     cap = max(1, min(max_concurrency, one.max_concurrency or max_concurrency))

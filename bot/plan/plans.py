@@ -202,10 +202,17 @@ def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence
     w = sizer.w
     if not w.tokens:
         return None, None
-    wn = w if n == w.gpus else w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
-                                                    "nodes": max(1, math.ceil(n / per_instance))})
-    tt = perf.train_time(wn, sizer.model, gpu, n, per_instance, link)
+    tt = perf.train_time(timed_workload(w, n, per_instance), sizer.model, gpu, n, per_instance, link)
     return (tt.hours, tt.mfu) if tt else (None, None)
+
+
+def timed_workload(w, n: int, per_instance: int):
+    """The workload a training plan on n GPUs is timed with: the user's own layout at their count, else ZeRO-3 over
+    the n GPUs on as many nodes as instances (the answer's compute line uses it too, so its tokens/s are the plan's)."""
+    if n == w.gpus:
+        return w
+    return w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
+                                "nodes": max(1, math.ceil(n / per_instance))})
 
 
 def est_workload(sizer: Sizer, n: int, k: int):

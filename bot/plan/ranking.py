@@ -4,11 +4,11 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from bot.plan.candidates import Sizer
+from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
 from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training
-from bot.plan.workload import user_fixed_plan
+from bot.plan.workload import tp_degrees, user_fixed_plan
 from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
@@ -98,10 +98,32 @@ class Ranker:
                 replicas = self._replicas_for_rate(sizer, gpu, n)
                 memo[key] = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas)
             elif sizer.w.method == "inference":
-                memo[key] = size_serving(f, gpu, k, n, est, sizer, targets, link)
+                memo[key] = self._serving_sized(f, gpu, p, sizer, targets, link)
             else:
                 memo[key] = size_training(f, gpu, k, n, est, sizer, targets, link)
         return memo[key]
+
+    @staticmethod
+    def _serving_sized(f: Flavor, gpu, p, sizer: Sizer, targets, link) -> Sized:
+        """A serving replica on the fewest of the instance's cards that hold the model; when the load needs several
+        such replicas and the instance has cards to spare, the replica over more of them (tensor parallelism inside
+        the instance) is sized too, and kept if it needs fewer instances: the weights are held once, so the other
+        cards' memory holds KV cache (Qwen3-8B for 30 chats of 4k tokens: one 2 x L4 instance at TP 2, where one-L4
+        replicas needed five instances, each with its second card idle). The all-reduces over the instance's link
+        are in the speed model's time per token; a tie keeps the fewer cards per replica."""
+        k, n, est = p
+        best = size_serving(f, gpu, k, n, est, sizer, targets, link)
+        if k != 1 or best.replicas <= 1 or n >= f.gpu_count:
+            return best
+        usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
+        for t in sorted(d for d in tp_degrees(sizer.model, f.gpu_count) if d > n):
+            est_t = sizer.est(t)
+            if est_t.per_gpu_gib > usable:
+                continue
+            alt = size_serving(f, gpu, 1, t, est_t, sizer, targets, link)
+            if (bool(alt.breaks), alt.replicas) < (bool(best.breaks), best.replicas):
+                best = alt
+        return best
 
     def _replicas_for_rate(self, sizer: Sizer, gpu, n: int) -> int:
         """Copies of an n-GPU plan that reach the rate the user asked for; 1 when none was asked (or no speed).
