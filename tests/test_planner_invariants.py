@@ -357,3 +357,14 @@ def test_answers_fleets_add_up_and_meet_each_bucket_target(core, q):
         mix, single = (alt["price_per_hour"], pick["hourly_total"]) if alt["kind"] == "mix" else \
             (pick["hourly_total"], alt["price_per_hour"])
         assert mix < single and alt["saving_pct"] == pytest.approx(100 * (1 - mix / single), abs=0.1)
+
+
+def test_the_cheapest_shown_meets_the_targets_when_a_plan_does():
+    """'pretrain a 7B model on 1T tokens, we have one year' showed as 'cheapest' a plan taking 26,476 h: a plan
+    that misses the deadline is not a cheaper way to do the same job."""
+    base = {"over_budget": False, "ruled_out": None, "passes": True, "gpus_total": 8}
+    rows = _rows([dict(base, hourly=55.84, hours=6280.0, breaks=[]),
+                  dict(base, hourly=13.0, hours=26476.0, breaks=["deadline"])])
+    recs, _ = choose(rows, lambda r: r["passes"])
+    assert recs[0]["hours"] == 6280.0
+    assert all(r["label"] != "cheapest" or not r["breaks"] for r in recs), recs

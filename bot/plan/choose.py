@@ -36,7 +36,10 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     if pick is None:
         return [], _considered(rows, [], None)
     recs = [_label(pick, "pick")]
-    sensible = [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
+    # the cheapest is shown as an option the user could take: one that meets their targets (a plan missing the
+    # deadline is not a cheaper way to do the same job), else one within the horizon
+    sensible = [r for r in fitting if not r.get("breaks")] or \
+        [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
     cheap = min(sensible, key=lambda r: (job_price(r), r.get("hours") or 0, r["id"]))
     if cheap is not pick and job_price(cheap) < job_price(pick):
         recs.append(_label(cheap, "cheapest"))
