@@ -25,7 +25,7 @@ from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, own_row, plan_own
 from bot.plan import perf
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload, timed_workload
-from bot.plan.ranking import Ranker, over_budget
+from bot.plan.ranking import Ranker, budget_fields
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -385,7 +385,7 @@ class Advisor:
                "layout": quick.layout, "hours": quick.hours, "hourly": hourly, "job_cost": hourly * quick.hours,
                "headroom": round(100 * (1 - quick.estimate.per_gpu_gib / f.gpu_memory_gib), 1),
                "label": "fastest", "breaks": []}
-        row["over_budget"] = over_budget(self.kb, hourly, row["job_cost"], f, job.slots)
+        row.update(budget_fields(self.kb, hourly, row["job_cost"], f, job.slots))
         row["why"] = ["costs_more"] if row["job_cost"] > pick["job_cost"] * 1.0005 else ["same_cost"]
         recs.insert(1, row)
         del recs[3:]

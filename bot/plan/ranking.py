@@ -169,8 +169,7 @@ class Ranker:
         else:
             eff = base_cost * (1 - bonus) * tight
         row["cost"] = eff
-        row["over_budget"] = over_budget(self.kb, hourly, row["job_cost"], f, slots)
-        row["budget_use"] = budget_use(self.kb, hourly, row["job_cost"], f, slots)
+        row.update(budget_fields(self.kb, hourly, row["job_cost"], f, slots))
 
     @staticmethod
     def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float]:
@@ -198,35 +197,11 @@ class Ranker:
         return ruled, bonus
 
 
-def budget_in(kb: KnowledgeBase, slots: dict[str, Any], currency: str) -> float | None:
-    """The stated budget amount in `currency` (the knowledge base's dated rates convert), or None."""
-    amount, theirs = slots.get("budget_amount"), slots.get("budget_currency") or currency
-    if amount is None:
-        return None
-    if theirs == currency:
-        return amount
-    convert = getattr(kb, "convert", None)
-    if convert is None:
-        return None
-    try:
-        return convert(amount, theirs, currency)
-    except Exception:                     # a currency the rate table lacks: the budget cannot be compared
-        return None
-
-
-def over_budget(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> bool:
-    """Does the plan break a stated budget (per period, or in total for a job of known length)?"""
-    period = slots.get("budget_period")
-    if hourly is None or not f.price:
-        return False
-    amount = budget_in(kb, slots, f.price.currency)
-    if amount is None:
-        return False
-    if period in PERIOD_HOURS:
-        return hourly * PERIOD_HOURS[period] > amount
-    if period == "total" and job_cost is not None:
-        return job_cost > amount
-    return False
+def budget_fields(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> dict[str, Any]:
+    """A plan's `budget_use` and whether it breaks the stated budget (per period, or in total for a job of known
+    length), the flag read from the spend so that the flag and the sentence saying the spend never disagree."""
+    use = budget_use(kb, hourly, job_cost, f, slots)
+    return {"budget_use": use, "over_budget": bool(use) and not use["met"]}
 
 
 def budget_use(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> dict[str, Any] | None:
