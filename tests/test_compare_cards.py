@@ -61,10 +61,12 @@ def test_compare_keeps_the_training_method(core):
 
 def test_unrented_lines_say_the_cards_and_never_an_impossible_inequality(core):
     side = [{"name": "rtx-3090", "gpu": "rtx-3090", "gpu_name": "RTX 3090", "consumer": True, "rented": False,
-             "pick": None, "cards": {"cards": None, "need_gib": 22.81, "memory_gib": 24.0, "steps": [
-                 {"change": "chunked_loss", "per_gpu_gib": 21.8, "fits": True, "workload": {}}]}},
+             "pick": None, "cards": {"cards": None, "need_gib": 22.81, "memory_gib": 24.0, "usable_gib": 22.8,
+                                   "steps": [{"change": "chunked_loss", "per_gpu_gib": 21.8, "fits": True,
+                                              "workload": {}}]}},
             {"name": "a800", "gpu": "a800-80gb", "gpu_name": "A800 80GB", "consumer": False, "rented": False,
-             "pick": None, "cards": {"cards": 4, "need_gib": 42.5, "memory_gib": 80.0, "steps": []}}]
+             "pick": None, "cards": {"cards": 4, "need_gib": 42.5, "memory_gib": 80.0, "usable_gib": 76.0,
+                                   "steps": []}}]
     data = {"side": side, "best": None, "by_cards": "a800", "why": "cards", "training": True}
     lines = compare_lines(core.kb, core.templates, data, "en")
     assert lines[0].startswith("For this job: A800 80GB") and "fewer cards" in lines[0]

@@ -14,7 +14,7 @@ from typing import Any
 from bot.estimate import cost
 from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
-from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
+from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.checklist import NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
@@ -482,7 +482,8 @@ class Advisor:
         """n of these cards judged as the user's own would be (the layout searched over all of them)."""
         plan = plan_own(job.w, job.model, gpu, gpu.memory_gib, job.w.gpus, job.targets,
                         bool(job.slots.get("batch_size")))
-        return {"memory_gib": gpu.memory_gib, "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits,
+        return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
+                "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits,
                 "steps": plan.steps, "gpus": plan.used, "sharding": plan.workload.sharding,
                 "changes": plan.changes}
 

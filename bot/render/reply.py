@@ -299,8 +299,7 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
         if (r.get("per_gpu_gib") or 0) <= r["gpu_memory_gib"]:
             return t.say("ruled.no_room", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}",
                          have=f"{r['gpu_memory_gib']:g}")
-        # rounded up, so that 94.02 GiB on a 94 GiB card reads "94.1 > 94", never "94.0 > 94"
-        need, have = f"{math.ceil((r.get('per_gpu_gib') or 0) * 10) / 10:.1f}", f"{r['gpu_memory_gib']:g}"
+        need, have = gib_up(r.get("per_gpu_gib") or 0), f"{r['gpu_memory_gib']:g}"
         if r.get("blocked_by") == "rdma":
             return t.say("ruled.no_fit_rdma", lang, need=need, have=have, gpus=r.get("need_gpus") or 1)
         if (r.get("need_gpus") or 1) > 1:
@@ -351,6 +350,17 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
     return lines
 
 
+def gib_up(gib: float) -> str:
+    """GiB to one decimal, rounded up: a need that misses a card by a little never reads as equal to it
+    (94.02 on a 94 GiB card is "94.1 > 94", never "94.0 > 94")."""
+    return f"{math.ceil(round(gib * 10, 6)) / 10:.1f}"
+
+
+def gib_down(gib: float) -> str:
+    """GiB to one decimal, rounded down: what a card leaves usable is never overstated."""
+    return f"{math.floor(round(gib * 10, 6)) / 10:.1f}"
+
+
 def _unrented_lines(t: Templates, x: dict[str, Any], lang: str) -> list[str]:
     """One side of a comparison with no plan on offer: if no flavor on file rents the GPU at all, how many of its
     cards hold the job (or what they lack), so the verdict still rests on the card itself."""
@@ -358,10 +368,10 @@ def _unrented_lines(t: Templates, x: dict[str, Any], lang: str) -> list[str]:
     if x.get("rented", True) or not c:
         return [t.say("compare.no_plan", lang, gpu=x["gpu_name"])]
     key = "compare.cards_fit" if c["cards"] else "compare.cards_short"
-    # rounded apart (need up, usable down) so that a near miss never reads "22.8 over 22.8"
-    need = math.ceil(c["need_gib"] * 10) / 10 if not c["cards"] else round(c["need_gib"], 1)
-    out = [t.say(key, lang, gpu=x["gpu_name"], n=c["cards"], need=f"{need:.1f}", mem=f"{c['memory_gib']:g}",
-                 usable=f"{math.floor(round(c['memory_gib'] * 9.5, 6)) / 10:.1f}")]
+    # a miss is rounded apart (need up, usable down) so that it never reads "22.8 over 22.8"
+    need = f"{c['need_gib']:.1f}" if c["cards"] else gib_up(c["need_gib"])
+    out = [t.say(key, lang, gpu=x["gpu_name"], n=c["cards"], need=need, mem=f"{c['memory_gib']:g}",
+                 usable=gib_down(c["usable_gib"]))]
     if c.get("int4"):
         out.append("  " + t.say("compare.cards_int4", lang, n=c["int4"]["cards"], need=f"{c['int4']['need_gib']:.1f}"))
     if x["consumer"]:
