@@ -169,6 +169,15 @@ class AuditLog(TeamPrune, AuditQueries, LockedDatabase):
                                      (first_kept,)).fetchone()
         return n, lo, hi
 
+    def _refuse_broken_chain(self, conn) -> None:
+        """Pruning (whole log or one team) verifies the chain first: a broken chain is not pruned, that would
+        destroy the evidence."""
+        result = self._verify_locked(conn)
+        if not result.ok:
+            raise AuditError(f"the audit chain is broken at {result.first_bad} ({result.problem}); "
+                             "pruning now would destroy the evidence",
+                             fix="run `gpu-advisor audit verify`, export the log and investigate first")
+
     def prune(self, before: dt.date) -> PruneResult:
         """Delete the oldest rows dated before `before` and append a checkpoint row that anchors the rest.
 
@@ -179,11 +188,7 @@ class AuditLog(TeamPrune, AuditQueries, LockedDatabase):
         if isinstance(before, dt.datetime):
             before = before.date()
         with self._write() as conn:
-            result = self._verify_locked(conn)
-            if not result.ok:
-                raise AuditError(f"the audit chain is broken at {result.first_bad} ({result.problem}); "
-                                 "pruning now would destroy the evidence",
-                                 fix="run `gpu-advisor audit verify`, export the log and investigate first")
+            self._refuse_broken_chain(conn)
             count, lo, hi = self._prune_bounds(conn, before)
             if not count:
                 return PruneResult(0, before)

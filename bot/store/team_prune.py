@@ -37,11 +37,7 @@ class TeamPrune:
             before = before.date()
         cutoff = day_start(before)
         with self._write() as conn:
-            result = self._verify_locked(conn)
-            if not result.ok:
-                raise AuditError(f"the audit chain is broken at {result.first_bad} ({result.problem}); "
-                                 "pruning now would destroy the evidence",
-                                 fix="run `gpu-advisor audit verify`, export the log and investigate first")
+            self._refuse_broken_chain(conn)
             runs, doomed = _runs(conn.execute("SELECT seq, team, ts, surface, prev_hash, hash FROM advice "
                                               "ORDER BY seq").fetchall(), team, cutoff)
             if not doomed:
