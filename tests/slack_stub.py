@@ -30,13 +30,19 @@ carries the app token; then it answers that URL.
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl
 
+REPO = Path(__file__).resolve().parent.parent
 BOT_TOKEN = "xoxb-1111-2222-stubtokenvalue"
 APP_TOKEN = "xapp-1-A111-2222-stubapptoken"
 TEAM_ID = "T0TEST"
@@ -514,7 +520,6 @@ class BotProcess:
         self.proc, self.log, self.db = proc, log, db
 
     def wait_log(self, pattern: str, timeout: float | None = None) -> str:
-        import re
         end = time.monotonic() + (timeout or self.wait_timeout)
         while time.monotonic() < end:
             for line in list(self.log):
@@ -528,3 +533,35 @@ class BotProcess:
         with AuditLog(self.db) as log:
             rows = log.list(limit=None)
         return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+
+
+def bot_env(**settings: str) -> dict[str, str]:
+    """The environment of a `gpu-advisor serve` under test: none of the caller's SLACK_/ADVISOR_ settings and no
+    proxy (slack_sdk honours HTTP(S)_PROXY but not NO_PROXY: nothing may sit between the bot and the loopback stub),
+    the test run's cache folder kept (conftest.py keeps caches out of ~/.cache), then `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
+           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
+    env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost",
+               no_proxy="127.0.0.1,localhost")
+    env.update(settings)
+    return env
+
+
+def start_http(env: dict[str, str], *args: str, timeout: float = 30.0, what: str = "the bot"
+               ) -> tuple[subprocess.Popen, str, list[str]]:
+    """`gpu-advisor serve --http` on 127.0.0.1 with `env` (bot_env) and extra `args`, its output collected line by
+    line: (process, base URL, log) once it says where it listens; killed, and RuntimeError with its log, if it
+    exits or stays silent for `timeout` seconds."""
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1", *args],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log: list[str] = []
+    threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        for line in list(log):
+            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
+                return proc, m.group(1), log
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"{what} did not start:\n" + "\n".join(log))

@@ -13,8 +13,6 @@ import json
 import os
 import re
 import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -23,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from slack_stub import (BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, BotProcess, SlackStub, check_message,
-                        event_callback, send, sign)
+from slack_stub import (BOT_ID, BOT_TOKEN, BOT_USER_ID, TEAM_ID, BotProcess, SlackStub, bot_env, check_message,
+                        event_callback, send, sign, start_http)
 
-REPO = Path(__file__).resolve().parent.parent
 SECRET = "8f742231b10e8888abcd991234567a5b"
 _ids = itertools.count(1)
 
@@ -63,29 +60,9 @@ def stub():
 @pytest.fixture(scope="module")
 def bot(stub, tmp_path_factory):
     db = tmp_path_factory.mktemp("slack") / "advisor.db"
-    # slack_sdk honours HTTP(S)_PROXY but not NO_PROXY: no proxy may sit between the bot and the loopback stub;
-    # the test run's cache folder is kept (conftest.py keeps caches out of ~/.cache)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
-           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
-    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
-               ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="DEBUG", PORT="0", PYTHONPATH=str(REPO),
-               PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    log: list[str] = []
-    threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
-    end, url = time.monotonic() + 30, None
-    while url is None:
-        for line in list(log):
-            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
-                url = m.group(1)
-        if url is None:
-            if proc.poll() is not None or time.monotonic() > end:
-                proc.kill()
-                raise RuntimeError("the bot did not start:\n" + "\n".join(log))
-            time.sleep(0.05)
+    env = bot_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
+                  ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="DEBUG", PORT="0")
+    proc, url, log = start_http(env)
     yield Bot(proc, url, log, db)
     (db.parent / "bot.log").write_text("\n".join(log) + "\n", encoding="utf-8")   # kept for post-mortems
     proc.terminate()                                        # SIGTERM: a clean stop, exit status 0

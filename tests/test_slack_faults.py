@@ -12,7 +12,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -23,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from slack_stub import BOT_TOKEN, BotProcess, SlackStub, TEAM_ID, event_callback, send, sign
+from slack_stub import (BOT_TOKEN, TEAM_ID, BotProcess, SlackStub, bot_env, event_callback, send, sign,
+                        start_http)
 
-REPO = Path(__file__).resolve().parent.parent
 SECRET = "8f742231b10e8888abcd991234567a5b"
 _ids = itertools.count(1)
 
@@ -67,25 +66,10 @@ class Bot(BotProcess):
 
 
 def start_bot(stub: SlackStub, db: Path, **env_extra: str) -> Bot:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
-           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
-    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
-               ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="INFO", PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
-               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **env_extra)
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1", "--port", "0"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log: list[str] = []
-    threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
-    end = time.monotonic() + 30
-    while True:
-        for line in list(log):
-            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
-                return Bot(proc, m.group(1), log, db)
-        if proc.poll() is not None or time.monotonic() > end:
-            proc.kill()
-            raise RuntimeError("the bot did not start:\n" + "\n".join(log))
-        time.sleep(0.05)
+    env = bot_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
+                  ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="INFO", **env_extra)
+    proc, url, log = start_http(env, "--port", "0")
+    return Bot(proc, url, log, db)
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,6 @@ import html
 import os
 import re
 import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from slack_stub import CLIENT_ID, CLIENT_SECRET, SlackStub, event_callback, send, sign
+from slack_stub import (CLIENT_ID, CLIENT_SECRET, REPO, SlackStub, bot_env, event_callback, send, sign,
+                        start_http)
 
-REPO = Path(__file__).resolve().parent.parent
 SECRET = "8f742231b10e8888abcd991234567a5b"
 TOKENS = {"TAAAA1": "xoxb-1001-2001-teamAtokenSECRETaaaa", "TBBBB2": "xoxb-1002-2002-teamBtokenSECRETbbbb"}
 
@@ -163,25 +161,10 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def serve_oauth(db: str, stub: SlackStub, key: str) -> Server:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
-           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
-    env.update(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET, SLACK_SIGNING_SECRET=SECRET,
-               ADVISOR_TOKEN_KEY=key, SLACK_API_BASE_URL=stub.api_url, ADVISOR_DB=db, ADVISOR_LOG_LEVEL="DEBUG",
-               PORT="0", PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", NO_PROXY="127.0.0.1,localhost",
-               no_proxy="127.0.0.1,localhost")
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1"], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log: list[str] = []
-    threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
-    end = time.monotonic() + 60
-    while time.monotonic() < end and proc.poll() is None:
-        for line in list(log):
-            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
-                return Server(proc, m.group(1), log)
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("the bot did not start:\n" + "\n".join(log))
+    env = bot_env(SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET, SLACK_SIGNING_SECRET=SECRET,
+                  ADVISOR_TOKEN_KEY=key, SLACK_API_BASE_URL=stub.api_url, ADVISOR_DB=db, ADVISOR_LOG_LEVEL="DEBUG",
+                  PORT="0")
+    return Server(*start_http(env, timeout=60))
 
 
 def start_install(server: Server) -> tuple[str, str]:

@@ -8,22 +8,19 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from slack_stub import BOT_TOKEN, TEAM_ID, SlackStub, event_callback, send, sign
+from slack_stub import BOT_TOKEN, TEAM_ID, SlackStub, bot_env, event_callback, send, sign, start_http
 
 from bot.store.backend import open_audit, open_inbox
 from bot.surfaces.cli.main import main
 
-REPO = Path(__file__).resolve().parent.parent
 SECRET = "8f742231b10e8888abcd991234567a5b"
 EVENTS = 16
 LOAD_EVENTS = int(os.environ.get("ADVISOR_LOAD_EVENTS", "500"))
@@ -37,24 +34,9 @@ QUESTIONS = ("hi", "how much memory does llama 3 8b need?", "what gpu for qlora 
 
 def _serve(url: str, api_url: str) -> tuple[subprocess.Popen, str, list[str]]:
     """One replica: `gpu-advisor serve --http` on a free port, its log collected; (process, base URL, log)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ADVISOR_"))
-           and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
-    env["ADVISOR_CACHE_DIR"] = os.environ.get("ADVISOR_CACHE_DIR", "off")
-    env.update(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=api_url,
-               ADVISOR_DB=url, ADVISOR_INBOX_SCAN_S=SCAN_S, PORT="0", PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
-               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1"], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log: list[str] = []
-    threading.Thread(target=lambda: [log.append(line.rstrip("\n")) for line in proc.stdout], daemon=True).start()
-    end = time.monotonic() + 60
-    while time.monotonic() < end and proc.poll() is None:
-        for line in list(log):
-            if m := re.search(r"listening on (http://127\.0\.0\.1:\d+)", line):
-                return proc, m.group(1), log
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("a replica did not start:\n" + "\n".join(log))
+    env = bot_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=api_url,
+                  ADVISOR_DB=url, ADVISOR_INBOX_SCAN_S=SCAN_S, PORT="0")
+    return start_http(env, timeout=60, what="a replica")
 
 
 @pytest.fixture
