@@ -23,7 +23,7 @@ from bot.estimate.speed import training_speed
 from bot.estimate.memory import estimate_memory
 from bot.records.errors import InvalidRequest
 from bot.records.kb import GPU, Model
-from bot.records.models import JobSpeed, MemoryEstimate, MemoryTerm, RateTerm, Workload
+from bot.records.models import JobSpeed, Link, MemoryEstimate, MemoryTerm, RateTerm, Workload
 
 PAIRED = ("dpo", "orpo", "simpo", "reward_model")       # chosen + rejected: two sequences per sample
 REFERENCE = ("dpo", "kto", "ppo", "grpo")               # a frozen copy of the starting policy scores every sequence
@@ -228,14 +228,15 @@ def _flops_per_token(w: Workload, model: Model | None) -> tuple[float, float, st
     return total, policy, " + ".join(parts)
 
 
-def _training_s(w: Workload, model: Model | None, gpu: GPU, tokens: int) -> tuple[float, str]:
+def _training_s(w: Workload, model: Model | None, gpu: GPU, tokens: int, link: Link | None = None
+                ) -> tuple[float, str]:
     """Seconds to train on `tokens` tokens on w.gpus GPUs: the policy's rate from the training speed model (the
     one the LLM training rows check: efficiency, MoE routing, network), stretched by the FLOPs of the other
     passes. Sharded data parallel over all the GPUs, as OpenRLHF, verl's FSDP and TRL run it."""
     total, policy, how = _flops_per_token(w, model)
     job = on_gpus(_policy(w).model_copy(update={"seq_len": w.seq_len + mean_completion(w), "tensor_parallel": 1,
                                                 "pipeline_parallel": 1}), w.gpus)
-    sp = training_speed(job, model, gpu)
+    sp = training_speed(job, model, gpu, link)
     if sp.tokens_per_s <= 0:
         return 0.0, how
     seconds = tokens / sp.tokens_per_s * total / policy
@@ -267,15 +268,15 @@ def _generation_s(w: Workload, model: Model | None, gpu: GPU, seqs: int) -> tupl
     return gen_s, how
 
 
-def posttrain_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
+def posttrain_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None = None) -> JobSpeed:
     """Samples (preference pairs, or prompts for PPO/GRPO) per second on w.gpus GPUs: the training passes timed by
-    the training speed model, plus for online RL the rollout's decode time (bandwidth-bound), in turns when
-    colocated."""
+    the training speed model (over `link`, the speed model's default for the GPU when None), plus for online RL the
+    rollout's decode time (bandwidth-bound), in turns when colocated."""
     validate(w)
     seqs = (2 if w.algorithm in PAIRED else 1) * (w.rl_group if w.algorithm == "grpo" else 1)
     trained = w.seq_len + (mean_completion(w) if w.algorithm in ONLINE else 0)
     tokens = trained * seqs
-    train_s, how = _training_s(w, model, gpu, tokens)
+    train_s, how = _training_s(w, model, gpu, tokens, link)
     terms = [RateTerm(name="training compute per sample", value=round(train_s * 1e3, 2), unit="ms",
                       formula=f"{tokens} tokens ({seqs} sequences x {trained}) x ({how})")]
     gen_s = 0.0

@@ -439,7 +439,7 @@ class Advisor:
         """The pick's compute: FLOPs and basis from cost.py, timed as the plan was (its layout over its GPUs and its
         link), so the tokens/s per GPU shown agree with the wall clock."""
         n, f = pick["gpus_total"], self.kb.flavors[pick["id"]]
-        link = perf.speed_link(pick["link"]) if pick.get("link") else None
+        link = perf.speed_link(pick["link"], min(n, f.gpu_count)) if pick.get("link") else None
         wn = timed_workload(job.w, n, f.gpu_count).model_copy(update={"nodes": max(1, math.ceil(n / f.gpu_count))})
         ct = cost.training_time(wn, job.model, gpu, n, link)
         if not ct:

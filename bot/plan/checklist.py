@@ -34,6 +34,8 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
     return {"pick_fits": True, "pick_headroom_pct": pick["headroom"], "pick_in_spread": in_spread,
             "pick_gpu_count": f.gpu_count,
             "pick_instances": pick["instances"], "pick_nvlink": f.nvlink, "pick_rdma": f.rdma,
+            "pick_nvlink_bridged": bool(pick.get("link") and pick["link"].bridged_beyond(
+                min(pick["gpus_total"], f.gpu_count))),
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
             "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16,
             "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
@@ -83,6 +85,7 @@ class Checklist:
             "need": f"{est.per_gpu_gib:.1f}", "have": f"{f.gpu_memory_gib:g}",
             "headroom": f"{pick['headroom']:.0f}", "flavor": f.flavor, "instances": pick["instances"],
             "gpus_per_instance": f.gpu_count, "interconnect": (f.interconnect or "?").upper(),
+            "peers": self.kb.gpus[f.gpu].nvlink_peers or f.gpu_count,
             "network": f.network or "RDMA"}
         if chk.item == "oom" and chk.status != "ok":
             # from the pick's own layout (its GPU count and micro-batch), so that no step reads "tensor parallel

@@ -4,6 +4,12 @@ Three cases inside an instance: NVLink/NVSwitch known (stated by a source, or de
 is NVLink-connected, recorded by the knowledge base as `interconnect_evidence: derived`), PCIe known, or unknown. An
 unknown interconnect excludes nothing: the plan is timed as PCIe and the answer asks to confirm with the vendor.
 Between instances: RDMA (InfiniBand/RoCE/EFA) known, no RDMA known (TCP), or unknown (TCP assumed).
+
+NVLink by bridges is not an NVSwitch fabric: H100 NVL cards are "2 H100 PCIe boards that come already bridged
+together" (gpu-anandtech-h100nvl), so an instance of 8 has four NVLink pairs and every pair reaches the others over
+PCIe. A ring collective moves at the pace of its slowest hop (NCCL's ring: every GPU sends and receives each chunk
+in turn), so a collective over more cards than one bridge joins (GPU.nvlink_peers) is timed at PCIe speed; within a
+bridged group it is timed at the bridge's speed.
 """
 from __future__ import annotations
 
@@ -27,6 +33,13 @@ class LinkEvidence:
     intra_gbs: float | None              # per GPU, one direction
     inter: Literal["rdma", "tcp", "unknown"]
     inter_gbs: float | None              # per instance, as documented (None: not documented)
+    nvlink_peers: int | None = None      # cards one NVLink bridge joins (None: every card of the instance)
+    pcie_gbs: float | None = None        # the card's PCIe slot, one direction: the path between bridged groups
+
+    def bridged_beyond(self, gpus_in_instance: int) -> bool:
+        """Does a collective over this many of the instance's cards cross from one NVLink bridge group to another
+        (over PCIe)?"""
+        return self.intra == "nvlink" and self.nvlink_peers is not None and gpus_in_instance > self.nvlink_peers
 
     @property
     def intra_known(self) -> bool:
@@ -46,7 +59,8 @@ def link_of(kb: KnowledgeBase, f: Flavor) -> LinkEvidence:
     else:
         intra, gbs, how = "unknown", pcie_gbs(gpu.form_factor), "unknown"
     inter = "rdma" if f.rdma else ("tcp" if f.rdma is False else "unknown")
-    return LinkEvidence(intra, how if f.gpu_count > 1 else "stated", gbs, inter, network_gbs(f.network))
+    return LinkEvidence(intra, how if f.gpu_count > 1 else "stated", gbs, inter, network_gbs(f.network),
+                        gpu.nvlink_peers if intra == "nvlink" else None, pcie_gbs(gpu.form_factor))
 
 
 def pcie_gbs(form_factor: str | None) -> float:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.estimate import cost
+from bot.estimate.posttrain import posttrain_speed
+from bot.estimate.speed import training_speed
 from bot.plan.links import LinkEvidence
 from bot.records.kb import GPU, Model
 from bot.records.models import Link, Workload
@@ -22,18 +24,22 @@ class TrainTime:
     tokens_per_s_per_gpu: float | None
 
 
-def speed_link(link: LinkEvidence) -> Link:
-    """The speed model's Link for a flavor's evidence: unknown inside an instance is PCIe, never assumed NVLink."""
-    intra = "pcie" if link.intra == "unknown" else link.intra
+def speed_link(link: LinkEvidence, gpus_in_instance: int | None = None) -> Link:
+    """The speed model's Link for a flavor's evidence: unknown inside an instance is PCIe, never assumed NVLink; a
+    collective over more of the instance's cards than one NVLink bridge joins runs at PCIe speed (links.py)."""
+    intra, gbs = ("pcie" if link.intra == "unknown" else link.intra), link.intra_gbs
+    if gpus_in_instance is not None and link.bridged_beyond(gpus_in_instance):
+        intra, gbs = "pcie", link.pcie_gbs
     inter = {"rdma": "rdma", "tcp": "tcp"}.get(link.inter, "unknown")
-    return Link(intra=intra, intra_gbs=link.intra_gbs, inter=inter, inter_gbs=link.inter_gbs)
+    return Link(intra=intra, intra_gbs=gbs, inter=inter, inter_gbs=link.inter_gbs)
 
 
 def train_time(w: Workload, model: Model | None, gpu: GPU, n: int, gpus_per_instance: int,
                link: LinkEvidence) -> TrainTime | None:
     """Wall-clock hours (goodput included) for w.tokens on n GPUs of `gpu`, over the plan's link."""
     nodes = max(1, -(-n // gpus_per_instance))
-    ct = cost.training_time(w.model_copy(update={"nodes": nodes}), model, gpu, n, speed_link(link))
+    ct = cost.training_time(w.model_copy(update={"nodes": nodes}), model, gpu, n,
+                            speed_link(link, min(n, gpus_per_instance)))
     if ct is None or not ct.hours:
         return None
     return TrainTime(ct.hours, ct.mfu, ct.tokens_per_s_per_gpu)
@@ -57,7 +63,7 @@ def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concur
     replicas for the fleet search as for the single-type plans."""
     if max_concurrency < 1 or not gpu.memory_bandwidth_gbs or not cost.peak_tflops(gpu, w.precision)[0]:
         return None            # a card whose bandwidth or throughput is not on file: sized by memory alone
-    lk = speed_link(link)
+    lk = speed_link(link, n)
     key = (w.params_b, w.precision, w.kv_dtype, w.input_len, w.output_len, w.tensor_parallel, w.nodes, gpu.id, n,
            link)
     memo = {} if memo is None else memo
@@ -77,3 +83,41 @@ def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concur
     sp = at(lo)
     return ReplicaSpeed(sp.concurrency, sp.requests_per_s, sp.output_tokens_per_s, sp.ttft_ms, sp.tpot_ms,
                         sp.max_concurrency)
+
+
+def link_gain(w: Workload, model: Model | None, gpu: GPU, n: int, gpus_per_instance: int, link: LinkEvidence,
+              replica_concurrency: int | None = None) -> float:
+    """What the flavor's NVLink buys this job in the speed model: the share of a step's time (training: one
+    optimizer step, or one sample of post-training; serving: one output token at the replica's concurrency) saved
+    against the same cards over their PCIe slots. 0 where the job has one card, the link is not NVLink, a bridge
+    joins fewer cards than the job spans (the collective crosses PCIe anyway), or the speed model has no link term
+    for the job (images, audio, scenes). A preference for NVLink is worth this much of the price, never a flat
+    weight: 8 cards bridged in pairs buy nothing over 8 PCIe cards."""
+    per_node = min(n, gpus_per_instance)
+    if n <= 1 or link.intra != "nvlink" or link.bridged_beyond(per_node) or not link.pcie_gbs:
+        return 0.0
+    nvlink = speed_link(link, per_node)
+    pcie = nvlink.model_copy(update={"intra": "pcie", "intra_gbs": link.pcie_gbs})
+    try:
+        fast, slow = (_step_s(w, model, gpu, n, lk, replica_concurrency) for lk in (nvlink, pcie))
+    except (LookupError, ValueError, ZeroDivisionError):
+        return 0.0
+    if not fast or not slow or fast >= slow:
+        return 0.0
+    return 1 - fast / slow
+
+
+def _step_s(w: Workload, model: Model | None, gpu: GPU, n: int, lk: Link, concurrency: int | None) -> float | None:
+    """Seconds per unit of the job's work over link `lk` (see link_gain), or None where no speed applies."""
+    job = cost.on_gpus(w, n)
+    if w.method == "inference":
+        if w.kind not in ("llm", "multimodal") or not gpu.memory_bandwidth_gbs:
+            return None
+        return cost.serving(job.model_copy(update={"concurrency": max(1, concurrency or w.concurrency)}), model,
+                            gpu, n, lk).tpot_ms
+    if w.algorithm != "sft":
+        rate = posttrain_speed(job, model, gpu, lk).rate
+        return 1 / rate if rate else None
+    if w.kind not in ("llm", "multimodal"):
+        return None
+    return training_speed(job, model, gpu, lk).step_s

@@ -7,7 +7,8 @@ from typing import Any, Callable
 from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
-from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training
+from bot.plan import perf
+from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training, timed_workload
 from bot.plan.workload import tp_degrees, user_fixed_plan
 from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
@@ -75,7 +76,10 @@ class Ranker:
         if split:      # one card at a smaller micro-batch (candidates.Sizer._micro_batch_plan)
             mb, acc = split
             row.update(micro_batch=mb, layout={**s.layout, "micro_batch": mb, "grad_accumulation": acc})
-        row["ruled_out"], bonus = self._verdict(attrs, select_for(n, k), n, k, verdicts)
+        row["ruled_out"], bonus, link_weight = self._verdict(attrs, select_for(n, k), n, k, verdicts)
+        if link_weight:
+            row["link_gain"] = self._link_gain(f, s, sizer, sizing[0])
+            bonus += min(link_weight, row["link_gain"])
         if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
             # it only needed several instances because the job does not fit one: say that, and that several
             # instances need the RDMA this flavor does not document (blocked_by)
@@ -83,6 +87,21 @@ class Ranker:
                        blocked_by="rdma", estimate=None)
         self._price(row, f, s, bonus, slots)
         return row
+
+    def _link_gain(self, f: Flavor, s: Sized, sizer: Sizer, targets: Targets) -> float:
+        """The share of the job's step time this flavor's NVLink saves over PCIe in the speed model (perf.link_gain),
+        once per GPU, count, plan size and link evidence."""
+        link = link_of(self.kb, f)
+        key = ("link_gain", f.gpu, f.gpu_count, s.gpus_total, s.replica_concurrency, link)
+        if key not in sizer.speed_memo:
+            w = sizer.w
+            if w.method == "inference":
+                w = w.model_copy(update={"input_len": targets.input_len, "output_len": targets.output_len})
+            else:
+                w = timed_workload(w, s.gpus_total, f.gpu_count)
+            sizer.speed_memo[key] = perf.link_gain(w, sizer.model, self.kb.gpus[f.gpu], s.gpus_total, f.gpu_count,
+                                                   link, s.replica_concurrency)
+        return sizer.speed_memo[key]
 
     def _sized(self, f: Flavor, p, sizer: Sizer, sizing: tuple) -> Sized:
         """The flavor's plan at the targets; flavors of one GPU, count and link evidence share it."""
@@ -172,9 +191,11 @@ class Ranker:
         row.update(budget_fields(self.kb, hourly, row["job_cost"], f, slots))
 
     @staticmethod
-    def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float]:
-        """(why the rules rule the flavor out or None, the weight of the preferences it meets). It depends on the
-        flavor's attributes and the job's shape on it (several GPUs? several instances?), so it is memoised."""
+    def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float, float]:
+        """(why the rules rule the flavor out or None, the weight of the preferences it meets other than NVLink, the
+        most an NVLink preference it meets is worth). NVLink is credited by what it buys the job (_link_gain), up to
+        its rule's weight. It depends on the flavor's attributes and the job's shape on it (several GPUs? several
+        instances?), so it is memoised."""
         key = (id(select), n > 1, k > 1, attrs["_shape"])
         if key in memo:
             return memo[key]
@@ -192,9 +213,11 @@ class Ranker:
                 if satisfies(attrs, con):
                     ruled = f"requirement.{con.attribute}"
                     break
-        bonus = sum(con.weight for con, _ in select.prefer if satisfies(attrs, con))
-        memo[key] = (ruled, bonus)
-        return ruled, bonus
+        met = [con for con, _ in select.prefer if satisfies(attrs, con)]
+        link_weight = max((con.weight for con in met if con.attribute == "nvlink"), default=0.0) if n > 1 else 0.0
+        bonus = sum(con.weight for con in met if con.attribute != "nvlink")
+        memo[key] = (ruled, bonus, link_weight)
+        return ruled, bonus, link_weight
 
 
 def budget_fields(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> dict[str, Any]:

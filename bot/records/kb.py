@@ -50,6 +50,9 @@ class GPU(Record):
     fp8_tflops: float | None = None        # dense; null where the card has no fp8
     int8_tops: float | None = None
     nvlink_gbs: float | None = None        # total bidirectional NVLink (or HCCS) bandwidth per GPU; null = none
+    # cards one NVLink bridge joins (2: cards bridged in pairs, as the H100 NVL); null: no bridge limit on file (an
+    # SXM board's NVSwitch joins every card of it). GPUs of different bridged groups talk over PCIe.
+    nvlink_peers: int | None = Field(default=None, ge=2)
     form_factor: str | None = None
     tdp_w: float | None = None
     positioning: list[Literal["training", "inference", "graphics", "hpc", "workstation", "consumer"]]
