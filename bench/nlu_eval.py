@@ -41,7 +41,9 @@ if str(ROOT) not in sys.path:
 QUESTIONS = ROOT / "tests" / "nlu" / "questions.yaml"
 REAL = ROOT / "tests" / "nlu" / "real.yaml"            # collected from public threads, each with its source
 CONVERSATIONS = ROOT / "tests" / "conversations"
-IGNORED_SLOTS = {"topic", "gpu_memory_gib", "renting"}   # internal, or not part of the labelling conventions
+IGNORED_SLOTS = {"topic", "gpu_memory_gib", "renting",   # internal, or not part of the labelling conventions
+                 # batch jobs (bot/conversation/batch_slots.py): not labelled in the sets yet; tests/test_batch.py
+                 "offline", "items", "item_unit", "item_input_tokens", "item_output_tokens", "batch_tokens", "batch_task"}
 TOLERANCE = 0.01
 
 

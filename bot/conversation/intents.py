@@ -35,6 +35,8 @@ class IntentScorer:
             scores["inference"] += 1.5
         if slots.get("tokens"):
             scores["train"] += 1.5
+        if slots.get("offline"):
+            scores["inference"] += 3.0      # 'caption 2M images', '离线跑 100 万条': a batch job is inference
         return {k: round(v, 2) for k, v in scores.items()}, self.recommend.any(text)
 
     def _is_reset(self, text: str) -> bool:

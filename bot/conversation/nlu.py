@@ -20,6 +20,7 @@ import datetime as dt
 import re
 from typing import Any
 
+from bot.conversation.batch_slots import BatchReader
 from bot.conversation.cues import Cue, CueSet, _both
 from bot.conversation.entities import G_MARK, M_MARK, EntityMatcher
 from bot.conversation.intents import JOB_INTENTS, IntentScorer
@@ -35,7 +36,7 @@ __all__ = ["Parser", "Parse", "Match", "Cue", "CueSet", "load_lexicon", "JOB_INT
            "G_MARK"]
 
 
-class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer):
+class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader, IntentScorer):
     """Built once per (knowledge base, lexicon); `parse` is a pure function of the text. Each step lives in its own
     module (normalise, entities, number_patterns + slots, intents); this class holds the tables and the order."""
 
@@ -51,6 +52,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, IntentScorer
         self.NUM_A = rf"({_DIGITS}|{_ZH_RUN}|半|(?<![a-z])(?:an?|{self.EN_NUM[3:-1]})(?![a-z]))"
         self._compile_cues()
         self._compile_numbers()
+        self._compile_batch()
 
     # ----- tables built once ------------------------------------------------------------------------------------
     def _compile_cues(self) -> None:

@@ -62,8 +62,10 @@ class SlotReader:
             t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)
         self._gpus_and_nodes(t, slots)
         t = self._budget_amount(t, slots)
+        t = self._batch_job(t, slots)
         t = self._request_sizes(t, slots)
         t, per_sample = self._training_tokens(t, slots)
+        self._batch_decide(slots)
         if not have_model:
             t = self._param_count(t, slots)
         t = self._seq_len(t, slots, per_sample)
@@ -510,6 +512,10 @@ class SlotReader:
         """Slots that only mean something for some intents (DESIGN.md: method for train/finetune; training tokens)."""
         if intent not in (None, "train", "finetune", "compare"):      # a comparison may carry its training job
             for key in ("method", "tokens", "sharding", "offload"):
+                slots.pop(key, None)
+        if intent not in (None, "inference"):      # a batch job is inference; words of another job drop it
+            for key in ("offline", "items", "item_unit", "item_input_tokens", "item_output_tokens", "batch_tokens",
+                        "batch_task"):
                 slots.pop(key, None)
         if intent == "explain":
             slots.pop("precision", None)  # 'what is fp8' asks about the format, it does not choose it

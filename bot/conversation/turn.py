@@ -269,7 +269,7 @@ class Core:
         for key, value in d.assumed.items():
             slots.setdefault(key, value) if key != "params_b" else None
         reply = Reply(status="answer", lang=lang, intent=d.intent, slots=slots, assumptions=assumptions,
-                      memory=memory, compute=advice.compute, speed=advice.speed,
+                      memory=memory, compute=advice.compute, speed=advice.speed, batch=advice.batch,
                       recommendations=advice.recommendations,
                       considered=advice.considered, checklist=checklist,
                       rule_trace=advice.trace, notes=notes,
@@ -278,10 +278,12 @@ class Core:
         model_name = advice.model.name if advice.model else None
         if w.kind == "rendering":
             model_name = t.say("label.scene", lang, gib=f"{w.scene_gib or advice.memory.terms[0].gib:g}")
-        extra = {"task": intent if w.algorithm == "sft" else f"algorithm.{w.algorithm}", "model_name": model_name,
+        task = "batch" if advice.batch else intent if w.algorithm == "sft" else f"algorithm.{w.algorithm}"
+        extra = {"task": task, "model_name": model_name,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
-                 "speed": advice.speed, "claims": advice.claim_sources, "note_sources": note_sources}
+                 "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
+                 "note_sources": note_sources}
         same = [c for c in same_arch or [] if c in self.kb.models]
         if same and d.slots.get("model") in same:
             names = t.say("list.sep", lang).join(self.kb.models[c].name for c in same)

@@ -20,6 +20,7 @@ from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
 from bot.plan import fleet
+from bot.plan.batch import batch_spec, batch_targets, is_batch, job_hours, replicas_for, summary
 from bot.plan.fleet import FleetChoice
 from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, own_row, plan_own
@@ -51,6 +52,7 @@ class Advice:
     compute: dict[str, Any] | None = None
     throughput: dict[str, Any] | None = None
     speed: dict[str, Any] | None = None          # JobSpeed of a non-LLM or post-training job (bot/estimate/kinds.py)
+    batch: dict[str, Any] | None = None          # a batch job's numbers (bot/plan/batch.py summary)
     gpu_verdict: dict[str, Any] | None = None
     fallback: dict[str, Any] | None = None
     billing: list[str] = field(default_factory=list)
@@ -191,6 +193,8 @@ class Advisor:
         """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
         w, model, assumptions = self.workload(intent, slots, assumed)
         targets = Targets.from_slots(slots, w.context)
+        if w.method == "inference" and is_batch(slots):
+            targets = batch_targets(targets, batch_spec(slots, model if w.kind in ("llm", "multimodal") else None), w)
         if slots.get("e2e_ms") and w.method == "inference":
             # say how a whole-response target was read: it decides the fleet
             assumptions.append(("assume.e2e", {"e2e": f"{slots['e2e_ms'] / 1000:g}", "out": targets.output_len,
@@ -200,7 +204,9 @@ class Advisor:
                                                         "tpot": f"{targets.tpot_ms:.0f}"}))
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
         sized_w = w
-        if w.method == "inference" and w.kind == "llm":
+        if targets.items and w.kind in ("llm", "multimodal"):
+            sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY)     # a few sequences; its memory sets the rest
+        elif w.method == "inference" and w.kind == "llm":
             load = targets.load_sequences() or 0
             sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY if load > SIZING_CONCURRENCY else w.concurrency)
             if targets.kv_tokens:
@@ -371,6 +377,9 @@ class Advisor:
 
     def _faster(self, job: _Job, pick, recs: list[dict[str, Any]]) -> None:
         """No deadline and no faster plan shown: the pick's flavor at a quarter of its time, with its cost."""
+        if job.targets.items:
+            self._faster_batch(job, pick, recs)
+            return
         if not pick or not pick.get("hours") or job.targets.deadline_h or job.sizer.user_fixed:
             return
         if any(r.get("label") == "fastest" for r in recs):
@@ -386,6 +395,33 @@ class Advisor:
                "headroom": round(100 * (1 - quick.estimate.per_gpu_gib / f.gpu_memory_gib), 1),
                "label": "fastest", "breaks": []}
         row.update(budget_fields(self.kb, hourly, row["job_cost"], f, job.slots))
+        row["why"] = ["costs_more"] if row["job_cost"] > pick["job_cost"] * 1.0005 else ["same_cost"]
+        recs.insert(1, row)
+        del recs[3:]
+
+    def _faster_batch(self, job: _Job, pick, recs: list[dict[str, Any]]) -> None:
+        """A batch job goes faster on more replicas of the same plan at about the same cost (the same GPU-hours,
+        plus a start-up each), so the faster option is the pick scaled out, not another flavor's single replica
+        (which choose() would call 'fastest' while the pick could outrun it for less): with no deadline, the
+        pick's replicas for a quarter of its time."""
+        for r in recs:
+            if r.get("label") == "fastest":
+                r["label"] = None
+        sized = pick.get("sized") if pick else None
+        if not sized or not sized.items_per_s or not pick.get("hours") or job.targets.deadline_h \
+                or pick.get("hourly") is None or pick["hours"] < 1:
+            return
+        items, rate = job.targets.items, sized.items_per_s
+        replicas, meets = replicas_for(items, rate, pick["hours"] / 4, pick["gpus_total"])
+        if not meets or replicas <= pick["replicas"]:
+            return
+        hours = job_hours(items, rate, replicas)
+        hourly = pick["hourly"] / max(1, pick["replicas"]) * replicas
+        quick = replace(sized, replicas=replicas, hours=hours, breaks=[],
+                        layout={**sized.layout, "dp": sized.layout["dp"] // max(1, pick["replicas"]) * replicas})
+        row = {**pick, "replicas": replicas, "sized": quick, "layout": quick.layout, "hours": hours,
+               "hourly": hourly, "job_cost": hourly * hours, "label": "fastest", "breaks": []}
+        row.update(budget_fields(self.kb, hourly, row["job_cost"], pick["flavor"], job.slots))
         row["why"] = ["costs_more"] if row["job_cost"] > pick["job_cost"] * 1.0005 else ["same_cost"]
         recs.insert(1, row)
         del recs[3:]
@@ -419,7 +455,11 @@ class Advisor:
                 advice.compute = self._compute(job, pick, gpu)
             speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"]}), model, gpu, self.kb.gpus,
                               list(self.kb.models.values()))
-            if speed is not None:      # images/s, x real time, samples/s: the job's own unit, never tokens
+            if job.targets.items and pick.get("sized") and pick["sized"].items_per_s:
+                spec = batch_spec(job.slots, model if w.kind in ("llm", "multimodal") else None)
+                advice.batch = summary(spec, pick["sized"], pick["gpus_total"],
+                                       tokens=w.kind in ("llm", "multimodal"))
+            elif speed is not None:      # images/s, x real time, samples/s: the job's own unit, never tokens
                 advice.speed = speed.model_dump()
             elif w.method == "inference" and w.kind in ("llm", "multimodal"):
                 sized = pick.get("sized")

@@ -50,11 +50,19 @@ def billing_costs(pick: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
         out.append({"mode": "pay_per_use", "cost": round(hourly * hours, 2), "currency": ccy, "per": "job",
                     "hours": round(hours, 1)})
         if f.price.spot:
-            share, interval = spot_overhead(w, pick["instances"])
+            sized = pick.get("sized")
+            batch = bool(getattr(sized, "items_per_s", None))
+            if batch:        # a batch job checkpoints by writing each shard's results (batch.spot_overhead)
+                from bot.plan.batch import spot_overhead as batch_overhead
+                share, minutes = batch_overhead()
+                interval = minutes / 60
+            else:
+                share, interval = spot_overhead(w, pick["instances"])
             spot_hourly = f.price.spot * pick["instances"] * max(1, pick.get("replicas") or 1)
             out.append({"mode": "spot", "cost": round(spot_hourly * hours * (1 + share), 2), "currency": ccy,
                         "per": "job", "hours": round(hours * (1 + share), 1), "overhead_pct": round(100 * share, 1),
-                        "checkpoint_min": round(interval * 60), "reclaim_every_h": RECLAIM_EVERY_H})
+                        "checkpoint_min": round(interval * 60), "reclaim_every_h": RECLAIM_EVERY_H,
+                        "resume": "shards" if batch else "checkpoint"})
     elif w.method == "inference":      # an always-on service: its month and its year
         out.append({"mode": "pay_per_use", "cost": round(hourly * HOURS_MONTH, 2), "currency": ccy, "per": "month"})
         out.append({"mode": "pay_per_use", "cost": round(hourly * HOURS_YEAR, 2), "currency": ccy, "per": "year"})

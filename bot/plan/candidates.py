@@ -140,6 +140,7 @@ def job_facts(intent: str, w: Workload, model: Model | None, slots: dict[str, An
         "has_tokens": bool(w.tokens), "model_kind": model.kind if model else "unknown",
         "precision": w.precision, "provider": provider, "gpu_named": bool(slots.get("gpu_model")),
         "npu_named": str(slots.get("gpu_model") or "").startswith("ascend"),
+        "batch_job": bool(slots.get("offline")) and w.method == "inference",
     }
 
 

@@ -169,7 +169,10 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
         "costs": list(r.get("costs") or []),
         "breaks": list(r.get("breaks") or []), "why": list(r.get("why") or []),
         "hourly_total": round(hourly, 4) if hourly is not None else None,
-        "monthly_cost": round(hourly * 730, 2) if serving and hourly is not None else None,
+        # a serving plan with a known length is a batch job: its cost is job_cost, not a month
+        "monthly_cost": round(hourly * 730, 2) if serving and hourly is not None and not r.get("hours") else None,
+        "items_per_hour": round(r["sized"].items_per_s * 3600 * max(1, r.get("replicas") or 1))
+        if r.get("sized") is not None and getattr(r["sized"], "items_per_s", None) and r.get("hours") else None,
         "interconnect_evidence": link.intra_how if link else None, "intra_link": link.intra if link else None,
         "inter_link": link.inter if link else None,
         "mfu": round(r["sized"].mfu, 3) if r.get("sized") and r["sized"].mfu else None,

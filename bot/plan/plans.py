@@ -55,6 +55,8 @@ class Targets:
     window: int | None = None                # tokens one request may hold (max_model_len): one must always fit
     kv_tokens: int | None = None             # tokens a sequence holds in flight, when request sizes are known
     buckets: tuple[tuple[float, int], ...] = ()   # a mix of request sizes: (share, prompt tokens), sized apart
+    items: int | None = None                 # a batch job's items (batch.py): sized for throughput, not latency
+    max_seqs: int = 4096                     # sequences one replica may hold (a batch job: vLLM's max_num_seqs)
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any], context: int) -> "Targets":
@@ -121,6 +123,7 @@ class Sized:
     tpot_ms: float | None = None
     # a mix of request sizes: (share, prompt tokens, replicas, sequences each, TPOT ms, TTFT ms) per bucket
     parts: list[tuple] = field(default_factory=list)
+    items_per_s: float | None = None         # requests (a batch job's items) one replica completes per second
 
 
 def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1) -> dict[str, Any]:
@@ -264,7 +267,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     # + the allocator's 7 % slack on tensors
     per_seq = kv / max(1, w.concurrency * w.context) * (t.kv_tokens or w.context) * 1.07
     fixed = est.per_gpu_gib - kv * 1.07
-    max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else 4096, 4096))
+    max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else t.max_seqs, t.max_seqs))
     speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link, sizer.speed_memo)
     if speed is None:
         return _sized_by_memory(sized, sizer, n, k, max_c, t)
@@ -276,6 +279,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
             speed = perf.replica_speed(w, sizer.model, gpu, n, shrink, t.tpot_ms, link, sizer.speed_memo) or speed
             sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency, t)
     sized.replica_concurrency, sized.tpot_ms, sized.ttft_ms = speed.concurrency, speed.tpot_ms, speed.ttft_ms
+    sized.items_per_s = speed.requests_per_s
     need = [math.ceil(t.concurrency / speed.concurrency) if t.concurrency else 1,
             math.ceil(t.qps / speed.requests_per_s) if t.qps and speed.requests_per_s else 1]
     sized.replicas = max(1, *need)

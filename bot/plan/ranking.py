@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from bot.plan.batch import size_batch
 from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
@@ -111,7 +112,10 @@ class Ranker:
         if key not in memo:
             k, n, est = p
             gpu = self.kb.gpus[f.gpu]
-            if sizer.w.method == "inference" and sizer.w.kind != "llm":
+            if targets.items and sizer.w.method == "inference":
+                # a batch job: throughput, items and a deadline, not latency and users (batch.py)
+                memo[key] = size_batch(f, gpu, p, sizer, targets, link, self.kb)
+            elif sizer.w.method == "inference" and sizer.w.kind != "llm":
                 # images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes them; a target rate
                 # (images/s, video or audio streams) sets how many copies of the plan run side by side
                 replicas = self._replicas_for_rate(sizer, gpu, n)

@@ -10,6 +10,7 @@ from typing import Any
 from bot.estimate.hfconfig import model_from_config
 from bot.estimate.kinds import job_memory, kind_of_model
 from bot.estimate.posttrain import rollout_tp
+from bot.plan.batch import batch_spec, is_batch
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -93,6 +94,11 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update["precision"] = "fp16"
         notes[:] = [n for n in notes if n[0] not in ("assume.precision", "assume.serving", "assume.small_team",
                                                      "assume.serving_qps")]
+        if w.method == "inference" and is_batch(slots):
+            # a batch of images to generate or read: counted in images, not in prompt and output tokens
+            items = batch_spec(slots, None).items
+            notes[:] = [n for n in notes if not n[0].startswith("assume.batch_")]
+            notes.append(("assume.batch_images", {"items": f"{items:,}"}))
         if w.method == "inference":
             if kind == "diffusion" and not slots.get("concurrency"):
                 update["concurrency"] = 1    # a text-to-image API renders one image at a time per GPU unless batched
@@ -147,6 +153,8 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
     # weights as the model is published (DeepSeek-V3/R1 and Kimi K2 in FP8, gpt-oss's MXFP4 experts), else 16-bit
     shipped = model.release_precision if model is not None else None
     precision = slots.get("precision") or shipped or "bf16"
+    if is_batch(slots):
+        return _batch(model, params_b, precision, shipped, slots, notes)
     concurrency = slots.get("concurrency") or 4
     context = serving_window(slots, model)
     if model is not None and model.max_context and context > model.max_context:
@@ -171,6 +179,29 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
     w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
                  precision=precision, concurrency=concurrency, context=context,
                  gpus=max(gpus, nodes), nodes=nodes, tensor_parallel=max(gpus, nodes))
+    return w, model, notes
+
+
+def _batch(model: Model | None, params_b: float, precision: str, shipped: str | None, slots: dict[str, Any],
+           notes: Assumptions) -> tuple[Workload, Model | None, Assumptions]:
+    """A batch job (batch.py): one request per item, its window the item's prompt, image and output tokens; each
+    size the user did not give is said back, with the count of items when that too was assumed."""
+    spec = batch_spec(slots, model)
+    context = spec.input_tokens + spec.output_tokens
+    notes.append(("assume.batch_job", {"items": f"{spec.items:,}", "unit": f"unit.item.{spec.unit}",
+                                       "prompt": f"{spec.prompt_tokens:,}", "output": f"{spec.output_tokens:,}",
+                                       "task": f"batch_task.{spec.task}"}))
+    if spec.image_tokens:
+        notes.append(("assume.batch_image_tokens", {"tokens": f"{spec.image_tokens:,}"}))
+    if "items" in spec.assumed:
+        notes.append(("assume.batch_items", {"items": f"{spec.items:,}"}))
+    if not slots.get("precision"):
+        notes.append(("assume.release_precision", {"precision": precision}) if shipped else
+                     ("assume.precision", {"precision": precision}))
+    gpus, nodes = _gpus_nodes(slots, notes)
+    w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
+                 precision=precision, concurrency=4, context=context, input_len=spec.input_tokens,
+                 output_len=spec.output_tokens, gpus=max(gpus, nodes), nodes=nodes, tensor_parallel=max(gpus, nodes))
     return w, model, notes
 
 

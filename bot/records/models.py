@@ -63,6 +63,15 @@ class Slots(BaseModel):
     algorithm: Algorithm | None = None    # a post-training algorithm (DPO, PPO, GRPO, reward model ...)
     # the architecture of a model not on file, from a config.json pasted into the chat (the keys hfconfig reads)
     arch: dict[str, Any] | None = None
+    # a batch (offline) job: a total amount of work, sized for throughput and a deadline, not as a service
+    # ('caption 2 million images', '离线跑 100 万条数据打标签'); bot/plan/batch.py
+    offline: bool | None = None
+    items: int | None = None              # items to process ('2 million images', '100 万条')
+    item_unit: Literal["image", "document", "item"] | None = None
+    item_input_tokens: int | None = None  # prompt tokens of one item ('每条约 1k 输入', '~2k tokens each')
+    item_output_tokens: int | None = None  # tokens generated per item ('200 输出', '50 output tokens')
+    batch_tokens: float | None = None     # the job's input tokens in all ('translate 50M tokens of documents')
+    batch_task: Literal["caption", "translate", "summarise", "classify", "embed", "generate", "other"] | None = None
 
     def filled(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -359,3 +368,5 @@ class Reply(BaseModel):
     notes: list[str] = []
     billing: list[dict[str, Any]] = []      # the billing modes the rules recommend: {mode, text}
     kb_version: str | None = None
+    # a batch job (bot/plan/batch.py): items, tokens per item, the pick's items/s per replica, replicas, hours
+    batch: dict[str, Any] | None = None

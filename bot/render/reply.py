@@ -183,11 +183,46 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
         if sp.get("gpus_for_target"):
             lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
                                           unit=t.say(f"unit.{sp['unit']}", lang)))
+    if extra.get("batch"):
+        lines += batch_lines(t, reply, extra["batch"], kb, lang, cite, claims.get("speed"))
     if extra.get("throughput"):
         tp = extra["throughput"]
         lines.append(cite.after("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",
                                                 n=tp["concurrency"]), claims.get("speed")))
     return lines
+
+
+def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], kb: KnowledgeBase, lang: str, cite: Citer,
+                sources: list[str] | None) -> list[str]:
+    """A batch job: its tokens, one replica's rate at its maximum batch, the GPU-hours, and the replicas and hours
+    the deadline (or, without one, the pick) takes; the rate cites the GPU's figures as a serving speed does."""
+    top = next((r for r in rentals(reply["recommendations"]) if r.get("label") == "pick"), None)
+    unit = t.say(f"unit.item.{b['unit']}", lang)
+    replica = f"{top['gpus_total']}x {top['gpu_name']}" if top else "?"
+    common = dict(items=f"{b['items']:,}", unit=unit, replica=replica, gpu_hours=f"{b['gpu_hours']:,.0f}",
+                  rate=f"{b['items_per_s_per_replica']:,.3g}")
+    if b.get("output_tokens_per_s_per_replica") and b["task"] != "images":
+        key = "batch.tokens_image" if b["image_tokens"] else "batch.tokens"
+        per_item = t.say(key, lang, image=f"{b['image_tokens']:,}", prompt=f"{b['prompt_tokens']:,}",
+                         output=f"{b['output_tokens']:,}")
+        line = t.say("batch.line", lang, per_item=per_item, total=f"{b['total_tokens']:,}",
+                     tps=f"{b['output_tokens_per_s_per_replica']:,}", conc=b["replica_concurrency"], **common)
+    else:
+        line = t.say("batch.line_images", lang, **common)
+    sources = list(sources or []) + ["vllm-batch-defaults", "serving-vllm-paged-kv"]
+    out = [cite.after(f"{t.say('label.batch', lang)}: {line}", sources)]
+    deadline = (reply.get("slots") or {}).get("deadline_days")
+    hours, startup = f"{b['hours']:,.1f}", f"{b['startup_h'] * 60:.0f}"
+    if top and top.get("breaks"):
+        out.append("      " + t.say("batch.miss", lang, replicas=b["replicas"], hours=hours,
+                                    gpus=b["replicas"] * top["gpus_total"]))
+    elif deadline:
+        out.append("      " + t.say("batch.deadline", lang, deadline=f"{deadline * 24:,.0f}", replicas=b["replicas"],
+                                    hours=hours, startup=startup))
+    else:
+        out.append("      " + t.say("batch.free", lang, replicas=b["replicas"], hours=hours,
+                                    days=f"{b['hours'] / 24:,.1f}", startup=startup))
+    return out
 
 
 def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str, cite: Citer,
@@ -222,7 +257,11 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
     """The pick's time and cost (training), or its fleet and monthly cost (serving), and any target it misses.
     With a cheaper plan shown beside it, the pick is not called the cheapest."""
     out = []
-    if top.get("job_cost"):
+    if top.get("job_cost") and top.get("items_per_hour"):
+        out.append("      " + t.say("why.batch_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
+                                    hours=f"{top['job_hours']:,.1f}",
+                                    instances=top["instances"] * max(1, top.get("replicas") or 1)))
+    elif top.get("job_cost"):
         out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
                                     hours=f"{top['job_hours']:,.0f}", instances=top["instances"]))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
@@ -283,7 +322,9 @@ def fleet_lines(t: Templates, top: dict[str, Any], lang: str, cite: Citer | None
 
 def _time_cost(t: Templates, r: dict[str, Any], lang: str) -> str:
     if r.get("job_cost") and r.get("job_hours"):
-        return t.say("plan.time_cost", lang, hours=f"{r['job_hours']:,.0f}", gpus=r["gpus_total"],
+        return t.say("plan.time_cost", lang, hours=f"{r['job_hours']:,.1f}" if r["job_hours"] < 10 else
+                     f"{r['job_hours']:,.0f}",
+                     gpus=r["gpus_total"] * max(1, r.get("replicas") or 1),
                      cost=f"{r['job_cost']:,.0f} {r['currency']}")
     return price_text(t, r, lang)
 
@@ -403,8 +444,9 @@ def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[
     job = [c for c in costs if c["per"] == "job"]
     if job:
         parts = [t.say("billing.job", lang, ppu=money(job[0]))]
-        parts += [t.say("billing.spot", lang, cost=money(c), pct=f"{c['overhead_pct']:g}",
-                        every=f"{c['reclaim_every_h']:g}", ckpt=c["checkpoint_min"]) for c in job[1:]]
+        parts += [t.say("billing.spot_batch" if c.get("resume") == "shards" else "billing.spot", lang,
+                        cost=money(c), pct=f"{c['overhead_pct']:g}", every=f"{c['reclaim_every_h']:g}",
+                        ckpt=c["checkpoint_min"]) for c in job[1:]]
         return ["      " + ("；" if lang == "zh" else "; ").join(parts)]
     month = next((c for c in costs if c["per"] == "month"), None)
     year = next((c for c in costs if c["per"] == "year"), None)

@@ -1,0 +1,117 @@
+"""Batch (offline) jobs in the question: 'caption 2 million images', 'translate 50M tokens of documents by Friday',
+'用 Qwen2.5-72B 离线跑 100 万条数据打标签，每条约 1k 输入 200 输出，三天内跑完'.
+
+A question is a batch job when it says so ('batch', 'offline', '离线', '批量', 'over 2M images') or names a batch task
+(caption, translate, label, summarise, classify, embed, generate; 打标签, 翻译, 摘要 ...) together with an amount of
+work (a count of items or of tokens), and does not ask to train or fine-tune. The vocabulary is the lexicon's
+`batch` section (strong words, tasks, item nouns); per-item token sizes are read only in a batch question, so a
+serving question's request sizes keep their own reading (slots.py _request_sizes).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.conversation.cues import CueSet
+
+MIN_ITEMS = 100           # '4 images' is a request, not a batch job; '10k images' is
+MAX_ITEMS = 1e12
+
+
+class BatchReader:
+    """Mixin of Parser: needs self.NUM (a number's pattern), self._num, self._blank and the lexicon."""
+
+    def _compile_batch(self) -> None:
+        lx = self.lex.get("batch") or {}
+        self.batch_strong = CueSet(lx.get("strong") or [])
+        self.batch_tasks = {task: CueSet(words) for task, words in (lx.get("tasks") or {}).items()}
+        self.batch_no = CueSet(lx.get("not_batch") or [])
+        nouns = lx.get("item_nouns") or {}
+        en = {unit: "|".join(sorted((re.escape(w) for w in words if w.isascii()), key=len, reverse=True))
+              for unit, words in nouns.items()}
+        zh = {unit: "|".join(sorted((re.escape(w) for w in words if not w.isascii()), key=len, reverse=True))
+              for unit, words in nouns.items()}
+        num, mult = self.NUM, r"(k|m|mn|million|thousand|b|bn|billion|万|亿|千|百万|千万)?"
+        # '2 million images', '200k support tickets', '10,000 product descriptions' (one adjective word allowed)
+        self.rx_items_en = [(unit, re.compile(rf"{num}\s*{mult}\+?\s+(?:[a-z-]+\s+)?(?:{words})(?![a-z])"))
+                            for unit, words in en.items() if words]
+        # '100 万条数据', '200万张图片', '10 万篇文档', '一百万条'
+        self.rx_items_zh = [(unit, re.compile(rf"{num}\s*{mult}\s*多?\s*(?:{words})"))
+                            for unit, words in zh.items() if words]
+        k = r"(k|千|万)?"
+        tok = r"(?:\s*(?:tokens?|个\s*token))?"
+        about = r"(?:~|about|around|approx\.?|roughly|avg\.?|average|约|大约|大概|平均)?\s*"
+        self.rx_item_in = [re.compile(rf"{about}{num}\s*{k}{tok}\s*(?:of\s+)?(?:input|in|prompt)(?![a-z])"),
+                           re.compile(rf"{about}{num}\s*{k}{tok}\s*(?:的)?输入"),
+                           re.compile(rf"(?:input|prompt)s?\s*(?:of|:|=)?\s*{about}{num}\s*{k}{tok}"),
+                           re.compile(rf"输入\s*{about}{num}\s*{k}{tok}")]
+        self.rx_item_out = [re.compile(rf"{about}{num}\s*{k}{tok}\s*(?:of\s+)?(?:output|out|generated|completion)"
+                                       rf"(?![a-z])"),
+                            re.compile(rf"{about}{num}\s*{k}{tok}\s*(?:的)?输出"),
+                            re.compile(rf"(?:output|completion)s?\s*(?:of|:|=)?\s*{about}{num}\s*{k}{tok}"),
+                            re.compile(rf"输出\s*{about}{num}\s*{k}{tok}")]
+        # '~2k tokens each', '800 tokens per document', '每条约 1k token', '平均 2k token' : the item's prompt
+        self.rx_item_size = [re.compile(rf"{about}{num}\s*{k}\s*tokens?\s*(?:each|apiece|per\s+\w+)"),
+                             re.compile(rf"(?:each|every\s+\w+)\s*(?:is|has)?\s*{about}{num}\s*{k}\s*tokens?"),
+                             re.compile(rf"每(?:条|篇|个|份|张)\s*{about}{num}\s*{k}\s*(?:tokens?|个\s*token)")]
+        self.rx_train_words = re.compile(r"fine-?\s?tun|finetun|(?<![a-z])(?:pre-?)?train|(?<![a-z])(?:q?lora|sft)"
+                                         r"(?![a-z])|微调|训练|预训练")
+
+    def _batch_job(self, t: str, slots: dict[str, Any]) -> str:
+        """The item count, and, in a batch question, each item's prompt and output tokens; what was read is blanked.
+        The offline flag itself is decided by _batch_decide once the tokens are read."""
+        if self.rx_train_words.search(t) or self.batch_no.any(t):
+            return t
+        task = next((name for name, words in self.batch_tasks.items() if words.any(t)), None)
+        strong = self.batch_strong.any(t)
+        t = self._item_count(t, slots)
+        if not (strong or task or slots.get("items")):
+            return t
+        # a count alone ('it's 3 million rows, 500 tokens in and 50 out each') refines a batch job already asked
+        # about: its sizes are read, and the session's offline flag makes it one (the planner ignores them otherwise)
+        slots["_batch"] = {"strong": strong, "task": task}
+        t = self._item_tokens(t, slots)
+        return t
+
+    def _item_count(self, t: str, slots: dict[str, Any]) -> str:
+        hits = [(unit, m) for unit, rx in (*self.rx_items_en, *self.rx_items_zh) for m in [rx.search(t)] if m]
+        if not hits:
+            return t
+        unit, m = min(hits, key=lambda h: h[1].start())
+        n = self._num(m.group(1))
+        mult = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
+                "billion": 1e9, "万": 1e4, "亿": 1e8, "千": 1e3, "百万": 1e6, "千万": 1e7}.get(m.group(2) or "", 1)
+        if n is None or not MIN_ITEMS <= n * mult <= MAX_ITEMS:
+            return t
+        slots["items"] = int(round(n * mult))
+        slots["item_unit"] = unit
+        return self._blank(t, m.span())
+
+    def _item_tokens(self, t: str, slots: dict[str, Any]) -> str:
+        for slot, patterns in (("item_input_tokens", self.rx_item_in), ("item_output_tokens", self.rx_item_out),
+                               ("item_input_tokens", self.rx_item_size)):
+            if slot in slots:
+                continue
+            for rx in patterns:
+                m = rx.search(t)
+                n = self._num(m.group(1)) if m else None
+                if n is None:
+                    continue
+                val = int(n * {"k": 1000, "千": 1000, "万": 10000}.get(m.group(2) or "", 1))
+                if 1 <= val <= 1_000_000:
+                    slots[slot] = val
+                    t = self._blank(t, m.span())
+                    break
+        return t
+
+    def _batch_decide(self, slots: dict[str, Any]) -> None:
+        """A batch job: a strong word, or a task with an amount of work (items or tokens). Tokens counted in a batch
+        job are its input, not training tokens."""
+        cue = slots.pop("_batch", None)
+        work = slots.get("items") or slots.get("tokens")
+        if not cue or not (cue["strong"] or (cue["task"] and work)):
+            return
+        slots["offline"] = True
+        slots["batch_task"] = cue["task"] or "other"
+        if slots.get("tokens"):
+            slots["batch_tokens"] = slots.pop("tokens")
