@@ -100,3 +100,65 @@ def test_cards_to_rent_are_not_theirs(core, question, cards):
 def test_having_cards_and_asking_what_to_rent_is_about_theirs_first(core):
     r = _ask(core, "实验室就一张3090，想全参微调 chatglm3-6b 可以吗？不行的话租什么云服务器")
     assert not r["slots"].get("renting") and r["recommendations"][0]["label"] == "yours"
+
+
+# ----- a card known only by its memory: judged as a generic card of that size, its speed bracketed ---------------
+@pytest.mark.parametrize("question, lang, mem", [
+    ("I have a 24GB card, lora finetune qwen2.5 7b on 100M tokens", "en", 24),
+    ("我的显卡是 24G，LoRA 微调 qwen2.5-7b，1亿 token", "zh", 24),
+    ("手上两张 48G 的卡，全参微调 Qwen2.5-7B，2亿 token", "zh", 48),
+])
+def test_an_unnamed_card_is_timed_on_the_cards_of_its_memory(core, question, lang, mem):
+    """The tokens are given but not the card: no single time is invented, and 'say how many tokens' is not asked
+    again. The plan is timed on each card on file with that memory (24 GiB: A30, A10, A10G, L4, RTX 3090/4090,
+    Quadro RTX 6000), and the line states the fastest and slowest of them, as a range."""
+    r = _ask(core, question)
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["gpu"] is None and mine["fits"] and mine["job_hours"] is None
+    b = mine["bracket"]
+    assert len(b) >= 2 and all(core.kb.gpus[x["gpu"]].memory_gib == mem for x in b)
+    assert [x["hours"] for x in b] == sorted(x["hours"] for x in b) and b[0]["hours"] < b[-1]["hours"]
+    t = default_templates()
+    assert t.say("yours.hours_unknown", lang) not in r["text"]
+    head = r["text"].split(t.say("yours.rent", lang))[0]
+    assert b[0]["gpu_name"] in head and b[-1]["gpu_name"] in head
+    assert f"{b[0]['hours']:,.0f}" in head and f"{b[-1]['hours']:,.0f}" in head
+
+
+def test_an_unnamed_card_with_no_speed_on_file_says_so(core):
+    """No 12 GiB card is on file: the time is unknown and the answer says what would give it (the card's name)."""
+    r = _ask(core, "my GPU has 12 GB VRAM, qlora finetune qwen2.5 7b on 10M tokens")
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["fits"] and mine["bracket"] == []
+    assert default_templates().say("yours.speed_unknown", "en", mem="12") in r["text"]
+
+
+def test_an_unnamed_card_serving_states_its_range_per_token(core):
+    r = _ask(core, "I have two 24GB cards, serve qwen2.5 7b for 20 users")
+    mine = r["recommendations"][0]
+    assert mine["cards"] == 2 and mine["fits"] and len(mine["bracket"]) >= 2
+    assert mine["bracket"][0]["tpot_ms"] < mine["bracket"][-1]["tpot_ms"]
+    assert "ms per output token" in r["text"].split("\n")[1]
+
+
+def test_which_card_is_asked_only_when_it_decides_the_deadline(core):
+    """LoRA on Qwen2.5-7B over 100M tokens on one 24 GiB card: about 15 h on an A30, 35 h on an A10G. A 1-day
+    deadline falls inside that range, so which card it is decides the answer: asked, the cards as buttons. The
+    answer to it times the job on that card. A 2-day deadline is met by every one of them: answered at once."""
+    q = "I have a 24GB card, lora finetune qwen2.5 7b on 100M tokens"
+    r, state = core.turn(q + ", need it done within 1 day", {})
+    assert r.status == "follow_up" and r.missing == ["gpu_model"]
+    assert "NVIDIA L4" in r.choices and "NVIDIA GeForce RTX 4090" in r.choices
+    r2, _ = core.turn("NVIDIA L4", state)
+    mine = r2.recommendations[0]
+    assert r2.status == "answer" and mine["label"] == "yours" and mine["gpu"] == "l4" and mine["job_hours"]
+    r3, _ = core.turn(q + ", need it done within 2 days", {})
+    assert r3.status == "answer" and r3.recommendations[0]["card_decides"] is None
+
+
+def test_not_sure_which_card_answers_with_the_range_and_says_the_card_decides(core):
+    r, state = core.turn("我的显卡是 24G，LoRA 微调 qwen2.5-7b，1亿 token，一天内要跑完", {})
+    assert r.status == "follow_up"
+    r2, _ = core.turn("不确定", state)
+    assert r2.status == "answer" and r2.recommendations[0]["card_decides"] == 1
+    assert default_templates().say("yours.card_decides", "zh", days="1") in r2.text

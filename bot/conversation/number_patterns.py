@@ -208,7 +208,13 @@ class NumberPatterns:
             r"(?P<suffix>之前|以前|前|交|上线|完成|搞定|要|内|之内|以内)")
         self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24|24\s*(?:hours?|hrs?|h)\s*(?:a|per|each|every)\s*day")
 
+    # the memory of a card the user has or means, in four word orders: '24GB card' / '48G 的卡', '显存只有 12G',
+    # '16G显存' / '12 GB of VRAM', and the card first with a verb: '我的显卡是 16G', 'my GPU has 12 GB', 'a card
+    # with 24 GB' (group 4: only its number is blanked, so that a count before the card word stays readable)
     rx_card_memory = re.compile(
         r"(?<![\w.])(\d{1,3})\s*(?:gb|gib|g)\s*(?:of\s+)?(?:vram\s+|显存\s*(?:的)?\s*)?"
         r"(?:(?:consumer|nvidia|single|gaming)\s+)?(?:cards?|gpus?|graphics cards?|显卡|的卡|卡)(?![a-z])"
-        r"|(?:显存|vram)\s*(?:只有|有|is|of|=|:)?\s*(\d{1,3})\s*(?:gb|gib|g)(?![a-z0-9])")
+        r"|(?:显存|vram)\s*(?:只有|有|is|of|=|:)?\s*(\d{1,3})\s*(?:gb|gib|g)(?![a-z0-9])"
+        r"|(?<![\w.])(\d{1,3})\s*(?:gb|gib|g)\s*(?:of\s+)?(?:vram|显存)(?![a-z])"
+        r"|(?:显卡|(?<![a-z])gpu|graphics card|(?<![a-z])card)(?:\s*的?\s*显存)?\s*"
+        r"(?:只有|是|有|为|:|=|is|has|with|of)\s*(?:only\s+|just\s+)?(?:an?\s+)?(\d{1,3})\s*(?:gb|gib|g)(?![a-z0-9])")

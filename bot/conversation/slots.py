@@ -20,15 +20,23 @@ class SlotReader:
     """Mixin of Parser: needs the compiled patterns of NumberPatterns and the cue sets of Parser._compile_cues."""
 
     def _card_memory(self, t: str, slots: dict[str, Any]) -> str:
-        """'a 24GB card', '16g 显存的卡', '显存只有 12G': the memory of a GPU the user has or means."""
+        """'a 24GB card', '16g 显存的卡', '显存只有 12G', '我的显卡是 16G', 'my GPU has 12 GB VRAM': the memory of a GPU
+        the user has or means; 'two 24GB cards' also says how many."""
         m = self.rx_card_memory.search(t)
-        if m:
-            val = float(m.group(1) or m.group(2))
-            if 4 <= val <= 512:
-                slots["gpu_memory_gib"] = val
-                if not re.search(r"[\d一二两三四五六七八九十]\s*(?:[x×*]|张|块|个)\s*$", t[:m.start()]):
-                    t = self._blank(t, m.span())      # '8 x 48GB GPUs' stays for the count
-        return t
+        if not m:
+            return t
+        val = float(next(g for g in m.groups() if g))
+        if not 4 <= val <= 512:
+            return t
+        slots["gpu_memory_gib"] = val
+        before = t[:m.start()]
+        if re.search(r"[\d一二两三四五六七八九十]\s*(?:[x×*]|张|块|个)\s*$", before):
+            return t                              # '8 x 48GB GPUs' stays for the count
+        count = re.search(rf"{self.NUM}\s+$", before) if m.group(1) else None
+        n = self._num(count.group(1)) if count else None
+        if n and n == int(n) and 1 <= n <= MAX_GPUS:
+            slots["gpus"] = int(n)                # 'two 24GB cards', 'we have 4 48GB cards'
+        return self._blank(t, (m.start(4), m.end()) if m.group(4) else m.span())
 
     _RENT = re.compile(r"(?<![a-z])(?:rent|renting|rental|lease|leasing|hire)(?![a-z])|租")
     _MINE = re.compile(r"(?<![a-z])(?:we|i)\s*(?:have|'ve got|own|already have)(?![a-z])|(?<![a-z])(?:our|my) own"

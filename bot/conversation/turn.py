@@ -61,7 +61,8 @@ class Core:
                 lang = parse.lang if parse.text.strip() else (dict(state or {}).get("lang") or parse.lang)
                 return Reply(status="info", lang=lang, intent=parse.intent, slots={}, kb_version=self.version,
                              text=self.templates.say(problem[0], lang, **problem[1])), dict(state or {})
-        if parse.intent is None and self._names_a_claim(parse.text):
+        # a card named in answer to 'which card is it?' is that answer, not a question about the card
+        if parse.intent is None and (state or {}).get("pending") != "gpu_model" and self._names_a_claim(parse.text):
             parse.intent, parse.out_of_scope = "explain", False     # "is p3s.large real?"
         state = dict(state or {})
         card = model_card(pasted.text) if pasted.config is None else None
@@ -81,6 +82,8 @@ class Core:
             reply, new_state = self._bad_number(parse, lang, state, new_state)
         else:
             reply = self._reply(decision, parse, lang, new_state)
+            if reply.status == "answer":
+                reply, new_state = self._which_card(reply, new_state, lang)
             if decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
                     and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
@@ -167,6 +170,26 @@ class Core:
         state = {**state, "slots": {**state.get("slots", {}), **first[1]}, "pending": None, "answered": True,
                  "candidates": {}, "follow_ups": max(0, int(state.get("follow_ups", 1)) - 1)}
         return answer, state
+
+    def _which_card(self, reply: Reply, state: dict[str, Any], lang: str) -> tuple[Reply, dict[str, Any]]:
+        """A card known only by its memory, and a deadline some cards of that memory meet and others miss: which card
+        it is changes the answer, so that is asked (once a job, within the follow-up cap), the cards on file as
+        buttons. Otherwise the answer stands, its time bracketed by those cards (render/own.py)."""
+        mine = next((r for r in reply.recommendations if r.get("label") == "yours"), None)
+        cap = int(self.forms.get("max_follow_ups", 2))
+        if not mine or not mine.get("card_decides") or "gpu_model" in state.get("asked", []) \
+                or int(state.get("follow_ups", 0)) >= cap:
+            return reply, state
+        fast, slow = mine["bracket"][0], mine["bracket"][-1]
+        question = self.templates.say("ask.which_card", lang, mem=f"{mine['gpu_memory_gib']:g}",
+                                      days=f"{mine['card_decides']:g}", fast=fast["gpu_name"], slow=slow["gpu_name"],
+                                      fast_hours=f"{fast['hours']:,.0f}", slow_hours=f"{slow['hours']:,.0f}")
+        state = {**state, "pending": "gpu_model", "answered": False, "asked": [*state.get("asked", []), "gpu_model"],
+                 "follow_ups": int(state.get("follow_ups", 0)) + 1}
+        return Reply(status="follow_up", lang=lang, intent=reply.intent, slots=reply.slots, missing=["gpu_model"],
+                     follow_up=question, text=question, choices=[_card_choice(b["gpu_name"]) for b in
+                                                              [fast, slow, *mine["bracket"][1:-1]]]
+                     ), state
 
     def _bad_number(self, parse, lang: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[Reply, dict[str, Any]]:
         """'-8 gpus', '0 users': asked back (the rest of the turn is kept); '1e12 users', 'a budget of 1e308':
@@ -360,6 +383,12 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
                       f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
                       f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
                       f"{', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
+
+
+def _card_choice(name: str) -> str:
+    """A card's name as a button: without its bracketed detail ('NVIDIA A10G (AWS)' would also name a cloud), still
+    read back as that card (every card on file with a bandwidth figure is)."""
+    return re.sub(r"\s*\([^)]*\)", "", name)
 
 
 def _count_text(value: float) -> str:

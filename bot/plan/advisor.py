@@ -23,7 +23,7 @@ from bot.plan import fleet
 from bot.plan.batch import batch_spec, batch_targets, is_batch, job_hours, replicas_for, summary
 from bot.plan.fleet import FleetChoice
 from bot.plan.links import link_of
-from bot.plan.own import OwnPlan, own_row, plan_own
+from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, own_row, plan_own
 from bot.plan import perf
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload, timed_workload
 from bot.plan.ranking import Ranker, budget_fields
@@ -515,6 +515,10 @@ class Advisor:
         else:
             return None
         plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")))
+        if gpu is None and plan.fits and plan.timed:
+            plan.bracket = bracket(plan, job.model, cards_of_memory(self.kb.gpus.values(), mem), job.targets)
+            named = plan.bracket[:1] + plan.bracket[1:][-1:]          # the fastest and the slowest, as the line says
+            sources = list(dict.fromkeys(s for b in named for s in self.kb.gpus[b["gpu"]].sources))
         return plan, name, sources
 
     @staticmethod
@@ -540,6 +544,8 @@ class Advisor:
                               "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
                               "hours": row["job_hours"], "link": plan.link, "sources": sources, "row": row,
                               "owned": own_cards(job.slots)}
+        deadline = job.slots.get("deadline_days")
+        row["card_decides"] = deadline if card_decides(plan, deadline) else None     # the deadline it decides
         if advice.gpu_verdict["owned"]:
             advice.recommendations.insert(0, row)
         used = {c["change"] for c in plan.changes}

@@ -14,8 +14,8 @@ full-length sequence fits and the budget holds the stated users at the request l
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
 
 from bot.estimate.fit import make_it_fit
 from bot.estimate.kinds import job_memory
@@ -58,6 +58,8 @@ class OwnPlan:
     request_tokens: int | None = None    # serving: tokens of the request the load is sized with
     users: int | None = None
     tpot_ms: float | None = None
+    bracket: list[dict[str, Any]] = field(default_factory=list)   # a card known by its memory: each card on file
+    timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
 
 
 def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
@@ -69,9 +71,40 @@ def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: floa
     else:
         plan = _training(w, model, memory_gib, cards, batch_fixed)
     plan.gpu = gpu
+    plan.timed = bool(w.tokens) if w.method != "inference" else w.kind in ("llm", "multimodal")
     if plan.fits and gpu is not None:
         _time(plan, model, gpu, targets)
     return plan
+
+
+# ----- a card known only by its memory ---------------------------------------------------------------------------
+def cards_of_memory(gpus: Iterable[GPU], memory_gib: float) -> list[GPU]:
+    """The cards on file with this memory (as sold: a '24GB' card has 24 GiB, so within half a GiB) whose memory
+    bandwidth is on file: the user's card is one of them or another card of that size."""
+    return [g for g in gpus if abs(g.memory_gib - memory_gib) <= 0.5 and g.memory_bandwidth_gbs]
+
+
+def bracket(plan: OwnPlan, model: Model | None, cards: list[GPU], targets: Targets) -> list[dict[str, Any]]:
+    """The card is not named, so its speed is not known: the plan timed on each card on file with its memory
+    (training: hours for the tokens; serving: time per output token at the users), fastest first. The answer states
+    the range as what it is, rather than one figure for a card it guessed."""
+    out = []
+    for gpu in cards:
+        trial = replace(plan, gpu=gpu, hours=None, mfu=None, tpot_ms=None, link=None)
+        _time(trial, model, gpu, targets)
+        if trial.hours or trial.tpot_ms:
+            out.append({"gpu": gpu.id, "gpu_name": gpu.name, "hours": round(trial.hours, 1) if trial.hours else None,
+                        "mfu": round(trial.mfu, 3) if trial.mfu else None,
+                        "tpot_ms": round(trial.tpot_ms, 1) if trial.tpot_ms else None})
+    return sorted(out, key=lambda b: (b["hours"] or b["tpot_ms"], b["gpu"]))
+
+
+def card_decides(plan: OwnPlan, deadline_days: float | None) -> bool:
+    """Does which card it is change the answer? Yes when the deadline is met on some of the cards of its memory and
+    missed on others; a bracket that is wholly inside or outside the deadline leaves the answer the same."""
+    if not deadline_days or len(plan.bracket) < 2 or not plan.bracket[0]["hours"]:
+        return False
+    return len({b["hours"] <= deadline_days * 24 for b in plan.bracket}) == 2
 
 
 # ----- training --------------------------------------------------------------------------------------------------
@@ -327,4 +360,7 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "changes": list(plan.changes), "fit_steps": list(plan.steps), "fewer_cards": plan.fewer,
         "kv_tokens": plan.kv_tokens, "full_sequences": plan.full_sequences, "request_tokens": plan.request_tokens,
         "users": plan.users, "user_currency": None, "price_per_hour_user": None, "user_rate_date": None,
+        # a card known by its memory: its plan timed on each card on file of that memory (fastest first), and
+        # whether the job could be timed at all (training with tokens, or serving)
+        "bracket": list(plan.bracket), "timed": plan.timed,
     }

@@ -88,7 +88,9 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          request=f"{kv['request']:,}"))
     if row.get("fewer_cards"):
         out.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
-    if row["fits"] and row.get("job_hours"):
+    if row["fits"] and row["gpu"] is None and row.get("timed"):
+        out += _bracket_lines(row, t, lang)
+    elif row["fits"] and row.get("job_hours"):
         out.append(t.say("yours.hours", lang, hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
@@ -97,3 +99,29 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
     return out
+
+
+def _bracket_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
+    """A card known by its memory: its time (or time per token) on the fastest and slowest cards on file of that
+    memory, or that no such card's speed is on file; and when a deadline falls inside the range, that the card
+    decides it."""
+    b, mem = row.get("bracket") or [], f"{row['gpu_memory_gib']:g}"
+    if not b:
+        return [t.say("yours.speed_unknown", lang, mem=mem)]
+    fast, slow = b[0], b[-1]
+    if fast.get("tpot_ms"):
+        return [t.say("yours.tpot_bracket", lang, users=row.get("users") or "?", fast=fast["gpu_name"],
+                      slow=slow["gpu_name"], fast_tpot=f"{fast['tpot_ms']:.0f}", slow_tpot=f"{slow['tpot_ms']:.0f}",
+                      count=len(b), mem=mem)]
+    n = row["gpus_total"]
+    on = t.say("yours.on.one", lang) if n == 1 else t.say("yours.on.all", lang, n=n)
+    link = t.say("yours.bracket_link", lang) if n > 1 else ""
+    if len(b) == 1:
+        line = t.say("yours.hours_one", lang, mem=mem, gpu=fast["gpu_name"], hours=f"{fast['hours']:,.0f}", on=on,
+                     link=link)
+    else:
+        line = t.say("yours.hours_bracket", lang, on=on, link=link, fast=fast["gpu_name"], slow=slow["gpu_name"],
+                     fast_hours=f"{fast['hours']:,.0f}", slow_hours=f"{slow['hours']:,.0f}", count=len(b), mem=mem)
+    if row.get("card_decides"):
+        line += ("" if lang == "zh" else " ") + t.say("yours.card_decides", lang, days=f"{row['card_decides']:g}")
+    return [line]
