@@ -75,7 +75,9 @@ def workload_for(row: dict[str, Any], model: Model | None) -> Workload:
                     grad_accumulation=row.get("grad_accumulation") or 1, grad_checkpointing=ckpt == "full",
                     checkpointing=ckpt, checkpoint_every=row.get("checkpoint_every") or 1,
                     selective_policy=row.get("selective_policy") or "attention",
-                    offload=row.get("offload") or "none", tokens=row.get("tokens"), **common)
+                    offload=row.get("offload") or "none", tokens=row.get("tokens"),
+                    virtual_pipeline=row.get("virtual_pipeline") or 1, expert_parallel=row.get("expert_parallel") or 1,
+                    **common)
 
 
 def link_for(row: dict[str, Any]) -> Link | None:

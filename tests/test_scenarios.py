@@ -38,6 +38,8 @@ def _check_pick(pick: dict, e: dict) -> None:
     if "monthly_max" in e:
         monthly = pick["monthly_cost"] if pick["monthly_cost"] is not None else pick["hourly_total"] * 730
         assert monthly <= float(e["monthly_max"]), monthly
+    if "ep" in e:          # a mixture of experts trained with expert parallelism (its layout's degree)
+        _in((pick.get("layout") or {}).get("ep", 1), e["ep"], "expert-parallel degree")
     if "replicas" in e:
         _in(pick.get("replicas") or 1, e["replicas"], "replicas")
     if "gpu_mem_min" in e:

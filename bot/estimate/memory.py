@@ -12,6 +12,7 @@ from bot.estimate.adapters import head_quantised, nf4_weights, quant_formula, qu
 from bot.estimate.activations import checkpoint_mode, training_activations
 from bot.estimate.arch import (ALLOCATOR_SLACK, ALLOCATOR_SLACK_SHARDED, CUDA_CONTEXT_GIB, GIB, NF4_SINGLE_QUANT_BYTES, OPTIMIZER_BYTES,
                                WEIGHT_BYTES, Arch, Note, add_term, arch_of)
+from bot.estimate.parallel import Split, check_expert_parallel, split_of
 from bot.estimate.serving import serving_terms
 from bot.records.errors import InvalidRequest
 from bot.records.models import MemoryBasis, MemoryEstimate, MemoryTerm, Workload
@@ -69,6 +70,7 @@ def validate(w: Workload) -> None:
 def estimate_memory(w: Workload, model: Model | None = None) -> MemoryEstimate:
     validate(w)
     a = arch_of(model, w.params_b)
+    check_expert_parallel(w, a, model.name if model else f"a {w.params_b:g}B model")
     terms: list[MemoryTerm] = []
     notes: list[Note] = []
     if a.derived:
@@ -121,8 +123,24 @@ def _shards(w: Workload) -> tuple[int, int, int]:
             "zero3": (n, n, n), "fsdp": (n, n, n)}[w.sharding]
 
 
+def _ways(sh: int, split: Split | None) -> tuple[float, str]:
+    """What one GPU's share of a parameter-sized state is divided by, and the formula's words for it: ZeRO's shards
+    when it shards that state (over all GPUs: each group's data-parallel replicas split what TP, PP and EP left),
+    else the model-parallel split (TP/PP of the dense part, EP/PP of the experts), else nothing."""
+    if sh > 1:
+        return sh, f" / {sh} GPUs"
+    if split is None:
+        return 1, ""
+    return split.params / split.local, f", {split.local / 1e9:.2f}B of them on this GPU ({split.how()})"
+
+
 def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
-    p_sh, g_sh, o_sh = _shards(w)
+    split = split_of(w, a)
+    if split is not None and w.method not in ("full", "freeze"):
+        raise InvalidRequest("tensor, pipeline and expert parallelism are modelled for full and freeze training",
+                             fix="use --sharding (ZeRO/FSDP) to split LoRA or QLoRA training, or --method full")
+    zero_p, zero_g, zero_o = _shards(w)
+    (p_sh, shard_note), (g_sh, gsh_note), (o_sh, osh_note) = (_ways(x, split) for x in (zero_p, zero_g, zero_o))
     half = w.precision in ("fp16", "bf16")
     P = a.params
     T = trainable_params(w, a)
@@ -138,7 +156,6 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
             wbytes, gbytes, master = 4.0, 4.0, 2.0
         off_w = w.offload == "full"
         off_o = w.offload in ("optimizer", "full")
-        shard_note = f" / {p_sh} GPUs" if p_sh > 1 else ""
         if off_w:
             _offload_note(w, P * wbytes, notes)
         else:
@@ -158,26 +175,25 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
                         add_term(terms, "16-bit weight copy (autocast)", "weights", P * master / p_sh,
                               f"{P / 1e9:.2f}B x {master:g} B{shard_note}")
         grad_b = 2.0 if (off_o and half) else gbytes
-        if w.no_sync_accumulation and g_sh > 1:
+        if w.no_sync_accumulation and zero_g > 1:
             add_term(terms, "unsharded gradients (no_sync)", "gradients", T * grad_b,
                   f"{T / 1e9:.2f}B trainable x {grad_b:g} B, not sharded while accumulating under no_sync()")
             notes.append(Note("est.no_sync", "gradient accumulation under no_sync(): every GPU holds unsharded "
                               "gradients until the syncing step; sync every micro-batch to keep them sharded"))
         else:
-            gsh = f" / {g_sh} GPUs" if g_sh > 1 else ""
-            add_term(terms, "gradients", "gradients", T * grad_b / g_sh, f"{T / 1e9:.2f}B trainable x {grad_b:g} B{gsh}")
+            add_term(terms, "gradients", "gradients", T * grad_b / g_sh,
+                     f"{T / 1e9:.2f}B trainable x {grad_b:g} B{gsh_note}")
         if not off_o:
-            osh = f" / {o_sh} GPUs" if o_sh > 1 else ""
             add_term(terms, f"{w.optimizer} state", "optimizer", T * opt_bytes / o_sh,
-                  f"{T / 1e9:.2f}B trainable x {opt_bytes:g} B{osh}")
+                  f"{T / 1e9:.2f}B trainable x {opt_bytes:g} B{osh_note}")
         else:
             host = f"{T * (opt_bytes + 4) / GIB:.0f}"
             notes.append(Note("est.offload", "optimizer state (and the fp32 master weights) offloaded to CPU RAM: "
                               f"about {host} GiB of host memory across the job", host=host))
     else:   # LoRA / QLoRA: frozen base + small fp32 adapters
         _adapter_training(w, a, T, opt_bytes, terms, notes)
-    if a.transformer and (p_sh > 1 or w.offload == "full"):
-        _in_flight(w, a, p_sh, terms)
+    if a.transformer and (zero_p > 1 or w.offload == "full"):
+        _in_flight(w, a, zero_p, split, terms)
     training_activations(w, a, terms, notes)
 
 
@@ -241,19 +257,26 @@ def frozen_bytes_per_param(w: Workload) -> float:
     return 2.0 if w.precision in ("fp16", "bf16") else 4.0
 
 
-def _in_flight(w: Workload, a: Arch, p_sh: int, terms: list[MemoryTerm]) -> None:
+def _in_flight(w: Workload, a: Arch, p_sh: int, split: Split | None, terms: list[MemoryTerm]) -> None:
     """FSDP / ZeRO-3 unshard the block being computed and prefetch the next (ZeRO-3's prefetch, FSDP's
     backward_prefetch), whatever the weights' dtype; with the parameters offloaded both come from CPU RAM whole,
-    otherwise this GPU's own shard of them is already counted."""
+    otherwise this GPU's own shard of them is already counted. Under tensor or expert parallelism a block is
+    gathered only within the data-parallel group: its TP share of the dense part and its EP share of the experts."""
     if w.method == "qlora":
         gb, what = (WEIGHT_BYTES["nf4"] if w.double_quant else NF4_SINGLE_QUANT_BYTES), "NF4 params"
     elif w.method in ("lora", "freeze"):
         gb, what = frozen_bytes_per_param(w), "params"
     else:   # gathered in the compute dtype (FSDP MixedPrecision's param_dtype, ZeRO's 16-bit copy)
         gb, what = (2.0 if w.precision in ("fp16", "bf16") else 4.0), "params"
+    block = a.layer_params
+    if split is not None:
+        moe_layers = max(1, a.layers - a.dense_layers)
+        experts = split.experts / moe_layers
+        block = (block - experts) / split.tp + experts / split.ep
+        p_sh = split.dp      # the dense part's ZeRO group (the experts' is smaller: the same 1/p_sh or less resident)
     resident = 0.0 if w.offload == "full" else 1 / p_sh
-    add_term(terms, "gathered layer parameters", "weights", 2 * a.layer_params * gb * (1 - resident),
-             f"2 blocks x {a.layer_params / 1e6:.0f}M {what} x {gb:.3g} B unsharded at a time (the one computed and "
+    add_term(terms, "gathered layer parameters", "weights", 2 * block * gb * (1 - resident),
+             f"2 blocks x {block / 1e6:.0f}M {what} x {gb:.3g} B unsharded at a time (the one computed and "
              "the one prefetched)" + ("; the rest lives in CPU RAM" if w.offload == "full" else ""))
     if w.sharding == "fsdp" and a.vocab:
         # what no block holds (embeddings, final norm, LM head) is the root unit, which FSDP does not reshard after

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from bot.estimate.adapters import trainable_params
 from bot.estimate.arch import WEIGHT_BYTES, Arch, Note, arch_of
+from bot.estimate.parallel import Split, split_of
 from bot.estimate.speed_hw import (ATTENTION_RELATIVE, ATTENTION_RELATIVE_DEFAULT, DEFAULT_EFFICIENCY,
-                                   FP8_RELATIVE, GOODPUT, TRAIN_EFFICIENCY, bus_gbs, compute_type, expert_share,
+                                   FP8_RELATIVE, GOODPUT, TRAIN_EFFICIENCY, all_to_all_gbs, bus_gbs, compute_type,
+                                   expert_share,
                                    expert_slowdown, generation, microbatch_factor, note_keys, peak_flops,
                                    resolve_link, width_factor)
 from bot.estimate.speed_serve import serving_speed  # noqa: F401  (re-exported: the contract's one module)
@@ -23,6 +25,12 @@ from bot.records.kb import GPU, Model
 from bot.records.models import Link, SpeedTerm, TrainingSpeed, Workload
 
 OVERLAP = 0.8               # share of the step's compute that gradient/parameter collectives can hide behind
+# Share of the step's compute that expert-parallel all-to-alls can hide behind: frameworks run one micro-batch's (or
+# model chunk's) dispatch while another computes (DeepSeek-V3's DualPipe, DeepEP, Megatron-Core's EP overlap). Fitted
+# to the four rows whose all-to-alls cross nodes (tests/data/measured_speed.yaml): with none hidden the model gave
+# 0.64 (Qwen3-235B-A22B, 256 H100, EP 32), 0.65 and 0.77 (DeepSeek-V3, 256 and 1,024 H100, EP 64) of the measured
+# tokens/s and 2.36x the DeepSeek-V3 report's GPU-hours; with 0.6 of compute: 0.93, 1.04, 1.22 and 1.54x.
+A2A_OVERLAP = 0.6
 OPTIMIZER_BYTES_PER_PARAM = 32  # AdamW step: read and write fp32 master, two moments, gradient (~16 B each way)
 # QLoRA's dequantisation kernels: ms-swift's quantisation table (A100, Qwen-7B, LoRA, 1-sample micro-batches with
 # checkpointing) shows bitsandbytes int4 adding 0.18 s a micro-batch over bf16 (GPTQ 0.26 s): 3 passes x 7.7B x 4.5 B
@@ -125,7 +133,7 @@ def moe_factor(w: Workload, a: Arch, tokens_mb: int, acc: _Acc) -> float:
     share = expert_share(a)
     if not share:
         return 1.0
-    slow = expert_slowdown(a, tokens_mb, w.gpus)
+    slow = expert_slowdown(a, tokens_mb, w.expert_parallel)
     return acc.add("mixture-of-experts slowdown", (1 - share) + share * slow, "x",
                    f"{share:.0%} of the FLOPs in routed experts (width {a.expert_ffn}, {a.active_experts} of "
                    f"{a.experts}) at 1/{slow:.2f} of the dense rate")
@@ -154,42 +162,92 @@ def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tu
     return per_mb, step
 
 
-def weights_floor_s(w: Workload, a: Arch, gpu: GPU, tp_pp: int) -> float:
+def local_params(a: Arch, split: Split | None) -> float:
+    """Parameters one GPU computes with: its tensor/pipeline share of the dense part and its experts."""
+    return split.local if split is not None else a.params
+
+
+def weights_floor_s(w: Workload, a: Arch, gpu: GPU, split: Split | None) -> float:
     """A micro-batch reads every weight once per pass: the floor under very small micro-batches."""
     bw = (gpu.memory_bandwidth_gbs or 1000) * 1e9 * 0.8
     passes = 3 if checkpointing(w) == "full" else 2
     wbytes = 0.5 if w.method == "qlora" else WEIGHT_BYTES.get(w.precision, 2.0)
-    return passes * a.params * wbytes / tp_pp / bw
+    return passes * local_params(a, split) * wbytes / bw
+
+
+def data_parallel_groups(w: Workload, a: Arch, split: Split | None) -> list[tuple[float, int, str]]:
+    """(parameters per GPU, replicas, what) of each data-parallel group: the whole model's share over GPUs / (TP x
+    PP); with expert parallelism the dense part over GPUs / (TP x PP) and the experts over GPUs / (EP x PP)."""
+    if split is None or not split.experts or split.ep == 1:
+        tp_pp = w.tensor_parallel * w.pipeline_parallel
+        return [(a.params / tp_pp, max(1, w.gpus // tp_pp), "the model")]
+    return [(split.dense / (split.tp * split.pp), split.dp, "the dense part"),
+            (split.experts / (split.ep * split.pp), split.edp, "the experts")]
+
+
+# Bytes of one routed token's hidden state in the all-to-all: 16-bit (Megatron-Core's dispatcher sends the layer's
+# activations as they are; DeepSeek-V3 dispatches in FP8 and combines in BF16, which this does not count)
+DISPATCH_BYTES = 2.0
+
+
+def expert_all_to_all_s(w: Workload, a: Arch, link: Link, acc: _Acc) -> float:
+    """Seconds per optimizer step in expert parallelism's all-to-alls, before any overlap: each MoE layer sends every
+    token's hidden state to the GPUs of its top-k experts and brings it back (dispatch + combine) in forward, again
+    in backward, and once more when the layer is recomputed. A GPU keeps 1/EP of what it sends."""
+    ep = w.expert_parallel
+    if ep <= 1 or a.experts <= 1:
+        return 0.0
+    tokens = w.batch_size * w.seq_len / w.tensor_parallel      # sequence parallel: each TP rank routes its share
+    per_a2a = tokens * a.active_experts * a.hidden * DISPATCH_BYTES * (ep - 1) / ep
+    count = 2 * (3 if checkpointing(w) == "full" else 2)
+    layers = (a.layers - a.dense_layers) / w.pipeline_parallel
+    vol = per_a2a * count * layers * w.grad_accumulation
+    per_node = max(1, w.gpus // max(1, w.nodes))
+    bw, where = all_to_all_gbs(link, ep, per_node)
+    acc.add("expert-parallel all-to-all traffic per GPU per step", vol / 1e9, "GB",
+            f"{tokens:.0f} tokens x top-{a.active_experts} x {a.hidden} x {DISPATCH_BYTES:g} B x (EP {ep} - 1) / {ep}, "
+            f"{count} all-to-alls x {layers:g} MoE layers x {w.grad_accumulation} micro-batches")
+    return acc.add("expert-parallel all-to-all per step", vol / bw, "s",
+                   f"at {bw / 1e9:.0f} GB/s per GPU ({where})")
 
 
 def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> float:
     """Exposed seconds per optimizer step spent in collectives, after overlap with compute."""
     tp, pp = w.tensor_parallel, w.pipeline_parallel
-    dp = max(1, w.gpus // (tp * pp))
     per_node = max(1, w.gpus // max(1, w.nodes))
     grad_bytes = 2.0
-    shard_params = a.params / (tp * pp)
+    trainable_share = trainable_params(w, a) / a.params
     exposed = 0.0
-    if dp > 1:
+    groups = [g for g in data_parallel_groups(w, a, split_of(w, a)) if g[1] > 1]
+    if groups:
         bw = bus_gbs(link, w.nodes > 1)     # data parallelism is the outermost dimension: it spans the nodes
-        ring = 2 * (dp - 1) / dp
-        if w.sharding in ("zero3", "fsdp"):
-            vol = 1.5 * ring * shard_params * grad_bytes * w.grad_accumulation
-            how = "gather forward + gather backward + reduce-scatter, every micro-batch"
-        elif w.sharding == "zero2":
-            # partitioned gradients cannot accumulate unsharded: a reduce-scatter every micro-batch, then one
-            # all-gather of the updated parameters (DeepSpeed ZeRO stage 2)
-            trainable = trainable_params(w, a) / (tp * pp)
-            vol = ring / 2 * trainable * grad_bytes * (w.grad_accumulation + 1)
-            how = "reduce-scatter every micro-batch + one parameter all-gather a step"
-        else:
-            vol = ring * trainable_params(w, a) / (tp * pp) * grad_bytes
-            how = "all-reduce of the gradients once a step"
+        vol, parts = 0.0, []
+        for shard_params, dp, what in groups:
+            ring = 2 * (dp - 1) / dp
+            trainable = shard_params * trainable_share
+            if w.sharding in ("zero3", "fsdp"):
+                vol += 1.5 * ring * shard_params * grad_bytes * w.grad_accumulation
+                how = "gather forward + gather backward + reduce-scatter, every micro-batch"
+            elif w.sharding == "zero2":
+                # partitioned gradients cannot accumulate unsharded: a reduce-scatter every micro-batch, then one
+                # all-gather of the updated parameters (DeepSpeed ZeRO stage 2)
+                vol += ring / 2 * trainable * grad_bytes * (w.grad_accumulation + 1)
+                how = "reduce-scatter every micro-batch + one parameter all-gather a step"
+            else:
+                vol += ring * trainable * grad_bytes
+                how = "all-reduce of the gradients once a step"
+            parts.append(f"{what} over {dp} replicas")
         t = vol / bw
-        acc.add("data-parallel traffic per GPU per step", vol / 1e9, "GB", f"{how} over {dp} replicas")
+        acc.add("data-parallel traffic per GPU per step", vol / 1e9, "GB", f"{how}: {', '.join(parts)}")
         hidden = min(t, compute_s * OVERLAP)
         exposed += acc.add("exposed data-parallel communication per step", t - hidden, "s",
                            f"{t:.3g} s at {bw / 1e9:.0f} GB/s, {hidden:.3g} s hidden behind compute")
+    a2a = expert_all_to_all_s(w, a, link, acc)
+    if a2a:
+        hidden = min(a2a, compute_s * A2A_OVERLAP)
+        exposed += acc.add("exposed expert-parallel all-to-all per step", a2a - hidden, "s",
+                           f"{a2a:.3g} s, {hidden:.3g} s hidden behind other micro-batches' compute "
+                           f"(up to {A2A_OVERLAP:.0%} of it)")
     if tp > 1:
         bw = bus_gbs(link, tp > per_node)
         ckpt = 3 if checkpointing(w) == "full" else 2
@@ -199,7 +257,8 @@ def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> flo
                            f"{2 * ckpt} all-reduces a layer of {act / 1e6:.3g} MB, {w.grad_accumulation} "
                            f"micro-batches, at {bw / 1e9:.0f} GB/s, not overlapped")
     if w.offload != "none":
-        moved = trainable_params(w, a) / max(dp, 1) * (2 + 2) * (2 if w.offload == "full" else 1)
+        dp = max(1, w.gpus // (tp * pp))
+        moved = trainable_params(w, a) / dp * (2 + 2) * (2 if w.offload == "full" else 1)
         exposed += acc.add("CPU offload copies per step", moved / (OFFLOAD_PCIE_GBS * 1e9), "s",
                            f"gradients to the host and parameters back over PCIe at {OFFLOAD_PCIE_GBS:g} GB/s")
     return exposed
@@ -218,16 +277,19 @@ def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None
     tokens_mb = w.batch_size * w.seq_len           # one micro-batch of one model replica
     moe = moe_factor(w, a, tokens_mb, acc)
     compute_mb = tokens_mb * (mm_f * moe / mm_rate + attn_f / attn_rate) / (tp * pp)
-    floor = weights_floor_s(w, a, gpu, tp * pp)
-    shards = w.gpus if w.sharding in ("zero1", "zero2", "zero3", "fsdp") else tp * pp
+    split = split_of(w, a)
+    floor = weights_floor_s(w, a, gpu, split)
+    shards = w.gpus if w.sharding in ("zero1", "zero2", "zero3", "fsdp") else a.params / local_params(a, split)
     dequant, opt = memory_bound_s(w, a, gpu, shards, acc)
     mb_s = max(compute_mb, floor) + dequant
     acc.add("one micro-batch", mb_s, "s", f"{tokens_mb} tokens: compute {compute_mb:.3g} s "
             f"(weights-read floor {floor:.3g} s) + dequantisation {dequant:.3g} s")
-    bubble = (pp - 1) / w.grad_accumulation if pp > 1 else 0.0
+    vp = w.virtual_pipeline
+    bubble = (pp - 1) / (w.grad_accumulation * vp) if pp > 1 else 0.0
     if pp > 1:
         acc.add("pipeline bubble", bubble, "fraction of compute",
-                f"({pp} stages - 1) / {w.grad_accumulation} micro-batches (1F1B)")
+                f"({pp} stages - 1) / {w.grad_accumulation} micro-batches"
+                + (f" / {vp} model chunks a stage (interleaved 1F1B)" if vp > 1 else " (1F1B)"))
     compute_step = mb_s * w.grad_accumulation * (1 + bubble)
     step = compute_step + opt + comm_s(w, a, link, compute_step, acc)
     replica_tokens = tokens_mb * w.grad_accumulation

@@ -33,7 +33,6 @@ FP8_RELATIVE = 0.72
 # 768-wide experts runs at about half the rate per FLOP of DeepSeek-V3 with 2048-wide ones).
 MOE_RELATIVE = 0.76
 EXPERT_WIDTH_HALF = 2048    # grouped expert GEMMs lose efficiency faster with width than dense ones do
-EXPERT_PARALLEL_MAX = 8     # experts spread over the GPUs of a node (NVLink all-to-all)
 WIDTH_HALF = 400            # hidden size at which the width factor is half: narrow models waste the tensor cores
 WIDTH_REFERENCE = 4096      # the width factor is 1 at this hidden size (the 7B class the shares were fitted on)
 MICROBATCH_HALF = 512       # tokens per micro-batch at which the micro-batch factor is half
@@ -113,12 +112,13 @@ def expert_share(a: Arch) -> float:
     return min(0.95, routed / max(a.active_params, 1))
 
 
-def expert_slowdown(a: Arch, tokens: float, gpus: int) -> float:
+def expert_slowdown(a: Arch, tokens: float, ep: int) -> float:
     """How much slower a routed expert's FLOPs run than the dense ones, for `tokens` per micro-batch per GPU:
-    narrower matrices, fewer tokens per expert (gathered over up to 8 GPUs), and routing overheads."""
+    narrower matrices, fewer tokens per expert (an expert-parallel group of `ep` GPUs gathers every member's tokens
+    for its experts; without expert parallelism each GPU runs every expert on its own tokens), routing overheads."""
     if a.experts <= 1:
         return 1.0
-    ep = max(1, min(gpus, EXPERT_PARALLEL_MAX, a.experts))
+    ep = max(1, min(ep, a.experts))
     per_expert = tokens * a.active_experts * ep / a.experts
     width = a.expert_ffn / (a.expert_ffn + EXPERT_WIDTH_HALF) / width_factor(a.hidden)
     batch = microbatch_factor(per_expert) / microbatch_factor(tokens)
@@ -152,6 +152,19 @@ def resolve_link(gpu: GPU, nodes: int, link: Link | None) -> tuple[Link, list[No
     if inter_gbs is None:
         inter_gbs = {"rdma": RDMA_GBS, "tcp": TCP_GBS}.get(inter, UNKNOWN_INTER_GBS)
     return Link(intra=intra, intra_gbs=intra_gbs, inter=inter, inter_gbs=inter_gbs), notes
+
+
+def all_to_all_gbs(link: Link, ep: int, per_node: int) -> tuple[float, str]:
+    """Bytes/s one GPU's share of an expert-parallel all-to-all moves at, and over what. Inside a node it is the GPU's
+    own link; a group spanning nodes sends (EP - GPUs a node) / (EP - 1) of its traffic through the node's network,
+    which the node's GPUs share, while the rest crosses NVLink at the same time: the slower of the two sets the pace."""
+    intra = (link.intra_gbs or PCIE_GBS["4.0"]) * COLLECTIVE_EFFICIENCY * 1e9
+    if ep <= per_node:
+        return intra, "inside a node"
+    nic = (link.inter_gbs or UNKNOWN_INTER_GBS) / per_node * COLLECTIVE_EFFICIENCY * 1e9
+    off = (ep - per_node) / (ep - 1)
+    effective = 1 / max(off / nic, (1 - off) / intra)
+    return effective, f"{off:.0%} of it across nodes at {nic / 1e9:.0f} GB/s a GPU"
 
 
 def bus_gbs(link: Link, across_nodes: bool) -> float:

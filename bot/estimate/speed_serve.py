@@ -23,6 +23,9 @@ MEMORY_UTILISATION = 0.9     # vLLM's gpu_memory_utilization default: the share 
 ACTIVATION_RESERVE_GIB = 1.0  # activations and sampling buffers of the largest batch, kept out of the KV cache
 DEFAULT_INPUT, DEFAULT_OUTPUT = 1024, 256
 
+# serving rows were fitted with the tokens of a step gathered over up to one node's GPUs for each expert
+SERVING_EXPERT_GROUP = 8
+
 
 def kv_bytes(w: Workload, gpu: GPU, notes: list[str]) -> float:
     """Bytes per cached element: FP8/INT8 KV where asked and supported, else 16-bit."""
@@ -96,7 +99,8 @@ class _Replica:
     def moe(self, tokens: int) -> float:
         """A mixture of experts' matrix multiplies run slower than dense ones of the same FLOPs."""
         share = expert_share(self.a)
-        return (1 - share) + share * expert_slowdown(self.a, tokens, self.tp) if share else 1.0
+        # the fit's tokens per expert: gathered over the replica's GPUs, at most a node's 8 (SERVING_EXPERT_GROUP)
+        return (1 - share) + share * expert_slowdown(self.a, tokens, min(self.tp, SERVING_EXPERT_GROUP)) if share else 1.0
 
     def max_concurrency(self) -> int:
         """Sequences of inp + out tokens whose KV cache fits beside the weights."""

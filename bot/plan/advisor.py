@@ -480,7 +480,8 @@ class Advisor:
         link), so the tokens/s per GPU shown agree with the wall clock."""
         n, f = pick["gpus_total"], self.kb.flavors[pick["id"]]
         link = perf.speed_link(pick["link"], min(n, f.gpu_count)) if pick.get("link") else None
-        wn = timed_workload(job.w, n, f.gpu_count).model_copy(update={"nodes": max(1, math.ceil(n / f.gpu_count))})
+        wn = timed_workload(job.w, n, f.gpu_count, pick.get("layout")).model_copy(
+            update={"nodes": max(1, math.ceil(n / f.gpu_count))})
         ct = cost.training_time(wn, job.model, gpu, n, link)
         if not ct:
             return None

@@ -32,6 +32,7 @@ class Sizer:
         self._micro_est: dict[int, MemoryEstimate] = {}
         self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
         self.speed_memo: dict = {}   # one question's replica timings (perf.replica_speed)
+        self.layout_memo: dict = {}  # one question's training layouts: memory and time of each (plan/layouts.py)
 
     def est(self, n: int) -> MemoryEstimate:
         return estimate_on(self.w, self.model, n, self.cache)

@@ -15,7 +15,7 @@ from typing import Any
 from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, request_buckets
 from bot.plan.links import LinkEvidence
-from bot.plan import perf
+from bot.plan import layouts, perf
 from bot.estimate.kinds import job_memory
 from bot.records.kb import GPU, Flavor
 from bot.records.models import MemoryEstimate
@@ -171,11 +171,17 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
 
 
 def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Sized | None:
+    """k instances of f in the fastest layout that fits (ZeRO-3, or expert parallelism for a mixture of experts)."""
     sizer.searched += 1
     n = k * f.gpu_count
     hours, share = _hours(sizer, gpu, n, f.gpu_count, link)
     if hours is None:
         return None
+    usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
+    ep = layouts.fastest_expert_layout(sizer.w, sizer.model, gpu, n, f.gpu_count, usable, link, sizer.layout_memo)
+    if ep is not None and ep.hours < hours:
+        lay = layouts.layout_of_workload(ep.w, n, sizer.model.moe.experts)
+        return Sized(k, n, ep.estimate, lay, hours=ep.hours, mfu=ep.mfu)
     return Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, mfu=share)
 
 
@@ -209,13 +215,13 @@ def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence
     return (tt.hours, tt.mfu) if tt else (None, None)
 
 
-def timed_workload(w, n: int, per_instance: int):
-    """The workload a training plan on n GPUs is timed with: the user's own layout at their count, else ZeRO-3 over
-    the n GPUs on as many nodes as instances (the answer's compute line uses it too, so its tokens/s are the plan's)."""
+def timed_workload(w, n: int, per_instance: int, layout: dict[str, Any] | None = None):
+    """The workload a training plan on n GPUs is timed with: the user's own layout at their count, else the plan's
+    layout (expert parallelism, or ZeRO-3 over the n GPUs on as many nodes as instances); the answer's compute line
+    uses it too, so its tokens/s are the plan's."""
     if n == w.gpus:
         return w
-    return w.model_copy(update={"gpus": n, "sharding": "zero3" if n > 1 else "none",
-                                "nodes": max(1, math.ceil(n / per_instance))})
+    return layouts.layout_workload(w, n, per_instance, layout)
 
 
 def est_workload(sizer: Sizer, n: int, k: int):

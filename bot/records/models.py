@@ -168,6 +168,13 @@ class Workload(BaseModel):
     fps: float | None = Field(default=None, gt=0, le=1000)           # frames per second per video stream
     scene_gib: float | None = Field(default=None, gt=0, le=4096)     # rendering: the scene's geometry and textures
     pipeline_parallel: int = Field(default=1, ge=1, le=1024)
+    # interleaved pipeline: model chunks per pipeline stage (Megatron's virtual_pipeline_model_parallel_size), which
+    # divides the 1F1B bubble by itself (Narayanan et al. 2021, section 2.2.2)
+    virtual_pipeline: int = Field(default=1, ge=1, le=128)
+    # expert parallelism (mixture of experts): the routed experts are split over this many GPUs of each data-parallel
+    # group, every token sent to its experts' GPUs and back by all-to-all (Megatron-Core's expert_model_parallel_size,
+    # DeepSpeed-MoE's ep_size); the dense parts are split by tensor/pipeline parallelism and ZeRO as before
+    expert_parallel: int = Field(default=1, ge=1, le=1024)
     input_len: int | None = Field(default=None, ge=1, le=10_000_000)     # serving: prompt tokens per request
     output_len: int | None = Field(default=None, ge=1, le=10_000_000)    # serving: generated tokens per request
     kv_dtype: Precision | None = None       # serving: KV-cache element type (None: the weights' 16-bit type)

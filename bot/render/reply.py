@@ -276,6 +276,7 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
     elif top.get("price_per_hour") is not None:
         key = "why.preferred" if cheaper_shown else "why.cheapest"
         out.append("      " + t.say(key, lang, price=price_text(t, top, lang)))
+    out += layout_lines(t, top, lang)
     out += billing_lines(t, top.get("costs") or [], lang)
     b = top.get("budget")
     if b:
@@ -288,6 +289,16 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
         what = ", ".join(t.say(f"breaks.{b}", lang) for b in missed)
         out.append("      " + t.say("plan.breaks", lang, what=what))
     return out
+
+
+def layout_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+    """A training plan's expert-parallel layout, said because it is not the ZeRO-3 a reader would assume."""
+    lay = top.get("layout") or {}
+    if lay.get("ep", 1) <= 1:
+        return []
+    pipeline = t.say("plan.layout_pp", lang, pp=lay["pp"], mb=lay["grad_accumulation"]) if lay["pp"] > 1 else ""
+    return ["      " + t.say("plan.layout_ep", lang, ep=lay["ep"], per_gpu=lay["experts"] // lay["ep"],
+                               experts=lay["experts"], pipeline=pipeline, dp=lay["dp"], gpus=top["gpus_total"])]
 
 
 def _fleet_price(t: Templates, rec: dict[str, Any], lang: str) -> str:

@@ -152,6 +152,7 @@ def _workload(o: dict[str, Any], model) -> Workload:
             lora_dropout=o["lora_dropout"], concurrency=o["concurrency"],
             context=o["context"] or o["seq_len"] or 4096, tokens=o["tokens"],
             tensor_parallel=o["tp"] or (o["gpus"] if inference else 1), pipeline_parallel=o["pp"],
+            virtual_pipeline=o.get("vp") or 1, expert_parallel=o.get("ep") or 1,
             input_len=o["input_len"], output_len=o["output_len"], kv_dtype=o["kv_dtype"])
     except ValidationError as exc:
         err = exc.errors()[0]

@@ -235,6 +235,10 @@ def chat(session: str | None) -> None:
 @click.option("--tp", type=click.IntRange(1, 1024), default=None,
               help="Tensor-parallel degree (serving default: all --gpus; training default 1).")
 @click.option("--pp", type=click.IntRange(1, 1024), default=1, show_default=True, help="Pipeline-parallel degree.")
+@click.option("--vp", type=click.IntRange(1, 128), default=1, show_default=True,
+              help="Training: model chunks per pipeline stage (interleaved pipeline; divides the bubble).")
+@click.option("--ep", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="Training a mixture of experts: expert-parallel degree (must divide the expert count).")
 @click.option("--gpu", "gpu_name", default=None, help="A GPU to check the fit on (and to time training on).")
 @click.option("--json", "as_json", is_flag=True)
 def estimate(**opts: Any) -> None:
