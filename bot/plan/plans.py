@@ -145,6 +145,7 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
     base = Sized(k0, n0, est0, layout_of(sizer, n0, k0))
     if not sizer.w.tokens or sizer.user_fixed:
         base.hours, base.mfu = _hours(sizer, gpu, n0, f.gpu_count, link)
+        base = _expert_layout_if_faster(sizer, f, gpu, base, link)
         if t.deadline_h and base.hours and base.hours > t.deadline_h:
             base.breaks.append("deadline")
         return base
@@ -177,12 +178,22 @@ def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Siz
     hours, share = _hours(sizer, gpu, n, f.gpu_count, link)
     if hours is None:
         return None
+    return _expert_layout_if_faster(sizer, f, gpu, Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours,
+                                                         mfu=share), link)
+
+
+def _expert_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence) -> Sized:
+    """The plan in the fastest expert-parallel layout of its GPUs that fits, when that beats its ZeRO-3 layout (a
+    mixture of experts trained in full); otherwise the plan as it is."""
+    if plan.hours is None or sizer.w.sharding not in ("zero3", "none") or plan.gpus_total % f.gpu_count:
+        return plan
     usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
-    ep = layouts.fastest_expert_layout(sizer.w, sizer.model, gpu, n, f.gpu_count, usable, link, sizer.layout_memo)
-    if ep is not None and ep.hours < hours:
-        lay = layouts.layout_of_workload(ep.w, n, sizer.model.moe.experts)
-        return Sized(k, n, ep.estimate, lay, hours=ep.hours, mfu=ep.mfu)
-    return Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, mfu=share)
+    ep = layouts.fastest_expert_layout(sizer.w, sizer.model, gpu, plan.gpus_total, f.gpu_count, usable, link,
+                                       sizer.layout_memo)
+    if ep is None or ep.hours >= plan.hours:
+        return plan
+    lay = layouts.layout_of_workload(ep.w, plan.gpus_total, sizer.model.moe.experts)
+    return Sized(plan.instances, plan.gpus_total, ep.estimate, lay, hours=ep.hours, mfu=ep.mfu)
 
 
 def _fewest(sizer: Sizer, f: Flavor, gpu: GPU, lo: int, hit: Sized, limit: float, link: LinkEvidence) -> Sized:
