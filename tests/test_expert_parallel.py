@@ -185,3 +185,16 @@ def test_the_layout_line_names_expert_parallelism_in_both_languages(lang, has):
     for piece in has:
         assert piece in line, line
     assert layout_lines(default_templates(), {"layout": {"dp": 16, "tp": 1, "pp": 1}, "gpus_total": 16}, lang) == []
+
+
+# ----- the whole answer ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("q", ["rent 16 H100 to pretrain qwen3-30b-a3b on 100B tokens, how long?",
+                               "预训练一个类似 Qwen3-30B-A3B 的 MoE 模型，1T tokens，两个月"])
+def test_the_compute_line_is_timed_in_the_picks_expert_layout(core, q):
+    """tokens = tokens/s a GPU x GPUs x the pick's hours x 3600 x 90 % goodput, in the layout the answer names."""
+    r = core.turn(q, {})[0].model_dump()
+    pick, c = r["recommendations"][0], r["compute"]
+    assert pick["layout"]["ep"] >= 2 and pick["layout"]["sharding"] == "zero1"
+    done = c["tokens_per_s_per_gpu"] * pick["gpus_total"] * pick["job_hours"] * 3600 * 0.9
+    assert done == pytest.approx(c["tokens"], rel=0.01)
+    assert ("expert" in r["text"]) or ("专家并行" in r["text"])

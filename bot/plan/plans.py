@@ -230,7 +230,7 @@ def timed_workload(w, n: int, per_instance: int, layout: dict[str, Any] | None =
     """The workload a training plan on n GPUs is timed with: the user's own layout at their count, else the plan's
     layout (expert parallelism, or ZeRO-3 over the n GPUs on as many nodes as instances); the answer's compute line
     uses it too, so its tokens/s are the plan's."""
-    if n == w.gpus:
+    if n == w.gpus and not (layout or {}).get("ep"):
         return w
     return layouts.layout_workload(w, n, per_instance, layout)
 
