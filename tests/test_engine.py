@@ -63,6 +63,9 @@ def test_any_and_not(tmp_path):
     ({**RULE, "cite": ["s9"]}, "unknown source 's9'"),                                              # bad citation
     ({**RULE, "then": {"require": [{"attribute": "nvlnk", "value": True}]}}, "did you mean 'nvlink'"),
     ({**RULE, "then": {"check": [{"item": "oom", "status": "ok", "say": "say.y"}]}}, "no text template"),
+    ({**RULE, "then": {"demote": [{"attribute": "rdmaa", "value": True}]}}, "did you mean 'rdma'"),
+    ({**RULE, "justify": [], "then": {"demote": [{"attribute": "rdma", "value": True}]}},
+     "a 'demote' rule names no source sentence"),
 ])
 def test_bad_rules_are_refused_at_load(tmp_path, bad, words):
     _rs, problems = ruleset(tmp_path, [bad])
@@ -81,3 +84,12 @@ def test_the_real_rules_validate(kb):
     rs, problems = check_rules(ROOT / "rules", set(kb.sources), default_templates().keys)
     assert problems == [], [str(p) for p in problems]
     assert len(rs.rules) >= 20
+
+
+def test_demote_is_collected_apart_from_require(tmp_path):
+    """`demote` ranks a plan last without ruling it out (issue 16): the engine hands it over on its own list."""
+    rule = {**RULE, "then": {"demote": [{"attribute": "rdma", "value": True}]}}
+    rs, problems = ruleset(tmp_path, [rule])
+    assert not problems
+    out = evaluate(rs, {"task": "train", "gpus_needed": 8}, "select")
+    assert [(c.attribute, rid) for c, rid in out.demote] == [("rdma", "r1")] and not out.require

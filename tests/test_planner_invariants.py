@@ -5,6 +5,8 @@
   "cheapest" is cheaper than the pick, "fastest" faster.
 - A plan meets every stated target, or the answer says which it misses.
 - More GPUs never make a plan slower in the model (over a documented RDMA fabric).
+- An undocumented network between instances excludes nothing: it is timed as TCP, ranked after plans that need no
+  such leap, and picked only when none of those meets the job.
 - The user's own hardware is judged with all its cards.
 """
 from __future__ import annotations
@@ -262,6 +264,52 @@ def test_ruled_out_rows_compare_per_card_figures(core):
     assert all(c["per_gpu_gib"] < 100 for c in no_fit), [c["per_gpu_gib"] for c in no_fit]
     first = r["text"].splitlines()[0]
     assert ("RDMA" in first or ("modelarts-snt9b-8x64g" in first and "没有公开价格" in first)) and "1,396" not in first
+
+
+# ----- an undocumented network is evidence, not a gate ------------------------------------------------------------
+def test_an_unknown_network_is_timed_as_tcp_never_as_the_cluster_fabric(kb):
+    """The speed model alone assumes a training cluster's RDMA when asked about a job; the planner times a flavor
+    whose network no source documents as TCP, so an unknown never buys speed."""
+    gpu = kb.gpus["h100-sxm"]
+    w = Workload(params_b=7.0, task="train", method="full", tokens=1e11, batch_size=1, seq_len=2048,
+                 grad_checkpointing=True, grad_accumulation=8, gpus=32, sharding="zero3", nodes=4)
+    hours = {inter: perf.train_time(w, None, gpu, 32, 8, LinkEvidence("nvlink", "stated", 450.0, inter, None)).hours
+             for inter in ("rdma", "tcp", "unknown")}
+    assert hours["unknown"] == hours["tcp"] and hours["tcp"] > 1.5 * hours["rdma"], hours
+
+
+@pytest.mark.parametrize("question", ["在华为云上全量微调 Qwen2.5-72B，数据 1B tokens，两周内完成",
+                                      "on huawei cloud, full fine-tune llama 3 70b on 2B tokens within 3 weeks"])
+def test_an_undocumented_network_excludes_nothing_and_costs_time(core, question):
+    """The user's cloud documents no RDMA for any NVIDIA flavor and no one instance holds the job: the answer is a
+    plan on that cloud across instances, timed (over TCP), with a checklist that asks to confirm RDMA, not a move to
+    another cloud and not 'nothing fits'."""
+    r = core.turn(question, {})[0].model_dump()
+    pick = r["recommendations"][0]
+    assert pick["provider"] == "huaweicloud" and pick["instances"] > 1 and pick["rdma"] is None
+    assert "rdma" in pick["demoted"] and pick["job_hours"]
+    topo = next(c for c in r["checklist"] if c["item"] == "topology")
+    assert topo["status"] == "warn" and "TCP" in topo["text"]
+    assert not any((c["ruled_out"] or "").startswith("requirement.") for c in r["considered"])
+
+
+@pytest.mark.parametrize("question", ["pretrain a 7B model from scratch on 1T tokens, which instances?",
+                                      "在华为云上用 LoRA 微调 Llama 3 70B", "QLoRA fine-tune Qwen2.5-32B on huawei cloud",
+                                      "预训练 13B 模型，300B tokens，45 天内完成",
+                                      "serve llama 3.1 70b for 50 concurrent users",
+                                      "在华为云上全量微调 Qwen2.5-72B，数据 1B tokens，两周内完成"])
+def test_a_plan_over_an_undocumented_network_is_picked_only_when_nothing_else_meets_the_job(core, question):
+    """Ranked after every plan that meets the job without spanning instances over a network of unknown kind; and
+    never shown as the 'cheapest' or 'simpler' way to do what the pick does without that leap."""
+    r = core.turn(question, {})[0].model_dump()
+    recs = r["recommendations"]
+    pick = recs[0]
+    shown = recs[1:] + r["considered"]
+    if pick["demoted"]:
+        assert not [c["flavor"] for c in shown if c["fits"] and not c["demoted"] and not c["ruled_out"]
+                    and not c["breaks"] and not c["over_budget"] and c["price_per_hour"] is not None]
+    else:
+        assert not any(x["demoted"] for x in recs[1:] if x["label"] == "cheapest")
 
 
 @pytest.mark.parametrize("question", ["部署 Qwen2.5-14B 做长期在线服务，7x24，用户大概 20 人",

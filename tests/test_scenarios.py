@@ -46,6 +46,10 @@ def _check_pick(pick: dict, e: dict) -> None:
         assert pick["gpu_memory_gib"] >= e["gpu_mem_min"]
     if "provider" in e:
         assert pick["provider"] == e["provider"]
+    if "instances" in e:
+        _in(pick["instances"], e["instances"], "instances")
+    if "demoted" in e:
+        assert bool(pick.get("demoted")) == e["demoted"], pick.get("demoted")
     if e.get("meets"):
         assert not pick["breaks"], pick["breaks"]
     if "fleet_parts" in e:

@@ -109,6 +109,20 @@ def test_the_network_between_nodes_matters_and_an_unknown_one_is_named():
     assert {k["key"] for k in unknown.assumption_keys} >= {"speed.assumed_inter"}
 
 
+def test_sharded_data_parallel_pays_a_hop_latency_per_node_per_layer_collective():
+    """ZeRO-3 gathers and reduce-scatters every layer every micro-batch; each ring crosses (nodes - 1) network hops
+    of NCCL's 9.6 us (its own tuning model): over thousands of nodes that, not bandwidth, stops the scaling."""
+    from bot.estimate.speed_hw import RING_HOP_LATENCY_S
+    link = Link(intra="nvlink", inter="rdma", inter_gbs=400)
+    for nodes in (2, 64, 512):
+        w = train(gpus=8 * nodes, nodes=nodes, sharding="zero3", grad_accumulation=4)
+        sp = training_speed(w, LLAMA8, KB.gpus["h100-sxm"], link)
+        term = next(t for t in sp.terms if t.name == "network hop latency per step")
+        assert term.value == pytest.approx(3 * 32 * 4 * (nodes - 1) * RING_HOP_LATENCY_S)
+    one = training_speed(train(gpus=8, nodes=1, sharding="zero3"), LLAMA8, KB.gpus["h100-sxm"], link)
+    assert all(t.name != "network hop latency per step" for t in one.terms)
+
+
 def test_pipeline_bubble_shrinks_with_more_micro_batches():
     few = tps(train(model=LLAMA70.id, params_b=LLAMA70.params_b, tensor_parallel=8, pipeline_parallel=4,
                     gpus=64, nodes=8, sharding="zero1", grad_accumulation=4, batch_size=1), model=LLAMA70)

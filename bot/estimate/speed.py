@@ -16,8 +16,8 @@ from bot.estimate.adapters import trainable_params
 from bot.estimate.arch import WEIGHT_BYTES, Arch, Note, arch_of
 from bot.estimate.parallel import Split, split_of
 from bot.estimate.speed_hw import (ATTENTION_RELATIVE, ATTENTION_RELATIVE_DEFAULT, DEFAULT_EFFICIENCY,
-                                   FP8_RELATIVE, GOODPUT, TRAIN_EFFICIENCY, all_to_all_gbs, bus_gbs, compute_type,
-                                   expert_share,
+                                   FP8_RELATIVE, GOODPUT, RING_HOP_LATENCY_S, TRAIN_EFFICIENCY, all_to_all_gbs,
+                                   bus_gbs, compute_type, expert_share,
                                    expert_slowdown, generation, microbatch_factor, note_keys, peak_flops,
                                    resolve_link, width_factor)
 from bot.estimate.speed_serve import serving_speed  # noqa: F401  (re-exported: the contract's one module)
@@ -237,8 +237,14 @@ def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> flo
                 vol += ring * trainable * grad_bytes
                 how = "all-reduce of the gradients once a step"
             parts.append(f"{what} over {dp} replicas")
-        t = vol / bw
+        # ZeRO-3 gathers and reduce-scatters layer by layer: one collective per layer and pass, each a ring of
+        # (nodes - 1) network hops
+        hops = 3 * a.layers / pp * w.grad_accumulation * max(0, w.nodes - 1) if w.sharding in ("zero3", "fsdp") else 0
+        t = vol / bw + hops * RING_HOP_LATENCY_S
         acc.add("data-parallel traffic per GPU per step", vol / 1e9, "GB", f"{how}: {', '.join(parts)}")
+        if hops:
+            acc.add("network hop latency per step", hops * RING_HOP_LATENCY_S, "s",
+                    f"{hops:,.0f} ring hops between nodes at {RING_HOP_LATENCY_S * 1e6:g} us each")
         hidden = min(t, compute_s * OVERLAP)
         exposed += acc.add("exposed data-parallel communication per step", t - hidden, "s",
                            f"{t:.3g} s at {bw / 1e9:.0f} GB/s, {hidden:.3g} s hidden behind compute")

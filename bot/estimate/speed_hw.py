@@ -46,6 +46,12 @@ STEP_OVERHEAD_S = 0.0005   # CUDA-graph decode steps (vLLM V1, TensorRT-LLM)
 # Collective bandwidth achieved relative to the link's one-direction rate (NCCL bus bandwidth on NVLink/IB).
 COLLECTIVE_EFFICIENCY = 0.8
 COLLECTIVE_LATENCY_S = 20e-6        # per all-reduce of a small message (TP at decode)
+# A ring all-gather or reduce-scatter over N nodes takes N - 1 network hops, each with a fixed latency: NCCL's own
+# tuning model charges 9.6 us a hop on the network for its ring/Simple protocol (src/graph/tuning.cc, hwLat[NET]),
+# tuned on InfiniBand; TCP sockets are slower still, so this is a floor. It is what makes ZeRO-3 over thousands of
+# nodes stop scaling: 3 x layers collectives a micro-batch, each N - 1 hops long.
+# https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc
+RING_HOP_LATENCY_S = 9.6e-6
 # Links assumed when nothing is known: PCIe by the card's PCIe generation (GB/s one direction, x16), and between
 # nodes a training cluster's network, 8 x 200 Gbit/s per node (llm-foundry's A100 clusters: "1600 Gbps node-node
 # interconnect (RoCE)"; Llama 2's clusters: 200 Gbps per GPU); the planner passes the flavor's real link instead.

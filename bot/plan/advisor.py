@@ -241,11 +241,10 @@ class Advisor:
         # shape: several GPUs need NVLink, several instances RDMA)
         hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
                        if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
-                      | {r["blocked_by"] for r in ranked if r.get("blocked_by")}
                       | {c.attribute for c, _ in job.shapes.job.require})
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
         alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets) if not r["ruled_out"]]
-        fits_somewhere = any(r["ruled_out"] != "no_fit" or r.get("blocked_by") for r in ranked)
+        fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
         lang = job.lang
         reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard else ""
         if not fits_somewhere:
@@ -257,20 +256,29 @@ class Advisor:
 
     def _elsewhere(self, job: _Job, ranked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict | None]:
         """The provider was assumed, not asked for, and none of its plans meets the targets (a deadline, the
-        horizon, the latency): plans elsewhere that do come first, and the answer says why."""
+        horizon, the latency), or meets them only across instances without documented RDMA: plans elsewhere that do
+        come first, and the answer says why."""
         fitting = [r for r in ranked if not r["ruled_out"]]
-        if job.slots.get("provider") or any(_meets(r) for r in fitting):
+        if job.slots.get("provider") or any(_meets(r) and not r.get("demoted") for r in fitting):
             return ranked, None
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
         alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets)
                if not r["ruled_out"] and _meets(r)]
+        if any(_meets(r) for r in fitting):
+            # its plans meet the job only across instances over a network no source documents as RDMA: plans
+            # elsewhere that need no such leap come first, if there are any
+            alt = [r for r in alt if not r.get("demoted")]
         if not alt:
             return ranked, None
         missed = [b for r in fitting for b in r["breaks"]] + (["budget"] if any(r.get("over_budget")
                                                                                  for r in fitting) else [])
         provider = self.kb.providers[job.provider].display_name(job.lang)
+        leap = [r["flavor"].flavor for r in fitting if _meets(r) and r.get("demoted")]
+        if leap:
+            return alt + ranked, {"provider": provider, "requirement": ", ".join(dict.fromkeys(leap[:3])),
+                                  "key": "fallback.rdma"}
         unpriced = [r["flavor"].flavor for r in fitting if r.get("hourly") is None and not r.get("breaks")]
-        if not missed and unpriced:
+        if unpriced:
             # its plans that meet the job have no public price (Ascend nodes): say so, not 'meets nothing'
             return alt + ranked, {"provider": provider, "requirement": ", ".join(dict.fromkeys(unpriced)),
                                   "key": "fallback.unpriced"}

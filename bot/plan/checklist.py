@@ -145,6 +145,7 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "fits": r["ruled_out"] != "no_fit", "headroom_pct": r.get("headroom", -1.0),
         "per_gpu_gib": est.per_gpu_gib if est else r.get("need"),
         "need_gpus": r.get("need_gpus") if not est else None, "blocked_by": r.get("blocked_by"),
+        "demoted": list(r.get("demoted") or []),     # rule preferences it lacks, e.g. RDMA between its instances
         "evidence": f.evidence, "region": f.region, "job_cost": round(r["job_cost"], 2) if r.get("job_cost") else None,
         "job_hours": round(r["hours"], 1) if r.get("hours") else None,
         "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),

@@ -38,7 +38,7 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     recs = [_label(pick, "pick")]
     # the cheapest is shown as an option the user could take: one that meets their targets (a plan missing the
     # deadline is not a cheaper way to do the same job), else one within the horizon
-    sensible = [r for r in fitting if not r.get("breaks")] or \
+    sensible = [r for r in fitting if not r.get("breaks") and _no_more_demoted(r, pick)] or \
         [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
     cheap = min(sensible, key=lambda r: (job_price(r), r.get("hours") or 0, r["id"]))
     if cheap is not pick and job_price(cheap) < job_price(pick):
@@ -81,8 +81,16 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
     def worth(r: Row) -> float:
         return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
     simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
-               and not _slower(r, pick)]
+               and not _slower(r, pick) and _no_more_demoted(r, pick)]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
+
+
+def _no_more_demoted(r: Row, pick: Row) -> bool:
+    """A plan the rules demote (several instances with no documented RDMA between them) is not offered as the
+    simpler or cheaper way to do what the pick does without that leap: three 1-GPU VMs over a network of unknown
+    kind are not simpler than one 4-GPU instance, and their lower hourly price is not a cheaper job when the
+    job's length is unknown."""
+    return not r.get("demoted") or bool(pick.get("demoted"))
 
 
 def _nearest(fitting: list[Row]) -> Row | None:
@@ -126,7 +134,8 @@ def _cheaper_hourly(r: Row, pick: Row) -> bool:
 
 def _why(r: Row, pick: Row, passes: Callable[[Row], bool] | None) -> list[str]:
     """Why this plan is not the pick, in the order a reader checks: ruled out, misses a target, over budget,
-    fails its checklist, then the numbers: costs more, slower, same cost."""
+    fails its checklist, spans instances without documented RDMA, then the numbers: costs more, slower, same
+    cost."""
     if r["ruled_out"]:
         return [r["ruled_out"]]
     why = [f"breaks.{b}" for b in r.get("breaks", [])]
@@ -134,6 +143,9 @@ def _why(r: Row, pick: Row, passes: Callable[[Row], bool] | None) -> list[str]:
         why.append("over_budget")
     if passes is not None and not why and not passes(r):
         why.append("fails_check")
+    if not why and r.get("demoted") and not pick.get("demoted"):
+        # several instances over a network no source documents as RDMA: ranked after plans that need no such leap
+        why.extend(f"demoted.{a}" for a in r["demoted"])
     mine, theirs = job_price(r), job_price(pick)
     if mine == math.inf:
         why.append("no_price")

@@ -1,7 +1,7 @@
 """A deterministic rule engine over named facts: all / any / not trees, typed and validated at load time.
 
 Rules live in rules/advice.yaml, facts are declared in rules/facts.yaml (with their human names). Evaluation
-returns what the rules require / prefer / exclude of candidate instances, the checklist items they add, and a
+returns what the rules require / prefer / demote / exclude of candidate instances, the checklist items they add, and a
 trace saying, for every rule, whether it fired and which conditions decided, in the user's language.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bot.records.errors import KnowledgeError, Problem
 from bot.knowledge.loader import did_you_mean, read_yaml, validation_problems
 from bot.plan.operators import OPERATORS
 
-ATTRIBUTES = {   # candidate attributes that require / prefer / exclude may name
+ATTRIBUTES = {   # candidate attributes that require / prefer / demote / exclude may name
     "nvlink": "GPU-to-GPU link is NVLink/NVSwitch/HCCS",
     "rdma": "RDMA (RoCE / InfiniBand / EFA) between nodes",
     "use": "the vendor's intended use of the flavor",
@@ -73,6 +73,10 @@ class CheckAction(Strict):
 class Then(Strict):
     require: list[Constraint] = []
     prefer: list[Constraint] = []
+    # a plan that does not meet a `demote` constraint ranks after every plan that meets the job's targets and does;
+    # it is never excluded. For what a source says to choose ("必须选择配备 RDMA 的实例") but which is not a
+    # condition for the job to run: NCCL falls back to TCP sockets without RDMA, slower, and the speed model times it
+    demote: list[Constraint] = []
     exclude: list[Constraint] = []
     check: list[CheckAction] = []
     note: list[str] = []
@@ -93,7 +97,7 @@ class Rule(Strict):
     when: Node
     then: Then
     cite: list[str] = Field(min_length=1)
-    justify: list[Quote] = []         # a rule that says "require" names the sentence that makes it a requirement
+    justify: list[Quote] = []         # a rule that says "require" or "demote" names the sentence it rests on
 
     @model_validator(mode="before")
     @classmethod
@@ -119,6 +123,7 @@ class RuleSet:
 class Outcome:
     require: list[tuple[Constraint, str]] = field(default_factory=list)
     prefer: list[tuple[Constraint, str]] = field(default_factory=list)
+    demote: list[tuple[Constraint, str]] = field(default_factory=list)
     exclude: list[tuple[Constraint, str]] = field(default_factory=list)
     checks: list[tuple[CheckAction, list[str], str]] = field(default_factory=list)
     notes: list[tuple[str, list[str], str]] = field(default_factory=list)
@@ -204,14 +209,15 @@ def _check_rule(file: str, rule: Rule, facts: dict[str, Fact], source_ids, templ
                 if v not in fact.values:
                     out.append(Problem(file, f"{where}.when", f"'{v}' is not a value of fact '{c.fact}'",
                                        f"use one of {fact.values}"))
-    for kind in ("require", "prefer", "exclude"):
+    for kind in ("require", "prefer", "demote", "exclude"):
         for con in getattr(rule.then, kind):
             if con.attribute not in ATTRIBUTES:
                 guess = did_you_mean(con.attribute, ATTRIBUTES)
                 out.append(Problem(file, f"{where}.then.{kind}", f"unknown attribute '{con.attribute}'",
                                    f"did you mean '{guess[0]}'?" if guess else f"use one of {', '.join(ATTRIBUTES)}"))
-    if rule.then.require and not rule.justify:
-        out.append(Problem(file, f"{where}.justify", "a 'require' rule names no source sentence that justifies it",
+    if (rule.then.require or rule.then.demote) and not rule.justify:
+        kind = "require" if rule.then.require else "demote"
+        out.append(Problem(file, f"{where}.justify", f"a '{kind}' rule names no source sentence that justifies it",
                            "add justify: [{source: <id from cite>, quote: <the sentence>}] or make it 'prefer'"))
     for q in rule.justify:
         if q.source not in rule.cite:
@@ -268,6 +274,8 @@ def evaluate(rs: RuleSet, facts: dict[str, Any], stage: str, lang: str = "en") -
             out.require.append((con, rule.id))
         for con in rule.then.prefer:
             out.prefer.append((con, rule.id))
+        for con in rule.then.demote:
+            out.demote.append((con, rule.id))
         for con in rule.then.exclude:
             out.exclude.append((con, rule.id))
         for chk in rule.then.check:

@@ -2,8 +2,8 @@
 
 A thin adapter over the speed model (bot/estimate/speed.py through cost.py): every planner module asks here, so the
 planner states its own policy in one place. The policy: a link the knowledge base does not document is timed as
-PCIe inside an instance (the answer asks to confirm NVLink with the vendor) and as the speed model's unknown network
-between instances; a documented network figure is passed on.
+PCIe inside an instance (the answer asks to confirm NVLink with the vendor) and as TCP between instances (the answer
+asks to confirm RDMA); a documented network figure is passed on.
 """
 from __future__ import annotations
 
@@ -26,11 +26,13 @@ class TrainTime:
 
 def speed_link(link: LinkEvidence, gpus_in_instance: int | None = None) -> Link:
     """The speed model's Link for a flavor's evidence: unknown inside an instance is PCIe, never assumed NVLink; a
-    collective over more of the instance's cards than one NVLink bridge joins runs at PCIe speed (links.py)."""
+    collective over more of the instance's cards than one NVLink bridge joins runs at PCIe speed (links.py); a
+    network no source documents as RDMA is TCP (its documented rate, else the speed model's TCP figure), never
+    assumed to be the RDMA cluster fabric the speed model takes when asked about a job alone."""
     intra, gbs = ("pcie" if link.intra == "unknown" else link.intra), link.intra_gbs
     if gpus_in_instance is not None and link.bridged_beyond(gpus_in_instance):
         intra, gbs = "pcie", link.pcie_gbs
-    inter = {"rdma": "rdma", "tcp": "tcp"}.get(link.inter, "unknown")
+    inter = "rdma" if link.inter == "rdma" else "tcp"
     return Link(intra=intra, intra_gbs=gbs, inter=inter, inter_gbs=link.inter_gbs)
 
 

@@ -153,8 +153,6 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
     best: Sized | None = None
     prev = k0
     for k in _instance_counts(k0, f.gpu_count):
-        if k > k0 and link.inter != "rdma":
-            break                 # scaling out for speed needs a documented RDMA fabric: TCP is not planned on
         plan = _timed(sizer, f, gpu, k, link)
         if plan is None:
             break

@@ -10,7 +10,7 @@ from bot.plan.engine import satisfies
 from bot.plan.links import link_of
 from bot.plan import perf
 from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training, timed_workload
-from bot.plan.workload import tp_degrees, user_fixed_plan
+from bot.plan.workload import tp_degrees
 from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
@@ -39,7 +39,7 @@ class Ranker:
     def rank(self, pool: list[Flavor], sizer: Sizer, select_for: Callable, slots: dict[str, Any],
              targets: Targets) -> list[Row]:
         """Every flavor of the pool as a plan row: passing ones first, then those meeting every target, within
-        budget, by effective cost and headroom."""
+        budget, not demoted by a rule (several instances without documented RDMA), by effective cost and headroom."""
         rows = []
         verdicts: dict[tuple, tuple[str | None, float]] = {}
         sized: dict[tuple, Sized] = {}
@@ -47,8 +47,8 @@ class Ranker:
             rows.append(self._row(f, sizer, select_for, slots, verdicts, (targets, sized)))
         order = {None: 0}
         return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("breaks")),
-                                           bool(r.get("over_budget")), r["cost"], r.get("instances", 0),
-                                           -r["headroom"], r["id"]))
+                                           bool(r.get("over_budget")), bool(r.get("demoted")), r["cost"],
+                                           r.get("instances", 0), -r["headroom"], r["id"]))
 
     def _row(self, f: Flavor, sizer: Sizer, select_for: Callable, slots: dict[str, Any], verdicts: dict,
              sizing: tuple) -> Row:
@@ -77,15 +77,12 @@ class Ranker:
         if split:      # one card at a smaller micro-batch (candidates.Sizer._micro_batch_plan)
             mb, acc = split
             row.update(micro_batch=mb, layout={**s.layout, "micro_batch": mb, "grad_accumulation": acc})
-        row["ruled_out"], bonus, link_weight = self._verdict(attrs, select_for(n, k), n, k, verdicts)
+        row["ruled_out"], bonus, link_weight, demoted = self._verdict(attrs, select_for(n, k), n, k, verdicts)
         if link_weight:
             row["link_gain"] = self._link_gain(f, s, sizer, sizing[0])
             bonus += min(link_weight, row["link_gain"])
-        if row["ruled_out"] == "requirement.rdma" and not user_fixed_plan(w, slots):
-            # it only needed several instances because the job does not fit one: say that, and that several
-            # instances need the RDMA this flavor does not document (blocked_by)
-            row.update(ruled_out="no_fit", need=sizer.est(f.gpu_count).per_gpu_gib, need_gpus=f.gpu_count,
-                       blocked_by="rdma", estimate=None)
+        if demoted:
+            row["demoted"] = demoted      # e.g. several instances over a network no source documents as RDMA
         self._price(row, f, s, bonus, slots)
         return row
 
@@ -195,33 +192,33 @@ class Ranker:
         row.update(budget_fields(self.kb, hourly, row["job_cost"], f, slots))
 
     @staticmethod
-    def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict) -> tuple[str | None, float, float]:
+    def _verdict(attrs: dict[str, Any], select, n: int, k: int, memo: dict
+                 ) -> tuple[str | None, float, float, list[str]]:
         """(why the rules rule the flavor out or None, the weight of the preferences it meets other than NVLink, the
-        most an NVLink preference it meets is worth). NVLink is credited by what it buys the job (_link_gain), up to
-        its rule's weight. It depends on the flavor's attributes and the job's shape on it (several GPUs? several
+        most an NVLink preference it meets is worth, the attributes it lacks that the rules would rather it had:
+        ranked after the plans that have them). NVLink is credited by what it buys the job (_link_gain), up to its
+        rule's weight. It depends on the flavor's attributes and the job's shape on it (several GPUs? several
         instances?), so it is memoised."""
         key = (id(select), n > 1, k > 1, attrs["_shape"])
         if key in memo:
             return memo[key]
-        ruled = None
-        for con, _rid in select.require:
-            if con.attribute == "nvlink" and n <= 1:
-                continue                       # NVLink matters only between GPUs the job uses
-            if con.attribute == "rdma" and k == 1:
-                continue                       # RDMA matters only between instances
-            if not satisfies(attrs, con):
-                ruled = f"requirement.{con.attribute}"
-                break
+        ruled = next((f"requirement.{con.attribute}" for con, _rid in select.require
+                      if _applies(con, n, k) and not satisfies(attrs, con)), None)
         if ruled is None:
-            for con, _rid in select.exclude:
-                if satisfies(attrs, con):
-                    ruled = f"requirement.{con.attribute}"
-                    break
+            ruled = next((f"requirement.{con.attribute}" for con, _rid in select.exclude if satisfies(attrs, con)),
+                         None)
         met = [con for con, _ in select.prefer if satisfies(attrs, con)]
         link_weight = max((con.weight for con in met if con.attribute == "nvlink"), default=0.0) if n > 1 else 0.0
         bonus = sum(con.weight for con in met if con.attribute != "nvlink")
-        memo[key] = (ruled, bonus, link_weight)
-        return ruled, bonus, link_weight
+        demoted = sorted({con.attribute for con, _rid in select.demote
+                          if _applies(con, n, k) and not satisfies(attrs, con)})
+        memo[key] = (ruled, bonus, link_weight, demoted)
+        return memo[key]
+
+
+def _applies(con, n: int, k: int) -> bool:
+    """NVLink matters only between GPUs the job uses, RDMA only between instances."""
+    return not ((con.attribute == "nvlink" and n <= 1) or (con.attribute == "rdma" and k == 1))
 
 
 def budget_fields(kb: KnowledgeBase, hourly, job_cost, f: Flavor, slots: dict[str, Any]) -> dict[str, Any]:

@@ -345,15 +345,13 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
     if r.get("why") and not r.get("ruled_out"):
         price = _time_cost(t, r, lang)
         hours = f"{r['job_hours']:,.0f}" if r.get("job_hours") else "?"
-        return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours) for w in r["why"]
-                         if f"lost.{w}" in t.table)
+        return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours, instances=r.get("instances") or 1)
+                         for w in r["why"] if f"lost.{w}" in t.table)
     if r.get("ruled_out") == "no_fit":
         if (r.get("per_gpu_gib") or 0) <= r["gpu_memory_gib"]:
             return t.say("ruled.no_room", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}",
                          have=f"{r['gpu_memory_gib']:g}")
         need, have = gib_up(r.get("per_gpu_gib") or 0), f"{r['gpu_memory_gib']:g}"
-        if r.get("blocked_by") == "rdma":
-            return t.say("ruled.no_fit_rdma", lang, need=need, have=have, gpus=r.get("need_gpus") or 1)
         if (r.get("need_gpus") or 1) > 1:
             return t.say("ruled.no_fit_over", lang, need=need, have=have, gpus=r["need_gpus"])
         return t.say("ruled.no_fit", lang, need=need, have=have)
