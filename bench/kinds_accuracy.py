@@ -58,7 +58,7 @@ def estimate(kb, row: dict) -> float:
     gpus[gpu.id] = gpu
     inference = row["task"] == "inference"
     w = Workload(model=model.id, params_b=model.params_b, kind=kind_of_model(model), task=row["task"],
-                 method="inference" if inference else "full", precision=row.get("precision", "fp16"),
+                 method="inference" if inference else row.get("method", "full"), precision=row.get("precision", "fp16"),
                  gpus=row["gpus"], concurrency=row.get("concurrency", 1), context=448 if row["kind"] == "speech" else 4096,
                  steps=1 if row["kind"] == "diffusion" else None)
     if row["metric"] == "GiB":

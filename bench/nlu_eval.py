@@ -43,7 +43,9 @@ REAL = ROOT / "tests" / "nlu" / "real.yaml"            # collected from public t
 CONVERSATIONS = ROOT / "tests" / "conversations"
 IGNORED_SLOTS = {"topic", "gpu_memory_gib", "renting",   # internal, or not part of the labelling conventions
                  # batch jobs (bot/conversation/batch_slots.py): not labelled in the sets yet; tests/test_batch.py
-                 "offline", "items", "item_unit", "item_input_tokens", "item_output_tokens", "batch_tokens", "batch_task"}
+                 "offline", "items", "item_unit", "item_input_tokens", "item_output_tokens", "batch_tokens", "batch_task",
+                 # training sets (bot/conversation/dataset_slots.py): not labelled yet; tests/test_dataset_jobs.py
+                 "dataset", "dataset_items", "dataset_unit", "epochs"}
 TOLERANCE = 0.01
 
 

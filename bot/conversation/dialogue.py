@@ -26,7 +26,7 @@ from bot.knowledge.loader import parse_yaml
 
 JOB_INTENTS = ("train", "finetune", "inference", "rendering")
 INFO_INTENTS = ("compare", "explain", "billing", "help")
-TRAINING_ONLY = ("method", "tokens", "sharding", "offload")    # slots that only describe training jobs
+TRAINING_ONLY = ("method", "tokens", "sharding", "offload", "epochs")    # slots that only describe training jobs
 
 
 @dataclass
@@ -201,6 +201,19 @@ def _missing(intent: str, slots: dict[str, Any], ambiguous: bool, forms: dict[st
         if slot == "model" and ambiguous and not slots.get("model"):
             out.append(slot)
             continue
-        if not any(slots.get(s) is not None for s in spec.get("satisfied_by", [slot])):
+        if not any(slots.get(s) is not None for s in spec.get("satisfied_by", [slot])) and \
+                _asked_here(spec.get("ask_when"), slots, forms):
             out.append(slot)
     return out
+
+
+def _asked_here(when: dict[str, Any] | None, slots: dict[str, Any], forms: dict[str, Any]) -> bool:
+    """A slot that only changes the answer for some jobs (`ask_when`: the kinds of job, and the slots that must be
+    known, e.g. a dataset's size once there is a deadline to meet). The job's kind is the one said ('detection',
+    'ASR'), else the named model's (forms['model_kinds'], filled from the knowledge base when the turn is built)."""
+    if not when:
+        return True
+    kind = slots.get("kind") or (forms.get("model_kinds") or {}).get(slots.get("model") or "")
+    if when.get("kinds") and kind not in when["kinds"]:
+        return False
+    return all(slots.get(s) is not None for s in when.get("slots", []))

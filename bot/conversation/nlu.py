@@ -22,6 +22,7 @@ from typing import Any
 
 from bot.conversation.batch_slots import BatchReader
 from bot.conversation.cues import Cue, CueSet, _both
+from bot.conversation.dataset_slots import DatasetReader
 from bot.conversation.entities import G_MARK, M_MARK, EntityMatcher
 from bot.conversation.intents import JOB_INTENTS, IntentScorer
 from bot.conversation.normalise import MAX_CHARS, Normaliser
@@ -36,7 +37,7 @@ __all__ = ["Parser", "Parse", "Match", "Cue", "CueSet", "load_lexicon", "JOB_INT
            "G_MARK"]
 
 
-class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader, IntentScorer):
+class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader, DatasetReader, IntentScorer):
     """Built once per (knowledge base, lexicon); `parse` is a pure function of the text. Each step lives in its own
     module (normalise, entities, number_patterns + slots, intents); this class holds the tables and the order."""
 
@@ -53,6 +54,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader,
         self._compile_cues()
         self._compile_numbers()
         self._compile_batch()
+        self._compile_datasets()
 
     # ----- tables built once ------------------------------------------------------------------------------------
     def _compile_cues(self) -> None:

@@ -72,6 +72,7 @@ class SlotReader:
         t = self._budget_amount(t, slots)
         t = self._batch_job(t, slots)
         t = self._request_sizes(t, slots)
+        t = self._dataset_slots(t, slots)
         t, per_sample = self._training_tokens(t, slots)
         self._batch_decide(slots)
         if not have_model:
@@ -519,7 +520,7 @@ class SlotReader:
     def _scope_slots(self, intent: str | None, slots: dict[str, Any]) -> None:
         """Slots that only mean something for some intents (DESIGN.md: method for train/finetune; training tokens)."""
         if intent not in (None, "train", "finetune", "compare"):      # a comparison may carry its training job
-            for key in ("method", "tokens", "sharding", "offload"):
+            for key in ("method", "tokens", "sharding", "offload", "epochs"):
                 slots.pop(key, None)
         if intent not in (None, "inference"):      # a batch job is inference; words of another job drop it
             for key in ("offline", "items", "item_unit", "item_input_tokens", "item_output_tokens", "batch_tokens",

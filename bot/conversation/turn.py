@@ -13,6 +13,7 @@ from bot.records import config
 from bot.conversation import info
 from bot.plan.advisor import Advisor
 from bot.conversation.dialogue import Decision, load_forms, step
+from bot.estimate.kinds import kind_of_model
 from bot.plan.engine import RuleSet, load_rules
 from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
@@ -43,8 +44,8 @@ class Core:
         t = default_templates()
         rules = load_rules(rdir, set(kb.sources), t.keys)
         parser = Parser(kb, load_lexicon(rdir))
-        return cls(kb, rules, parser, load_forms(rdir), t,
-                   Advisor(kb, rules, t, default_provider or config.default_provider()))
+        forms = {**load_forms(rdir), "model_kinds": {m.id: kind_of_model(m) for m in kb.models.values()}}
+        return cls(kb, rules, parser, forms, t, Advisor(kb, rules, t, default_provider or config.default_provider()))
 
     @property
     def version(self) -> str:
@@ -194,8 +195,10 @@ class Core:
     def _bad_number(self, parse, lang: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[Reply, dict[str, Any]]:
         """'-8 gpus', '0 users': asked back (the rest of the turn is kept); '1e12 users', 'a budget of 1e308':
         answered with the fact that no cloud takes such a job (the session is left as it was)."""
+        from bot.conversation.dataset_slots import MAX_ITEMS
         from bot.conversation.slots import MAX_BUDGET, MAX_CONCURRENCY, MAX_GPUS, MAX_NODES
-        limits = {"gpus": MAX_GPUS, "nodes": MAX_NODES, "concurrency": MAX_CONCURRENCY, "budget_amount": MAX_BUDGET}
+        limits = {"gpus": MAX_GPUS, "nodes": MAX_NODES, "concurrency": MAX_CONCURRENCY, "budget_amount": MAX_BUDGET,
+                  "dataset_items": MAX_ITEMS}
         slots = {k: v for k, v in new.get("slots", {}).items() if k != "topic"}
         base = dict(lang=lang, intent=new.get("intent") or parse.intent, slots=slots)
         if parse.invalid:

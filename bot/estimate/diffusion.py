@@ -13,10 +13,18 @@ from __future__ import annotations
 
 from bot.estimate.arch import Note
 from bot.estimate.cost import TRAIN_MFU, peak_tflops
+from bot.estimate.scaling import dp_efficiency, scaling_formula
 from bot.records.kb import GPU, Model
 from bot.records.models import JobSpeed, RateTerm, Workload
 
 DEFAULT_STEPS = 30
+# A training step is not a batched sampling step: one image at a time, fp32 master weights and the optimizer, the VAE
+# and text encoders run on every image, data loading. Measured: diffusers' LoRA example (SD 1.5, 512 px, batch 1 x 4
+# accumulation, 15,000 steps = 60,000 images) 'takes about 5 hours on a 2080 Ti': 3.33 images/s, where the sampling
+# rate (basis scaled by bandwidth, / 2 for LoRA) gives 19.3: a share of 3.33 / 19.3 = 0.173. A third-party SDXL LoRA
+# run (diffusers 0.19.3, RTX 4090, 25,200 images in 12.5 h = 0.56 images/s) is 3.5x slower still: the README bench
+# keeps it as a row the estimate misses.
+TRAIN_SHARE = 0.173
 
 
 def pixels(w: Workload, model: Model | None) -> int:
@@ -50,6 +58,8 @@ def denoiser_evals(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) ->
 def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -> JobSpeed:
     """Images per second on w.gpus GPUs (one image per GPU at a time: no tensor parallelism for denoisers)."""
     evals, how = denoiser_evals(w, model, gpu, kb_gpus)
+    if evals <= 0:
+        raise LookupError(f"no speed on file for {gpu.name}")
     notes: list[Note] = []
     terms = [RateTerm(name="denoiser passes per second per GPU", value=round(evals, 2), unit="passes/s", formula=how)]
     if w.task == "inference":
@@ -64,14 +74,18 @@ def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -
         hours = None
     else:
         cost = 2 if w.method in ("lora", "qlora") else 3
-        rate = w.gpus * evals / cost
+        rate = w.gpus * evals / cost * TRAIN_SHARE * dp_efficiency(w.gpus, w.nodes)
         terms.append(RateTerm(name="training images per second", value=round(rate, 2), unit="images/s",
                               formula=f"{w.gpus} GPU(s) x {evals:.1f} / {cost} (one timestep per image: forward + "
-                                      f"backward{', no weight gradients for the frozen base' if cost == 2 else ''})"))
+                                      f"backward{', no weight gradients for the frozen base' if cost == 2 else ''})"
+                                      f" x {TRAIN_SHARE} (measured training share of the sampling rate)"
+                                      + scaling_formula(w.gpus, w.nodes)))
         items = (w.dataset_items or 0) * (w.epochs or 1)
         hours = round(items / rate / 3600, 2) if items else None
         if hours is not None:
             terms.append(RateTerm(name="training time", value=hours, unit="h",
                                   formula=f"{items:,.0f} image steps / {rate:.2f} images/s"))
+    items = {"items_per_epoch": w.dataset_items, "epochs": w.epochs or 1,
+             "items": (w.dataset_items or 0) * (w.epochs or 1), "item_unit": "images"} if hours is not None else {}
     return JobSpeed(kind="diffusion", unit="images/s", rate=round(rate, 3), gpus=w.gpus, hours=hours, terms=terms,
-                    assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
+                    **items, assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])

@@ -13,7 +13,7 @@ from bot.estimate.diffusion import diffusion_speed
 from bot.estimate.memory import estimate_memory
 from bot.estimate.posttrain import posttrain_memory, posttrain_speed
 from bot.estimate.rendering import rendering_memory
-from bot.estimate.speech import speech_speed
+from bot.estimate.speech import speech_speed, speech_training_speed
 from bot.estimate.vision import vision_speed
 from bot.records.kb import GPU, Model
 from bot.records.models import JobSpeed, MemoryEstimate, Workload, WorkloadKind
@@ -59,6 +59,8 @@ def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, mode
             return _target(w, vision_speed(w, model, gpu))
         if w.kind == "diffusion" and model is not None:
             return _target(w, diffusion_speed(w, model, gpu, gpus_by_id))
+        if w.kind == "speech" and model is not None and w.task != "inference":
+            return speech_training_speed(w, model, gpu)
         if w.kind == "speech" and model is not None:
             return _target(w, speech_speed(w, model, gpu, gpus_by_id, models))
     except LookupError:
@@ -78,3 +80,10 @@ def _target(w: Workload, speed: JobSpeed) -> JobSpeed:
     per_gpu = speed.rate / max(1, speed.gpus)
     need = math.ceil(target / per_gpu) if per_gpu else None
     return speed.model_copy(update={"target": target, "gpus_for_target": need})
+
+
+def timed_by_items(w: Workload) -> bool:
+    """A training job of images, audio or denoising steps whose size is known (a dataset and its epochs): it is
+    timed by its own speed model (images/s, clips/s), as an LLM's is by its tokens."""
+    return (w.kind in ("vision", "diffusion", "speech") and w.task != "inference" and w.algorithm == "sft"
+            and bool(w.dataset_items or w.dataset_clips))

@@ -61,3 +61,61 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
                               formula=f"{w.streams} streams / {rtf:.1f} per GPU"))
     return JobSpeed(kind="speech", unit="x real time", rate=round(total, 2), gpus=w.gpus, hours=hours, terms=terms,
                     assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
+
+
+# One training sample is one clip, padded to Whisper's fixed 30 s window (transformers' WhisperFeatureExtractor pads
+# every clip to 3,000 mel frames, which the encoder turns into 1,500 positions): training time follows the clips,
+# not the hours. Where only hours are known, clips of LibriSpeech's mean length are assumed: 960 h over 281,241
+# utterances = 12.3 s (knowledge/datasets.yaml).
+MEAN_CLIP_S = 960 * 3600 / 281_241
+
+
+def clips_of(w: Workload) -> tuple[float, bool]:
+    """Clips in one epoch and whether their count was assumed from the hours."""
+    if w.dataset_clips:
+        return float(w.dataset_clips), False
+    return (w.dataset_items or 0) * 3600 / MEAN_CLIP_S, True
+
+
+def encoder_gflops(model: Model) -> float:
+    """Forward FLOPs (billions) of one 30 s window through the encoder: 2 x its weights x 1,500 positions, plus the
+    attention scores and their use (4 x layers x positions^2 x width). The decoder reads a few dozen text tokens a
+    clip against the encoder's 1,500 positions and is left out (a few per cent)."""
+    if not (model.layers and model.decoder_layers and model.hidden and model.encoder_tokens):
+        raise LookupError("no encoder shape on file for this speech model")
+    layers = model.layers - model.decoder_layers
+    d, t = model.hidden, model.encoder_tokens
+    per_layer = 4 * d * d + 2 * d * (model.ffn or 4 * d)
+    return (2 * layers * per_layer * t + 4 * layers * t * t * d) / 1e9
+
+
+def speech_training_speed(w: Workload, model: Model, gpu: GPU) -> JobSpeed:
+    """Clips per second when fine-tuning a Whisper-style model: 3 x the forward FLOPs of a 30 s window at the
+    planning utilisation of large matmuls (cost.TRAIN_MFU), data parallel over w.gpus; hours for the epochs."""
+    from bot.estimate.cost import TRAIN_MFU, peak_tflops
+    from bot.estimate.scaling import dp_efficiency, scaling_formula
+    g = 3 * encoder_gflops(model)
+    peak, which = peak_tflops(gpu, w.precision)
+    if not peak:
+        raise LookupError(f"no throughput on file for {gpu.name}")
+    rate = w.gpus * peak * 1e3 * TRAIN_MFU / g * dp_efficiency(w.gpus, w.nodes)
+    terms = [RateTerm(name="FLOPs per clip", value=round(g, 1), unit="GFLOPs",
+                      formula=f"3 x encoder forward of one 30 s window ({model.encoder_tokens} positions)"),
+             RateTerm(name="clips per second", value=round(rate, 2), unit="clips/s",
+                      formula=f"{w.gpus} x {gpu.name} {which} {peak:g} TFLOPS x {TRAIN_MFU:.0%} / {g:,.0f} GFLOPs"
+                              + scaling_formula(w.gpus, w.nodes))]
+    notes = [Note("sp.train_window", "every clip is padded to one 30 s window, so time follows clips, not hours")]
+    hours, items = None, {}
+    if w.dataset_items or w.dataset_clips:
+        clips, assumed = clips_of(w)
+        if assumed:
+            notes.append(Note("sp.clip_len", f"clips of {MEAN_CLIP_S:.1f} s on average assumed (LibriSpeech's mean)",
+                              seconds=f"{MEAN_CLIP_S:.1f}"))
+        epochs = w.epochs or 1
+        hours = round(clips * epochs / rate / 3600, 2)
+        terms.append(RateTerm(name="training time", value=hours, unit="h",
+                              formula=f"{clips:,.0f} clips x {epochs:g} epochs / {rate:,.1f} clips/s"))
+        items = {"items_per_epoch": round(clips), "epochs": epochs, "items": round(clips * epochs),
+                 "item_unit": "clips"}
+    return JobSpeed(kind="speech", unit="clips/s", rate=round(rate, 2), gpus=w.gpus, hours=hours, terms=terms,
+                    **items, assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])

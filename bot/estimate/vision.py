@@ -13,6 +13,7 @@ import math
 
 from bot.estimate.arch import Note
 from bot.estimate.cost import peak_tflops
+from bot.estimate.scaling import dp_efficiency, scaling_formula
 from bot.records.kb import GPU, Model
 from bot.records.models import JobSpeed, RateTerm, Workload
 
@@ -50,12 +51,16 @@ def vision_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
     train = w.task != "inference"
     passes = 3 if train else 1
     peak, which = peak_tflops(gpu, w.precision)
-    rate = w.gpus * peak * 1e3 * VISION_EFFICIENCY / (passes * g)
+    if not peak:
+        raise LookupError(f"no throughput on file for {gpu.name}")
+    # training replicas all-reduce their gradients every step; serving copies share nothing
+    scale = dp_efficiency(w.gpus, w.nodes) if train else 1.0
+    rate = w.gpus * peak * 1e3 * VISION_EFFICIENCY / (passes * g) * scale
     terms = [RateTerm(name="FLOPs per image", value=round(g * passes, 2), unit="GFLOPs",
                       formula=how + (" x 3 (forward and backward)" if train else "")),
              RateTerm(name="images per second", value=round(rate, 1), unit="images/s",
                       formula=f"{w.gpus} x {gpu.name} {which} {peak:g} TFLOPS x {VISION_EFFICIENCY:.0%} / "
-                              f"{g * passes:.1f} GFLOPs")]
+                              f"{g * passes:.1f} GFLOPs" + (scaling_formula(w.gpus, w.nodes) if train else ""))]
     notes = [Note("vis.efficiency", f"{VISION_EFFICIENCY:.0%} of the dense peak, as NVIDIA measured ResNet-50 "
                   "training on an A100", eff=f"{VISION_EFFICIENCY:.0%}")]
     hours = None
@@ -63,15 +68,18 @@ def vision_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
         epochs = w.epochs or 1
         hours = round(w.dataset_items * epochs / rate / 3600, 2)
         terms.append(RateTerm(name="training time", value=hours, unit="h",
-                              formula=f"{w.dataset_items:,.0f} images x {epochs:g} epochs / {rate:,.0f} images/s"))
+                              formula=f"{w.dataset_items:,.0f} images x {epochs:g} epochs = "
+                                      f"{w.dataset_items * epochs:,.0f} images / {rate:,.1f} images/s"))
     if not train and w.streams:
         need = w.streams * (w.fps or 25)
         terms.append(RateTerm(name="frames needed", value=need, unit="images/s",
                               formula=f"{w.streams} streams x {w.fps or 25:g} fps"))
         if not w.fps:
             notes.append(Note("vis.fps", "25 frames per second per stream assumed", fps=25))
+    items = {"items_per_epoch": w.dataset_items, "epochs": w.epochs or 1,
+             "items": w.dataset_items * (w.epochs or 1), "item_unit": "images"} if hours is not None else {}
     return JobSpeed(kind="vision", unit="images/s", rate=round(rate, 1), gpus=w.gpus, hours=hours, terms=terms,
-                    assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
+                    **items, assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
 
 
 def gpus_for_streams(w: Workload, model: Model | None, gpu: GPU) -> int:

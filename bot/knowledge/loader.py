@@ -24,12 +24,12 @@ from rapidfuzz import process
 
 from bot.records.errors import KnowledgeError, NotFound, Problem
 from bot.knowledge import prices as price_rules
-from bot.records.kb import GPU, Claim, EstimateSpread, Flavor, Model, Provider, Rate, Source, Topic
+from bot.records.kb import GPU, Claim, Dataset, EstimateSpread, Flavor, Model, Provider, Rate, Source, Topic
 from bot.records.text import norm_key
 
 KINDS: dict[str, type[BaseModel]] = {
     "sources": Source, "gpus": GPU, "models": Model, "flavors": Flavor, "providers": Provider, "claims": Claim,
-    "topics": Topic, "estimate_spread": EstimateSpread, "rates": Rate,
+    "topics": Topic, "estimate_spread": EstimateSpread, "rates": Rate, "datasets": Dataset,
 }
 
 # A family name a user types ("a100") and the knowledge-base GPU ids it stands for.
@@ -168,6 +168,8 @@ class KnowledgeBase:
     provider_aliases: Mapping[str, str] = field(default_factory=dict)
     estimate_spread: Mapping[str, EstimateSpread] = field(default_factory=dict)
     rates: Mapping[str, Rate] = field(default_factory=dict)
+    datasets: Mapping[str, Dataset] = field(default_factory=dict)
+    dataset_aliases: Mapping[str, str] = field(default_factory=dict)
 
     # ----- currencies ----------------------------------------------------------------------------------------
     def convert(self, amount: float, from_ccy: str, to_ccy: str) -> float:
@@ -325,7 +327,7 @@ def _code_version() -> bytes:
 
 
 _TABLES = ("sources", "gpus", "models", "flavors", "providers", "claims", "topics", "model_aliases", "gpu_aliases",
-           "provider_aliases", "estimate_spread", "rates")
+           "provider_aliases", "estimate_spread", "rates", "datasets", "dataset_aliases")
 
 
 def _to_tables(kb: "KnowledgeBase") -> dict[str, Any]:
@@ -368,7 +370,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
     problems += _reference_problems(tables, loc)
     src = tables["sources"]
     aliases = {}
-    for kind, label in (("models", "model"), ("gpus", "GPU"), ("providers", "provider")):
+    for kind, label in (("models", "model"), ("gpus", "GPU"), ("providers", "provider"), ("datasets", "dataset")):
         aliases[kind] = _alias_table(tables[kind], kind, label, loc, problems)
 
     flavors = tables["flavors"]
@@ -387,7 +389,8 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
         claims=freeze(tables["claims"]), topics=freeze(tables["topics"]), version=digest.hexdigest()[:12], files=tuple(map(str, files)),
         model_aliases=freeze(aliases["models"]), gpu_aliases=freeze(aliases["gpus"]),
         provider_aliases=freeze(aliases["providers"]), estimate_spread=freeze(tables["estimate_spread"]),
-        rates=freeze(tables["rates"]),
+        rates=freeze(tables["rates"]), datasets=freeze(tables["datasets"]),
+        dataset_aliases=freeze(aliases["datasets"]),
     ), []
 
 
@@ -441,7 +444,7 @@ def _reference_problems(tables: dict[str, dict[str, Any]], loc) -> list[Problem]
     problems: list[Problem] = []
     src = tables["sources"]
     # every fact cites a source that exists
-    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread", "rates"):
+    for kind in ("gpus", "models", "flavors", "providers", "claims", "topics", "estimate_spread", "rates", "datasets"):
         for rid, rec in tables[kind].items():
             cited = list(rec.sources)
             if kind == "flavors" and rec.price is not None:

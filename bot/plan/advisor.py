@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.estimate import cost
 from bot.estimate.kinds import job_speed
+from bot.estimate.scaling import INTER_NODE, INTRA_NODE, dp_efficiency
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.checklist import NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
@@ -212,6 +213,7 @@ class Advisor:
             if targets.kv_tokens:
                 assumptions[:] = [_in_flight(a, targets, w) for a in assumptions]
         sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots), batch_fixed=bool(slots.get("batch_size")))
+        sizer.speed_ctx = (self.kb.gpus, list(self.kb.models.values()))
         base = sizer.est(w.gpus)
         provider = slots.get("provider") or self.default_provider
         if provider not in self.kb.providers:
@@ -469,6 +471,8 @@ class Advisor:
                                        tokens=w.kind in ("llm", "multimodal"))
             elif speed is not None:      # images/s, x real time, samples/s: the job's own unit, never tokens
                 advice.speed = speed.model_dump()
+                if speed.items and pick.get("hours"):
+                    advice.compute = self._compute_items(job, pick, gpu, speed)
             elif w.method == "inference" and w.kind in ("llm", "multimodal"):
                 sized = pick.get("sized")
                 conc = sized.replica_concurrency if sized and sized.replica_concurrency else w.concurrency
@@ -503,6 +507,23 @@ class Advisor:
             out["gpus_for_deadline"] = math.ceil(ct.gpu_hours / 24 / deadline)
         return out
 
+    def _compute_items(self, job: _Job, pick, gpu, speed) -> dict[str, Any]:
+        """The compute of an image, audio or denoiser training job (ask --json `compute`): its items (dataset x
+        epochs), the pick's rate and wall clock, GPU-hours; past a deadline, about how many GPUs of the pick's kind
+        would meet it (linear in GPUs at the data-parallel efficiency of several servers: a lower bound)."""
+        hours = pick["hours"]
+        out = {"gpu": gpu.id, "gpus": pick["gpus_total"], "hours": round(hours, 1), "days": round(hours / 24, 2),
+               "gpu_hours": round(hours * pick["gpus_total"], 1), "items": speed.items,
+               "items_per_epoch": speed.items_per_epoch, "epochs": speed.epochs, "item_unit": speed.item_unit,
+               "rate": speed.rate, "rate_unit": speed.unit, "utilization": None, "flops": None,
+               "basis": "; ".join(f"{t.name}: {t.formula}" for t in speed.terms)}
+        deadline = job.slots.get("deadline_days")
+        if deadline and hours > deadline * 24:
+            one = hours * pick["gpus_total"] * dp_efficiency(pick["gpus_total"], pick["instances"])
+            out.update(deadline_days=deadline,
+                       gpus_for_deadline=math.ceil(one / (deadline * 24) / (INTRA_NODE * INTER_NODE)))
+        return out
+
     # ----- the user's GPU ----------------------------------------------------------------------------------------
     def _gpu_ids(self, named: str) -> list[str]:
         from bot.knowledge.loader import GPU_FAMILIES
@@ -523,7 +544,8 @@ class Advisor:
             name = self.t.say("label.card_of", job.lang, mem=f"{card_mem:g}")
         else:
             return None
-        plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")))
+        plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")),
+                        (self.kb.gpus, list(self.kb.models.values())))
         if gpu is None and plan.fits and plan.timed:
             plan.bracket = bracket(plan, job.model, cards_of_memory(self.kb.gpus.values(), mem), job.targets)
             named = plan.bracket[:1] + plan.bracket[1:][-1:]          # the fastest and the slowest, as the line says

@@ -33,6 +33,8 @@ class Sizer:
         self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
         self.speed_memo: dict = {}   # one question's replica timings (perf.replica_speed)
         self.layout_memo: dict = {}  # one question's training layouts: memory and time of each (plan/layouts.py)
+        # (GPUs by id, models) for the speed models of images, audio and denoisers (kinds.job_speed); set by the advisor
+        self.speed_ctx: tuple[dict, list] | None = None
 
     def est(self, n: int) -> MemoryEstimate:
         return estimate_on(self.w, self.model, n, self.cache)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from bot.estimate.fit import make_it_fit
-from bot.estimate.kinds import job_memory
+from bot.estimate.kinds import job_memory, job_speed, timed_by_items
 from bot.plan import perf
 from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.links import LinkEvidence, pcie_gbs
@@ -63,8 +63,9 @@ class OwnPlan:
 
 
 def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
-             targets: Targets, batch_fixed: bool) -> OwnPlan:
-    """The user's `cards` cards of `memory_gib` each, as a plan: serving or training."""
+             targets: Targets, batch_fixed: bool, speed_ctx: tuple[dict, list] | None = None) -> OwnPlan:
+    """The user's `cards` cards of `memory_gib` each, as a plan: serving or training. `speed_ctx` (GPUs by id,
+    models) times image, audio and denoiser training by their own speed models."""
     w = w.model_copy(update={"gpus": cards, "nodes": max(1, math.ceil(cards / 8))})
     if w.method == "inference":
         plan = _serving(w, model, memory_gib, cards, targets)
@@ -73,7 +74,7 @@ def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: floa
     plan.gpu = gpu
     plan.timed = bool(w.tokens) if w.method != "inference" else w.kind in ("llm", "multimodal")
     if plan.fits and gpu is not None:
-        _time(plan, model, gpu, targets)
+        _time(plan, model, gpu, targets, speed_ctx)
     return plan
 
 
@@ -301,14 +302,19 @@ def own_link(gpu: GPU) -> LinkEvidence:
     return LinkEvidence("unknown", "unknown", pcie_gbs(gpu.form_factor), "unknown", None)
 
 
-def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets) -> None:
-    """Training: wall clock for the tokens on every card of the layout found; serving: the time per output token
-    at the users each replica serves."""
+def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
+          speed_ctx: tuple[dict, list] | None = None) -> None:
+    """Training: wall clock for the tokens (or the images, clips: dataset x epochs) on every card of the layout
+    found; serving: the time per output token at the users each replica serves."""
     link = own_link(gpu)
     plan.link = "nvlink" if link.intra == "nvlink" else "pcie"
     w = plan.workload
     if w.method != "inference":
-        if w.tokens:
+        if timed_by_items(w):
+            gpus_by_id, models = speed_ctx or ({}, [])
+            speed = job_speed(w.model_copy(update={"gpus": plan.used}), model, gpu, gpus_by_id, models)
+            plan.hours = speed.hours if speed is not None else None
+        elif w.tokens:
             tt = perf.train_time(w, model, gpu, plan.used, min(plan.used, 8), link)
             if tt:
                 plan.hours, plan.mfu = tt.hours, tt.mfu

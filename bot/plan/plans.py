@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.plan.candidates import MIN_HEADROOM, Sizer
-from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, request_buckets
+from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, DDP_KINDS, request_buckets
 from bot.plan.links import LinkEvidence
 from bot.plan import layouts, perf
-from bot.estimate.kinds import job_memory
+from bot.estimate.kinds import job_memory, job_speed, timed_by_items
 from bot.records.kb import GPU, Flavor
 from bot.records.models import MemoryEstimate
 
@@ -134,6 +134,8 @@ def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1) -> dict[str, Any]
         return {"dp": replicas, "tp": tp, "pp": k, "sharding": "none", "micro_batch": None,
                 "checkpointing": "none", "precision": w.precision, "kv_dtype": w.precision}
     sharding = "none" if n == 1 else ("zero3" if n != w.gpus or w.sharding == "none" else w.sharding)
+    if n > 1 and w.kind in DDP_KINDS and not (n == w.gpus and w.sharding != "none"):
+        sharding = "ddp"       # a whole replica per GPU, as workload.estimate_on sized its memory
     return {"dp": n, "tp": 1, "pp": 1, "sharding": sharding, "micro_batch": w.batch_size,
             "checkpointing": "full" if w.grad_checkpointing else "none", "precision": w.precision,
             "kv_dtype": None}
@@ -143,7 +145,7 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
                   link: LinkEvidence) -> Sized:
     """More instances of f until the deadline (or, without one, the horizon) is met; the fewest that do."""
     base = Sized(k0, n0, est0, layout_of(sizer, n0, k0))
-    if not sizer.w.tokens or sizer.user_fixed:
+    if not (sizer.w.tokens or timed_by_items(sizer.w)) or sizer.user_fixed:
         base.hours, base.mfu = _hours(sizer, gpu, n0, f.gpu_count, link)
         base = _expert_layout_if_faster(sizer, f, gpu, base, link)
         if t.deadline_h and base.hours and base.hours > t.deadline_h:
@@ -218,10 +220,21 @@ def _instance_counts(k0: int, gpus_per_instance: int):
 def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence
            ) -> tuple[float | None, float | None]:
     w = sizer.w
+    if timed_by_items(w):
+        return _hours_by_items(sizer, gpu, n, per_instance), None
     if not w.tokens:
         return None, None
     tt = perf.train_time(timed_workload(w, n, per_instance), sizer.model, gpu, n, per_instance, link)
     return (tt.hours, tt.mfu) if tt else (None, None)
+
+
+def _hours_by_items(sizer: Sizer, gpu: GPU, n: int, per_instance: int) -> float | None:
+    """Wall clock of an image, audio or denoiser training job on n GPUs: its dataset x epochs at the kind's own
+    speed (kinds.job_speed), data parallel over ceil(n / per_instance) servers."""
+    w = sizer.w.model_copy(update={"gpus": n, "nodes": max(1, math.ceil(n / per_instance))})
+    gpus_by_id, models = sizer.speed_ctx or ({}, [])
+    speed = job_speed(w, sizer.model, gpu, gpus_by_id, models)
+    return speed.hours if speed is not None and speed.hours else None
 
 
 def timed_workload(w, n: int, per_instance: int, layout: dict[str, Any] | None = None):

@@ -38,7 +38,42 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
         w, model, notes = _serving(model, params_b, slots, notes)
     else:
         w, model, notes = _training(intent, model, params_b, slots, assumed, notes)
-    return _with_kind(w, kind, slots, notes), model, notes
+    w = _with_kind(w, kind, slots, notes)
+    return _with_dataset(kb, w, model, slots, notes), model, notes
+
+
+# the units a kind's training set may be counted in (a detector is not trained on hours of audio)
+DATASET_UNITS = {"vision": ("images", "samples"), "diffusion": ("images", "samples"),
+                 "speech": ("audio_hours", "samples")}
+# epochs assumed when a dataset is named without them: what the usual recipe runs if nothing is passed.
+# Ultralytics' cfg/default.yaml 'epochs: 100' (source wl-ultralytics-default-cfg); the ResNet-50 reference recipes
+# train ImageNet for 90 epochs (NVIDIA DeepLearningExamples '(90E)', wl-nvidia-rn50-dle); otherwise one pass.
+DEFAULT_EPOCHS = {"detector": (100, "assume.epochs_ultralytics"), "cnn": (90, "assume.epochs_classification"),
+                  "vision-transformer": (90, "assume.epochs_classification")}
+
+
+def _with_dataset(kb: KnowledgeBase, w: Workload, model: Model | None, slots: dict[str, Any], notes: Assumptions
+                  ) -> Workload:
+    """The training set's size and epochs on an image, audio or denoiser job: the named dataset's training split
+    (knowledge/datasets.yaml) unless a size was stated; epochs as stated, else the usual recipe's (said back)."""
+    items, unit = slots.get("dataset_items"), slots.get("dataset_unit")
+    if not items or unit not in DATASET_UNITS.get(w.kind, ()):
+        return w
+    ds = kb.datasets.get(slots.get("dataset") or "")
+    update: dict[str, Any] = {"dataset_items": float(items)}
+    if ds is not None and ds.train_items == items:
+        notes.append((f"assume.dataset_{ds.unit}", {"name": ds.name, "items": f"{ds.train_items:,.0f}"}))
+        if ds.clips:
+            update["dataset_clips"] = ds.clips
+    elif unit == "samples" and w.kind == "speech":
+        update = {"dataset_clips": int(items)}      # '50k clips' of speech: each one is a training window
+    if w.task != "inference":
+        epochs = slots.get("epochs")
+        if not epochs:
+            epochs, key = DEFAULT_EPOCHS.get(model.kind if model else "", (1, "assume.epochs_one"))
+            notes.append((key, {"epochs": epochs}))
+        update["epochs"] = float(epochs)
+    return w.model_copy(update=update)
 
 
 def _pasted_model(slots: dict[str, Any], notes: Assumptions) -> Model | None:
@@ -110,6 +145,8 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update.update(batch_size=1, grad_checkpointing=True)
         notes[:] = [n for n in notes if n[0] != "assume.batch_samples"]
         notes.append(("assume.kohya", {}))
+    if kind in DDP_KINDS and w.method != "inference" and w.gpus > 1 and not slots.get("sharding"):
+        update["sharding"] = "ddp"
     if kind in ("vision", "diffusion", "speech") and slots.get("qps"):
         update["target_rate"] = float(slots["qps"])
     if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):
@@ -276,8 +313,7 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
         else:
             # ZeRO-3 when several GPUs share the job; one GPU has nothing to shard with, so parameter offload
             # (which needs ZeRO-3/FSDP) becomes optimizer offload there
-            update: dict[str, Any] = {"gpus": n, "sharding": "zero3" if n > 1 else "none",
-                                      "nodes": max(1, math.ceil(n / 8))}
+            update: dict[str, Any] = {"gpus": n, "sharding": _sharding_on(w, n), "nodes": max(1, math.ceil(n / 8))}
             if n == 1 and w.offload == "full":
                 update["offload"] = "optimizer"
             if w.algorithm in ("ppo", "grpo") and w.tensor_parallel <= 1 and n > 1:
@@ -285,6 +321,18 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
             cw = w.model_copy(update=update)
         cache[n] = job_memory(cw, model)
     return cache[n]
+
+
+# kinds trained data parallel with a whole replica per GPU (torchrun / Ultralytics DDP, HF Trainer for Whisper):
+# their models are small enough that sharding would only add communication
+DDP_KINDS = ("vision", "speech")
+
+
+def _sharding_on(w: Workload, n: int) -> str:
+    """How n GPUs share a training job the planner sizes: none on one, DDP for images and audio, else ZeRO-3."""
+    if n <= 1:
+        return "none"
+    return "ddp" if w.kind in DDP_KINDS else "zero3"
 
 
 def tp_degrees(model: Model | None, gpus: int) -> list[int]:

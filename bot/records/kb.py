@@ -105,6 +105,20 @@ class SpeedBasis(Record):
     source: str
 
 
+class Dataset(Record):
+    """A well-known training set: how many items one epoch reads, in the unit a job of its kind counts (images,
+    clips, hours of audio), so that 'yolov8x on COCO, 100 epochs' is a number of images to train on."""
+    id: str
+    name: str
+    unit: Literal["images", "samples", "audio_hours"]
+    train_items: float = Field(gt=0)          # one epoch: the training split, in `unit`
+    clips: int | None = Field(default=None, ge=1)    # audio: utterances in the training split (each one a window)
+    tasks: list[Literal["classification", "detection", "segmentation", "speech", "text-to-image"]] = []
+    aliases: list[str] = []
+    sources: list[str] = Field(min_length=1)
+    note: str | None = None
+
+
 class Model(Record):
     id: str
     name: str

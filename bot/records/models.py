@@ -54,6 +54,12 @@ class Slots(BaseModel):
     batch_size: int | None = None
     tokens: float | None = None
     deadline_days: float | None = None
+    # the training set: a well-known one by name (knowledge/datasets.yaml), or its size as said ('11.8 万张',
+    # '1.2M images', '500 小时语音'), in dataset_unit; and the passes over it
+    dataset: str | None = None
+    dataset_items: float | None = None
+    dataset_unit: Literal["images", "samples", "audio_hours"] | None = None
+    epochs: float | None = None
     sharding: Sharding | None = None  # "deepspeed zero3", "FSDP": how the user shards (or will shard) the job
     offload: Offload | None = None    # "zero3 offload" (full), "offload_optimizer" (optimizer)
     region: str | None = None
@@ -162,7 +168,8 @@ class Workload(BaseModel):
     ref_offload: bool = False      # the frozen reference/reward weights live in host memory (verl/OpenRLHF offload)
     image_size: int | None = Field(default=None, ge=8, le=16384)     # pixels per side (vision, diffusion)
     steps: int | None = Field(default=None, ge=1, le=1000)           # diffusion sampling steps per image
-    dataset_items: float | None = Field(default=None, gt=0)          # images / clips / samples in one epoch
+    dataset_items: float | None = Field(default=None, gt=0)          # images / samples / hours of audio in one epoch
+    dataset_clips: int | None = Field(default=None, ge=1)            # audio: the utterances those hours are cut into
     epochs: float | None = Field(default=None, gt=0)
     streams: int | None = Field(default=None, ge=1, le=100_000)      # concurrent audio or video streams
     fps: float | None = Field(default=None, gt=0, le=1000)           # frames per second per video stream
@@ -298,6 +305,11 @@ class JobSpeed(BaseModel):
     hours: float | None = None
     target: float | None = None            # the rate asked for (images/s, frames/s of the streams, live streams)
     gpus_for_target: int | None = None     # GPUs of this kind that reach it
+    # training by items: one epoch's items (images, clips), the epochs, and their product, in `item_unit`
+    items_per_epoch: float | None = None
+    epochs: float | None = None
+    items: float | None = None
+    item_unit: str | None = None           # "images", "clips"
     terms: list[RateTerm] = []
     assumptions: list[str] = []
     assumption_keys: list[dict[str, Any]] = []

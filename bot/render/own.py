@@ -90,6 +90,11 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
         out.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
     if row["fits"] and row["gpu"] is None and row.get("timed"):
         out += _bracket_lines(row, t, lang)
+    elif row["fits"] and row.get("job_hours") and row.get("mfu") is None:
+        # images, clips (dataset x epochs): their own speed model, no MFU to state
+        out.append(t.say("yours.hours_items" if row["gpus_total"] > 1 else "yours.hours_items_one", lang,
+                         hours=hours_text(row["job_hours"]), days=f"{row['job_hours'] / 24:,.1f}",
+                         n=row["gpus_total"]))
     elif row["fits"] and row.get("job_hours"):
         out.append(t.say("yours.hours", lang, hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
@@ -125,3 +130,8 @@ def _bracket_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
     if row.get("card_decides"):
         line += ("" if lang == "zh" else " ") + t.say("yours.card_decides", lang, days=f"{row['card_decides']:g}")
     return [line]
+
+
+def hours_text(hours: float) -> str:
+    """A job's wall clock as shown: whole hours, one decimal under ten hours."""
+    return f"{hours:,.1f}" if hours < 10 else f"{hours:,.0f}"

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
-from bot.render.own import own_lines
+from bot.render.own import hours_text, own_lines
 from bot.render.templates import Templates
 
 def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
@@ -164,7 +164,7 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
     claims = extra.get("claims") or {}
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     lines: list[str] = []
-    if reply.get("compute"):
+    if reply.get("compute") and not reply["compute"].get("items"):
         c = reply["compute"]
         gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
         line = t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
@@ -178,8 +178,17 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
         line = t.say("jobspeed.line", lang, rate=f"{sp['rate']:,.4g}", unit=t.say(f"unit.{sp['unit']}", lang),
                      gpus=sp["gpus"])
         lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
-        if sp.get("hours") is not None:
+        if sp.get("hours") is not None and sp.get("items"):
+            lines.append("      " + t.say("jobspeed.items_hours", lang, hours=f"{sp['hours']:,.1f}",
+                                          per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
+                                          items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
+                                          rate=f"{sp['rate']:,.4g}"))
+        elif sp.get("hours") is not None:
             lines.append("      " + t.say("jobspeed.hours", lang, hours=f"{sp['hours']:,.1f}"))
+        c = reply.get("compute") or {}
+        if c.get("items") and c.get("deadline_days"):
+            lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
+                                          needed=c["gpus_for_deadline"]))
         if sp.get("gpus_for_target"):
             lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
                                           unit=t.say(f"unit.{sp['unit']}", lang)))
@@ -263,7 +272,7 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
                                     instances=top["instances"] * max(1, top.get("replicas") or 1)))
     elif top.get("job_cost"):
         out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
-                                    hours=f"{top['job_hours']:,.0f}", instances=top["instances"]))
+                                    hours=hours_text(top['job_hours']), instances=top["instances"]))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
         # images, audio, scenes: copies side by side reach the rate asked; no token latency applies to them
         out.append("      " + t.say("plan.copies", lang, replicas=top["replicas"], gpus=top["gpus_total"],
@@ -333,8 +342,7 @@ def fleet_lines(t: Templates, top: dict[str, Any], lang: str, cite: Citer | None
 
 def _time_cost(t: Templates, r: dict[str, Any], lang: str) -> str:
     if r.get("job_cost") and r.get("job_hours"):
-        return t.say("plan.time_cost", lang, hours=f"{r['job_hours']:,.1f}" if r["job_hours"] < 10 else
-                     f"{r['job_hours']:,.0f}",
+        return t.say("plan.time_cost", lang, hours=hours_text(r['job_hours']),
                      gpus=r["gpus_total"] * max(1, r.get("replicas") or 1),
                      cost=f"{r['job_cost']:,.0f} {r['currency']}")
     return price_text(t, r, lang)
@@ -344,7 +352,7 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
     """Why a plan lost, from the planner's reasons (which agree with the numbers shown)."""
     if r.get("why") and not r.get("ruled_out"):
         price = _time_cost(t, r, lang)
-        hours = f"{r['job_hours']:,.0f}" if r.get("job_hours") else "?"
+        hours = hours_text(r['job_hours']) if r.get("job_hours") else "?"
         return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours, instances=r.get("instances") or 1)
                          for w in r["why"] if f"lost.{w}" in t.table)
     if r.get("ruled_out") == "no_fit":
@@ -462,3 +470,4 @@ def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[
     if month and year:
         return ["      " + t.say("billing.always_on", lang, month=money(month), year=money(year))]
     return []
+

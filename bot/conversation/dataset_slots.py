@@ -1,0 +1,108 @@
+"""The training set of an image, audio or denoiser job: a well-known dataset by name ('coco', 'imagenet'), its size
+as said ('11.8 万张', '1.2M images', '50k samples', '500 小时语音', '500 hours of audio') and the passes over it
+('100 epochs', '100 个 epoch', '训 50 轮'). Together they make the job's size (items x epochs), which the planner
+times as it times an LLM's tokens."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.conversation.entities import G_MARK
+from bot.records.text import normalize
+
+# what a count's unit word multiplies it by ('118k', '11.8 万', '1.2M', '1.2 million')
+_MULT = {"k": 1e3, "thousand": 1e3, "千": 1e3, "w": 1e4, "万": 1e4, "m": 1e6, "million": 1e6, "百万": 1e6,
+         "千万": 1e7, "亿": 1e8}
+_UNIT = r"(k|thousand|千万|千|w|万|m|million|百万|亿)?"
+MAX_ITEMS = 1e11            # more images or samples than any public training set by far: a typo, not a job
+MAX_AUDIO_HOURS = 1e8
+MAX_EPOCHS = 10_000
+
+
+class DatasetReader:
+    """Mixin of Parser: needs self.NUM, self.kb and SlotReader's _num / _blank."""
+
+    def _compile_datasets(self) -> None:
+        N = self.NUM
+        card = rf"(?!\s*(?:卡|显卡|{G_MARK}|gpu|card|h100|a100))"
+        self.rx_images = [
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:\+|多|余)?\s*(?:labell?ed |annotated |training |train )?"
+                       r"(?:images?|imgs?|pictures?|photos?)(?![a-z])"),
+            # '3000 张', '5万张图': a bare 张 only at the end of a clause ('2张24G', '一张4090D' are cards)
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:张|幅){card}\s*(?:(?:标注)?(?:图片|图像|照片|图)|"
+                       r"(?=\s*(?:[,，。.;；)）!?！？]|$|的?数据|左右)))"),
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:标注)?(?:图片|图像)"),
+        ]
+        self.rx_samples = [
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:\+|多|余)?\s*(?:training |train )?"
+                       r"(?:samples?|examples?|clips?|utterances?)(?![a-z])"),
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:条|个)\s*(?:训练)?(?:样本|数据|音频|语音|录音)"),
+        ]
+        self.rx_audio_hours = re.compile(
+            rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:的)?\s*(?:训练)?"
+            r"(?:语音|音频|录音|语料|(?:of\s+)?(?:labell?ed\s+|transcribed\s+)?(?:audio|speech|recordings?))")
+        self.rx_epochs = [
+            re.compile(rf"{N}\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])"),
+            re.compile(rf"(?:epochs?|轮数)\s*(?:=|:|：|of)?\s*{N}(?![\d.])"),
+        ]
+        names = {}
+        for alias, did in self.kb.dataset_aliases.items():
+            names[alias] = did
+        for d in self.kb.datasets.values():
+            for name in (d.id, d.name, *d.aliases):
+                names[normalize(name)] = d.id
+        words = sorted((n for n in names if len(n) >= 4), key=len, reverse=True)
+        self.dataset_of = names
+        # 'imagenet-21k' is another dataset than ImageNet-1k: a name followed by a variant's size is not it
+        self.rx_dataset = re.compile(r"(?<![a-z0-9])(" + "|".join(re.escape(w) for w in words) +
+                                     r")(?![a-z0-9])(?!-\d|\s*-?\s*(?:21|22|12)k)") \
+            if words else None
+
+    def _dataset_slots(self, t: str, slots: dict[str, Any]) -> str:
+        """Dataset name, size and epochs into the slots; what was read is blanked so that no later pattern reads
+        '500 小时' as a deadline or '118k' as a parameter count."""
+        if self.rx_dataset is not None:
+            m = self.rx_dataset.search(t)
+            if m:
+                ds = self.kb.datasets[self.dataset_of[m.group(1)]]
+                slots.update(dataset=ds.id, dataset_items=ds.train_items, dataset_unit=ds.unit)
+                t = self._blank(t, m.span())
+        for unit, rxs, cap in (("audio_hours", [self.rx_audio_hours], MAX_AUDIO_HOURS),
+                               ("images", self.rx_images, MAX_ITEMS), ("samples", self.rx_samples, MAX_ITEMS)):
+            t, found = self._dataset_count(t, slots, unit, rxs, cap)
+            if found:
+                break
+        for rx in self.rx_epochs:
+            m = rx.search(t)
+            n = self._num(m.group(1)) if m else None
+            if n is not None and 0 < n <= MAX_EPOCHS:
+                slots["epochs"] = float(n)
+                t = self._blank(t, m.span(1))      # the word stays: 'epochs' is a cue of a training job
+                break
+        return t
+
+    def _dataset_count(self, t: str, slots: dict[str, Any], unit: str, rxs: list[re.Pattern], cap: float
+                       ) -> tuple[str, bool]:
+        """A stated size wins over the named dataset's ('COCO 的一半，6 万张' is 60,000)."""
+        for rx in rxs:
+            m = next((m for m in rx.finditer(t) if not _a_rate(t, m)), None)
+            n = self._num(m.group(1)) if m else None
+            if n is None or n <= 0:
+                continue
+            value = n * _MULT.get(m.group(2) or "", 1)
+            if value > cap:
+                slots.setdefault("_absurd", {})["dataset_items"] = value
+                return self._blank(t, m.span()), True
+            slots.update(dataset_items=float(value), dataset_unit=unit)
+            return self._blank(t, m.span()), True
+        return t, False
+
+
+_RATE_BEFORE = re.compile(r"(?:每秒|每分钟|每小时|每天|一秒|1秒)\s*(?:钟)?\s*(?:能|要|需要|处理|生成|出)?\s*$")
+_RATE_AFTER = re.compile(r"\s*(?:/|per|a|an|every|each)\s*(?:s|sec|second|min|minute|h|hr|hour|day)s?(?![a-z])|"
+                         r"\s*(?:每秒|/秒|每分钟|每小时)")
+
+
+def _a_rate(text: str, m: re.Match) -> bool:
+    """'5 images per second', '每秒 2 张图': a rate to serve, not a training set."""
+    return bool(_RATE_BEFORE.search(text[max(0, m.start() - 8):m.start()]) or _RATE_AFTER.match(text, m.end()))
