@@ -30,7 +30,7 @@ def slots(core, text):
     ("train a detector on 50k samples, epochs=20", {"dataset_items": 50000, "dataset_unit": "samples", "epochs": 20}),
     ("微调 yolov8s 检测安全帽，数据3000张", {"dataset_items": 3000, "dataset_unit": "images"}),
     # a stated size wins over the named dataset's
-    ("yolov8s on a coco subset of 20k images", {"dataset": "coco-2017", "dataset_items": 20000}),
+    ("train yolov8s on a coco subset of 20k images", {"dataset": "coco-2017", "dataset_items": 20000}),
 ])
 def test_training_set_slots(core, text, want):
     got = slots(core, text)
@@ -157,3 +157,12 @@ def test_missed_deadline_says_how_many_gpus(core):
     if c.get("deadline_days"):
         # 196 h x 3 = 588 GPU-h at 0.756 efficiency over servers in 24 h: about 33 T4
         assert c["gpus_for_deadline"] == math.ceil(c["gpu_hours"] * dp_efficiency(c["gpus"], 1) / 24 / 0.756)
+
+
+def test_a_batch_job_keeps_its_items_and_a_training_job_its_dataset(core):
+    # the same count is a batch job's items without training words (bot/conversation/batch_slots.py) and a training
+    # set with them
+    batch = slots(core, "caption 2 million images with qwen2.5-vl-7b")
+    train = slots(core, "train yolov8s on 2 million images")
+    assert batch.get("items") == 2_000_000 and "dataset_items" not in batch
+    assert train.get("dataset_items") == 2_000_000 and "items" not in train
