@@ -80,6 +80,8 @@ def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -
                                       f"backward{', no weight gradients for the frozen base' if cost == 2 else ''})"
                                       f" x {TRAIN_SHARE} (measured training share of the sampling rate)"
                                       + scaling_formula(w.gpus, w.nodes)))
+        notes.append(Note("dif.train_share", f"training at {TRAIN_SHARE} of the sampling rate (diffusers' SD 1.5 LoRA "
+                          "example); a measured SDXL LoRA run was 3.5x slower still", share=f"{TRAIN_SHARE}"))
         items = (w.dataset_items or 0) * (w.epochs or 1)
         hours = round(items / rate / 3600, 2) if items else None
         if hours is not None:

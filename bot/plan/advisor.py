@@ -78,6 +78,9 @@ class _Job:
     shapes: Shapes | None = None
 
 
+SAID_SPEED_NOTES = ("sp.clip_len", "dif.train_share")     # speed notes an item-timed answer states as assumptions
+
+
 class Advisor:
     def __init__(self, kb: KnowledgeBase, rules: RuleSet, templates: Templates, default_provider: str = "huaweicloud"):
         self.kb, self.rules, self.t = kb, rules, templates
@@ -473,6 +476,10 @@ class Advisor:
                 advice.speed = speed.model_dump()
                 if speed.items and pick.get("hours"):
                     advice.compute = self._compute_items(job, pick, gpu, speed)
+                    # what the job's time rests on and the user may know better: the clips' length, the training
+                    # share of a denoiser's rate
+                    advice.assumptions += [(k["key"], k["ctx"]) for k in speed.assumption_keys
+                                           if k["key"] in SAID_SPEED_NOTES]
             elif w.method == "inference" and w.kind in ("llm", "multimodal"):
                 sized = pick.get("sized")
                 conc = sized.replica_concurrency if sized and sized.replica_concurrency else w.concurrency
