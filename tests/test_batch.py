@@ -242,3 +242,15 @@ def test_batch_rate_against_offline_throughput_measurements(core):
     assert 0.9 <= statistics.median(ratios) <= 1.2, statistics.median(ratios)
     assert sum(0.8 <= x <= 1.25 for x in ratios) / len(ratios) >= 0.7
     assert all(0.6 <= x <= 2.2 for x in ratios), sorted(ratios)
+
+
+def test_embeddings_say_no_output_rate_and_a_huge_fleet_asks_for_quota(core):
+    """An embedding job generates nothing: its line gives items/s, not output tokens/s. A deadline that needs
+    thousands of GPUs is planned, and the answer says to secure quota and capacity first (BATCH_QUOTA_GPUS)."""
+    r = _answer(core, "embed 10 million documents with bert-large, 256 tokens each")
+    line = next(x for x in r["text"].split("\n") if x.startswith("Batch:"))
+    assert "embedded in one forward pass" in line and "output tokens/s" not in line
+    r = _answer(core, "caption 10 billion images with qwen2.5-vl-7b within 1 day")
+    pick = r["recommendations"][0]
+    assert pick["replicas"] * pick["gpus_total"] > 64 and pick["job_hours"] <= 24
+    assert any("quota" in n for n in r["notes"]), r["notes"]

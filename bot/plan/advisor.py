@@ -33,6 +33,9 @@ from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
 from bot.render.templates import Templates
 
+# policy: a batch fleet above this many GPUs (eight 8-GPU machines) gets a note to secure quota and capacity first;
+# clouds grant GPU quota per region on request, and a fleet that size is a capacity question, not a click
+BATCH_QUOTA_GPUS = 64
 SHOWN_PER_SHAPE = 3          # an answer shows at most 3 rows of one flavor shape; only the 3 cheapest can appear
 # Volta and Turing have fp16 tensor cores only: "They further support BF16 in Ampere architectures" (MMEngine)
 NO_BF16_SOURCES = ["mmengine-amp-docs"]
@@ -472,6 +475,9 @@ class Advisor:
                 spec = batch_spec(job.slots, model if w.kind in ("llm", "multimodal") else None)
                 advice.batch = summary(spec, pick["sized"], pick["gpus_total"],
                                        tokens=w.kind in ("llm", "multimodal"))
+                fleet_gpus = pick["gpus_total"] * max(1, pick.get("replicas") or 1)
+                if fleet_gpus > BATCH_QUOTA_GPUS:
+                    advice.notes.append(("note.batch_fleet", {"gpus": f"{fleet_gpus:,}"}, []))
             elif speed is not None:      # images/s, x real time, samples/s: the job's own unit, never tokens
                 advice.speed = speed.model_dump()
                 if speed.items and pick.get("hours"):

@@ -232,6 +232,9 @@ def _batch(model: Model | None, params_b: float, precision: str, shipped: str | 
         notes.append(("assume.batch_image_tokens", {"tokens": f"{spec.image_tokens:,}"}))
     if "items" in spec.assumed:
         notes.append(("assume.batch_items", {"items": f"{spec.items:,}"}))
+    # every prompt prefilled in full: an instruction shared by all items is prefilled once with vLLM's prefix
+    # caching, so a job whose prompts are mostly that instruction runs faster than planned (said, not counted)
+    notes.append(("assume.batch_no_prefix_cache", {}))
     if not slots.get("precision"):
         notes.append(("assume.release_precision", {"precision": precision}) if shipped else
                      ("assume.precision", {"precision": precision}))

@@ -208,20 +208,25 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], kb: Know
     top = next((r for r in rentals(reply["recommendations"]) if r.get("label") == "pick"), None)
     unit = t.say(f"unit.item.{b['unit']}", lang)
     replica = f"{top['gpus_total']}x {top['gpu_name']}" if top else "?"
-    common = dict(items=f"{b['items']:,}", unit=unit, replica=replica, gpu_hours=f"{b['gpu_hours']:,.0f}",
-                  rate=f"{b['items_per_s_per_replica']:,.3g}")
-    if b.get("output_tokens_per_s_per_replica") and b["task"] != "images":
-        key = "batch.tokens_image" if b["image_tokens"] else "batch.tokens"
+    rate = b["items_per_s_per_replica"]
+    common = dict(items=f"{b['items']:,}", unit=unit, replica=replica, gpu_hours=f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] >= 10 else f"{b['gpu_hours']:.1f}",
+                  rate=f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}")
+    if b["task"] != "images":
+        key = "batch.tokens_embed" if b["task"] == "embed" else \
+            "batch.tokens_image" if b["image_tokens"] else "batch.tokens"
         per_item = t.say(key, lang, image=f"{b['image_tokens']:,}", prompt=f"{b['prompt_tokens']:,}",
                          output=f"{b['output_tokens']:,}")
-        line = t.say("batch.line", lang, per_item=per_item, total=f"{b['total_tokens']:,}",
-                     tps=f"{b['output_tokens_per_s_per_replica']:,}", conc=b["replica_concurrency"], **common)
+        tps = b.get("output_tokens_per_s_per_replica")
+        line = t.say("batch.line" if tps and b["task"] != "embed" else "batch.rate_plain", lang, per_item=per_item,
+                     total=f"{b['total_tokens']:,}", tps=f"{tps or 0:,}", conc=b["replica_concurrency"], **common)
     else:
         line = t.say("batch.line_images", lang, **common)
     sources = list(sources or []) + ["vllm-batch-defaults", "serving-vllm-paged-kv"]
     out = [cite.after(f"{t.say('label.batch', lang)}: {line}", sources)]
     deadline = (reply.get("slots") or {}).get("deadline_days")
-    hours, startup = f"{b['hours']:,.1f}", f"{b['startup_h'] * 60:.0f}"
+    # the pick's own hours (as its cost line rounds them), so the two lines never disagree in the last digit
+    hours = f"{(top.get('job_hours') if top and top.get('job_hours') else b['hours']):,.1f}"
+    startup = f"{b['startup_h'] * 60:.0f}"
     if top and top.get("breaks"):
         out.append("      " + t.say("batch.miss", lang, replicas=b["replicas"], hours=hours,
                                     gpus=b["replicas"] * top["gpus_total"]))
@@ -229,8 +234,9 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], kb: Know
         out.append("      " + t.say("batch.deadline", lang, deadline=f"{deadline * 24:,.0f}", replicas=b["replicas"],
                                     hours=hours, startup=startup))
     else:
-        out.append("      " + t.say("batch.free", lang, replicas=b["replicas"], hours=hours,
-                                    days=f"{b['hours'] / 24:,.1f}", startup=startup))
+        out.append("      " + t.say("batch.free_one" if b["replicas"] == 1 else "batch.free", lang,
+                                    replicas=b["replicas"], hours=hours, days=f"{b['hours'] / 24:,.1f}",
+                                    startup=startup))
     return out
 
 
