@@ -7,6 +7,7 @@ import pytest
 
 from bot.plan import fleet
 from bot.plan.plans import Targets
+from bot.render.templates import default_templates
 
 BUCKETS = [(0.8, 500), (0.2, 30720)]
 
@@ -121,3 +122,33 @@ def test_a_chosen_mix_leads_the_answer_with_the_single_type_beside_it(core, monk
     assert pick["fleet_alternative"]["kind"] == "single"
     first = reply.text.split("\n")[0]
     assert lead in first
+
+
+@pytest.mark.parametrize("q, lang", [
+    ("serve qwen2.5 32b on aws: 80% chats (~500 tokens), 20% 32k-token documents, 200 users", "en"),
+    ("在 aws 上部署 qwen2.5 32b，80% 是短对话，20% 是 3 万 token 长文档，200 个并发用户", "zh"),
+])
+def test_a_chosen_mix_states_the_memory_and_checks_of_each_pool(core, monkeypatch, q, lang):
+    """The mix (with no simplicity margin, as above) is the answer, so its 'why' and checklist are about its pools:
+    each pool's memory per GPU against its own card with its terms, and the OOM item per pool (the short-chat pool
+    and the document pool hold different KV caches on different cards), never the single-type plan's one figure
+    on a card the mix does not use. The pools' speeds are on their fleet lines: no single-GPU speed line."""
+    monkeypatch.setattr(fleet, "MIX_MARGIN", 0.0)
+    reply, _ = core.turn(q, {})
+    r = reply.model_dump()
+    pick, single = r["recommendations"][:2]
+    assert pick["mixed"] and single["label"] == "single_type"
+    t = default_templates()
+    for part in pick["fleet"]:
+        assert part["memory_terms"] and part["per_gpu_gib"] <= part["gpu_memory_gib"] * 0.95
+        assert t.say("fleet.pool_memory", lang, prompt=f"{part['prompt_tokens']:,}", gpu=part["gpu_name"],
+                     need=f"{part['per_gpu_gib']:.1f}", have=f"{part['gpu_memory_gib']:g}",
+                     headroom=f"{part['headroom_pct']:.0f}", terms="")[:30] in r["text"]
+    oom = next(c for c in r["checklist"] if c["item"] == "oom")
+    for part in pick["fleet"]:
+        assert t.say("fleet.pool_check", lang, prompt=f"{part['prompt_tokens']:,}", gpu=part["gpu_name"], text="") \
+            in oom["text"]
+        assert f"{part['per_gpu_gib']:.1f}" in oom["text"] and f"{part['gpu_memory_gib']:g}" in oom["text"]
+    assert r["memory"]["per_gpu_gib"] == pytest.approx(pick["per_gpu_gib"])
+    speed = max(t.say("throughput.line", lang, gpu="@", tps="@", n="@").split("@"), key=len)
+    assert speed not in r["text"]

@@ -193,6 +193,8 @@ class Advisor:
         if pick and pick.get("sized") and pick["sized"].parts and advice.recommendations:
             self._attach_fleet(job, advice, pick, mixed)
         self._extras(job, pick, advice)
+        if advice.recommendations and advice.recommendations[0].get("mixed"):
+            advice.throughput = None      # each pool's speed is on its fleet line, not one GPU's for the whole load
         advice.plans_searched = job.sizer.searched
         return advice
 
@@ -390,6 +392,42 @@ class Advisor:
         single_rec.update(label="single_type", why=["costs_more"], fleet=one)
         advice.recommendations.insert(0, rec)
         del advice.recommendations[3:]
+        self._describe_pools(job, advice, choice, top)
+
+    def _describe_pools(self, job: _Job, advice: Advice, choice: FleetChoice, top) -> None:
+        """A chosen mix is the answer: its memory and checklist describe each pool of the fleet, not the single-type
+        plan it beat. Each part gets its own memory estimate (per GPU, against its card, with its terms) and the check
+        rules run on each part as a pick of its own; an item that reads the same for every pool is said once, one
+        that differs is said per pool, at the worst status. The answer's memory is the dearest pool's (the pick row
+        is that part's flavor)."""
+        for part, p in zip(advice.recommendations[0]["fleet"], choice.mix):
+            est = p.row["estimate"]
+            part.update(gpu_memory_gib=p.row["flavor"].gpu_memory_gib, headroom_pct=p.row["headroom"],
+                        memory_terms=[{"name": x.name, "gib": round(x.gib, 2)} for x in est.terms])
+        pools = [(p, self._pool_checklist(job, p.row)) for p in choice.mix]
+        advice.checklist = [self._pooled_item(item, pools, job.lang) for item in ("oom", "topology", "billing")
+                            if any(c["item"] == item for _p, cl in pools for c in cl)]
+        advice.memory = top["estimate"]
+
+    def _pool_checklist(self, job: _Job, row) -> list[dict[str, Any]]:
+        facts = {**job.facts, **pick_facts(self.kb, row, job.w)}
+        checks = evaluate(self.rules, facts, "check", job.lang)
+        return self._checklist.build(checks, row, job.w, job.model, job.lang, job.base)
+
+    def _pooled_item(self, item: str, pools, lang: str) -> dict[str, Any]:
+        """One checklist item over the fleet's pools: the pools' own item when all read alike, else each pool's
+        sentence after its name (the request size and card), at the worst status, citing what each cites."""
+        mine = [(p, next(c for c in cl if c["item"] == item)) for p, cl in pools if any(c["item"] == item for c in cl)]
+        texts = [self.t.say(c["say"], lang, **c["ctx"]).strip().rstrip("。.") for _p, c in mine]
+        cites = list(dict.fromkeys(s for _p, c in mine for s in c["citations"]))
+        worst = max((c["status"] for _p, c in mine), key=["ok", "warn", "fail"].index)
+        if len(set(texts)) == 1:
+            return {**mine[0][1], "status": worst, "citations": cites}      # its own sentence, full stop and all
+        said = [self.t.say("fleet.pool_check", lang, prompt=f"{p.prompt:,}", gpu=self.kb.gpus[p.row["gpu"]].name,
+                           text=text) for (p, _c), text in zip(mine, texts)]
+        return {"item": item, "status": worst, "say": "check.pools", "citations": cites,
+                "ctx": {"pools": self.t.say("list.sep_clause", lang).join(said)},
+                "rule": ",".join(c["rule"] for _p, c in mine)}
 
     def _faster(self, job: _Job, pick, recs: list[dict[str, Any]]) -> None:
         """No deadline and no faster plan shown: the pick's flavor at a quarter of its time, with its cost."""

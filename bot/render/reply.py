@@ -145,9 +145,14 @@ def _plan_part(reply: dict[str, Any], recs: list[dict[str, Any]], kb: KnowledgeB
     method = extra.get("method")
     if method and method != "inference":
         model += f" ({t.say(f'method.{method}', lang)})"
-    why = t.say("why.fits", lang, task=task, model=model, need=f"{mem['per_gpu_gib']:.1f}",
-                terms=memory_terms(mem, lang, t))
-    lines.append(cite.after(f"{label('why')}: {why}", (extra.get("claims") or {}).get("memory")))
+    memory_cites = (extra.get("claims") or {}).get("memory")
+    if top.get("mixed"):
+        lines.append(cite.after(f"{label('why')}: {t.say('fleet.why', lang, task=task, model=model)}", memory_cites))
+        lines += ["      - " + _pool_memory(t, p, lang) for p in top["fleet"]]
+    else:
+        why = t.say("why.fits", lang, task=task, model=model, need=f"{mem['per_gpu_gib']:.1f}",
+                    terms=memory_terms(mem, lang, t))
+        lines.append(cite.after(f"{label('why')}: {why}", memory_cites))
     lines += plan_lines(t, top, lang, cheaper_shown=any(r.get("label") == "cheapest" for r in recs[1:]))
     for r in recs[1:]:
         if r.get("label") in ("cheapest", "fastest"):
@@ -314,6 +319,13 @@ def layout_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
     pipeline = t.say("plan.layout_pp", lang, pp=lay["pp"], mb=lay["grad_accumulation"]) if lay["pp"] > 1 else ""
     return ["      " + t.say("plan.layout_ep", lang, ep=lay["ep"], per_gpu=lay["experts"] // lay["ep"],
                                experts=lay["experts"], pipeline=pipeline, dp=lay["dp"], gpus=top["gpus_total"])]
+
+
+def _pool_memory(t: Templates, part: dict[str, Any], lang: str) -> str:
+    """One pool of a chosen mix: its memory per GPU against its own card, term by term."""
+    return t.say("fleet.pool_memory", lang, prompt=f"{part['prompt_tokens']:,}", gpu=part["gpu_name"],
+                 need=f"{part['per_gpu_gib']:.1f}", have=f"{part['gpu_memory_gib']:g}",
+                 headroom=f"{part['headroom_pct']:.0f}", terms=memory_terms({"terms": part["memory_terms"]}, lang, t))
 
 
 def _fleet_price(t: Templates, rec: dict[str, Any], lang: str) -> str:
