@@ -198,3 +198,17 @@ def test_the_compute_line_is_timed_in_the_picks_expert_layout(core, q):
     done = c["tokens_per_s_per_gpu"] * pick["gpus_total"] * pick["job_hours"] * 3600 * 0.9
     assert done == pytest.approx(c["tokens"], rel=0.01)
     assert ("expert" in r["text"]) or ("专家并行" in r["text"])
+
+
+@pytest.mark.parametrize("q, words", [
+    ("we have 16 H100 SXM, can we pretrain qwen3-30b-a3b on 100B tokens? how long",
+     "8-way expert parallel (16 of the 128 experts on each card) with ZeRO-1 over the 16 cards"),
+    ("我们有 16 张 H100 SXM，预训练 qwen3-30b-a3b 100B tokens 要多久", "8 路专家并行（每卡放 128 个专家中的 16 个），16 张卡 ZeRO-1"),
+])
+def test_own_cards_run_a_mixture_of_experts_expert_parallel(core, q, words):
+    """The user's 16 cards: ZeRO-3 across the two nodes took 1,261 h; EP 8 + ZeRO-1 is the layout they would run."""
+    r = core.turn(q, {})[0].model_dump()
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["layout"]["ep"] == 8 and mine["layout"]["sharding"] == "zero1"
+    assert 200 <= mine["job_hours"] <= 600
+    assert words in r["text"].splitlines()[0]

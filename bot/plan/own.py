@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from bot.estimate.fit import make_it_fit
 from bot.estimate.kinds import job_memory, job_speed, timed_by_items
-from bot.plan import perf
+from bot.plan import layouts, perf
 from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.links import LinkEvidence, pcie_gbs
 from bot.plan.plans import Targets
@@ -60,6 +60,7 @@ class OwnPlan:
     tpot_ms: float | None = None
     bracket: list[dict[str, Any]] = field(default_factory=list)   # a card known by its memory: each card on file
     timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
+    experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
 
 
 def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
@@ -318,6 +319,7 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
             tt = perf.train_time(w, model, gpu, plan.used, min(plan.used, 8), link)
             if tt:
                 plan.hours, plan.mfu = tt.hours, tt.mfu
+                _expert_layout_if_faster(plan, model, gpu, link)
         return
     if w.kind not in ("llm", "multimodal"):
         return
@@ -326,6 +328,20 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
     speed = perf.replica_speed(sw, model, gpu, w.gpus, min(cap, max(1, w.concurrency)), math.inf, link)
     if speed is not None:
         plan.tpot_ms = speed.tpot_ms
+
+
+def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
+    """A mixture of experts trained in full on the user's cards runs expert x pipeline x data parallelism when that
+    fits and beats the ZeRO-3 layout found (as a rental plan does, plans._expert_layout_if_faster); a layout that
+    needed CPU offload or 8-bit optimizer state is left as it is."""
+    w = plan.workload
+    if w.sharding != "zero3" or w.offload != "none" or w.optimizer != "adamw":
+        return
+    usable = plan.memory_gib * (1 - MIN_HEADROOM)
+    ep = layouts.fastest_expert_layout(w, model, gpu, plan.used, min(plan.used, 8), usable, link, {})
+    if ep is not None and ep.hours < plan.hours:
+        plan.workload, plan.estimate, plan.hours, plan.mfu = ep.w, ep.estimate, ep.hours, ep.mfu
+        plan.experts = model.moe.experts
 
 
 # ----- the public row ----------------------------------------------------------------------------------------------
@@ -337,9 +353,13 @@ def own_layout(plan: OwnPlan) -> dict[str, Any]:
         return {"dp": plan.replicas, "tp": w.tensor_parallel, "pp": 1, "sharding": "none", "micro_batch": None,
                 "checkpointing": "none", "precision": w.precision, "kv_dtype": w.kv_dtype or w.precision,
                 "concurrency": w.concurrency, "context": w.context}
-    return {"dp": plan.used, "tp": 1, "pp": 1, "sharding": w.sharding, "micro_batch": w.batch_size,
-            "grad_accumulation": w.grad_accumulation, "checkpointing": w.checkpointing, "precision": w.precision,
-            "kv_dtype": None, "offload": w.offload, "optimizer": w.optimizer, "chunked_loss": w.chunked_loss}
+    lay = {"dp": plan.used // w.pipeline_parallel, "tp": 1, "pp": w.pipeline_parallel, "sharding": w.sharding,
+           "micro_batch": w.batch_size, "grad_accumulation": w.grad_accumulation, "checkpointing": w.checkpointing,
+           "precision": w.precision, "kv_dtype": None, "offload": w.offload, "optimizer": w.optimizer,
+           "chunked_loss": w.chunked_loss}
+    if w.expert_parallel > 1:
+        lay.update(ep=w.expert_parallel, experts=plan.experts)
+    return lay
 
 
 def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:

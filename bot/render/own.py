@@ -41,7 +41,13 @@ def layout_text(row: dict[str, Any], t: Templates, lang: str) -> str:
                  t.say("own.layout.tp", lang, tp=lay["tp"]) if lay.get("tp", 1) > 1 else t.say("own.layout.none", lang)]
         return sep.join(parts)
     n = row["gpus_total"]
-    parts = [t.say(f"own.layout.{lay.get('sharding') or 'none'}", lang, n=n)]
+    if lay.get("ep", 1) > 1:       # a mixture of experts: experts split inside each 8-card node, ZeRO-1 over all
+        parts = [t.say("own.layout.ep", lang, n=n, ep=lay["ep"], per_gpu=lay["experts"] // lay["ep"],
+                       experts=lay["experts"])]
+        if lay.get("pp", 1) > 1:
+            parts.append(t.say("own.layout.pp", lang, pp=lay["pp"]))
+    else:
+        parts = [t.say(f"own.layout.{lay.get('sharding') or 'none'}", lang, n=n)]
     mb, acc = lay.get("micro_batch"), lay.get("grad_accumulation") or 1
     if mb:
         parts.append(t.say("own.layout.accum", lang, mb=mb, acc=acc) if acc > 1 else
