@@ -27,6 +27,7 @@ def slots(core, text):
     ("train yolov8s on 1.2M images for 50 epochs", {"dataset_items": 1.2e6, "epochs": 50}),
     ("微调 whisper，500 小时语音", {"dataset_items": 500, "dataset_unit": "audio_hours"}),
     ("fine-tune whisper-small on 500 hours of audio", {"dataset_items": 500, "dataset_unit": "audio_hours"}),
+    ("transcribe 500 hours of call recordings", {"dataset_items": 500, "dataset_unit": "audio_hours"}),
     ("train a detector on 50k samples, epochs=20", {"dataset_items": 50000, "dataset_unit": "samples", "epochs": 20}),
     ("微调 yolov8s 检测安全帽，数据3000张", {"dataset_items": 3000, "dataset_unit": "images"}),
     # a stated size wins over the named dataset's
@@ -166,3 +167,12 @@ def test_a_batch_job_keeps_its_items_and_a_training_job_its_dataset(core):
     train = slots(core, "train yolov8s on 2 million images")
     assert batch.get("items") == 2_000_000 and "dataset_items" not in batch
     assert train.get("dataset_items") == 2_000_000 and "items" not in train
+
+
+def test_transcribing_known_hours_is_a_job_sized_by_the_deadline(core):
+    # 2,000 h of audio in 72 h: copies of the cheapest card split it (the scenario's arithmetic: 2 H100 PCIe, ~39 h)
+    r = _answer(core, "用 whisper large-v3 转写 2000 小时录音，三天内")
+    pick = r["recommendations"][0]
+    copies = pick["gpus_total"] * (pick.get("replicas") or 1)
+    assert copies >= 2 and pick["job_hours"] <= 72 and pick["job_cost"] > 0
+    assert r["speed"]["gpus"] == copies and r["speed"]["hours"] == pytest.approx(pick["job_hours"], rel=0.02)

@@ -507,7 +507,9 @@ class Advisor:
                 advice.notes.append(("note.no_bf16", {"gpu": gpu.name}, NO_BF16_SOURCES))
             if w.tokens:
                 advice.compute = self._compute(job, pick, gpu)
-            speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"]}), model, gpu, self.kb.gpus,
+            # a transcription job's copies share the audio: its speed is theirs together
+            copies = (pick.get("replicas") or 1) if w.kind == "speech" and w.dataset_items else 1
+            speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"] * copies}), model, gpu, self.kb.gpus,
                               list(self.kb.models.values()))
             if job.targets.items and pick.get("sized") and pick["sized"].items_per_s:
                 spec = batch_spec(job.slots, model if w.kind in ("llm", "multimodal") else None)

@@ -9,7 +9,7 @@ from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
 from bot.plan import perf
-from bot.plan.plans import Sized, Targets, layout_of, size_serving, size_training, timed_workload
+from bot.plan.plans import HORIZON_DAYS, Sized, Targets, layout_of, size_serving, size_training, timed_workload
 from bot.plan.workload import tp_degrees
 from bot.estimate.kinds import job_speed
 from bot.knowledge.loader import KnowledgeBase
@@ -116,7 +116,8 @@ class Ranker:
                 # images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes them; a target rate
                 # (images/s, video or audio streams) sets how many copies of the plan run side by side
                 replicas = self._replicas_for_rate(sizer, gpu, n)
-                memo[key] = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas)
+                replicas, hours = self._transcription(sizer, gpu, n, replicas, targets)
+                memo[key] = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas, hours=hours)
             elif sizer.w.method == "inference":
                 memo[key] = self._serving_sized(f, gpu, p, sizer, targets, link)
             else:
@@ -157,6 +158,22 @@ class Ranker:
         if speed is None or not speed.gpus_for_target:
             return 1
         return max(1, math.ceil(speed.gpus_for_target / n))
+
+    def _transcription(self, sizer: Sizer, gpu, n: int, replicas: int, targets: Targets) -> tuple[int, float | None]:
+        """Hours of audio to transcribe ('转写 2000 小时录音，三天内'): a job, not a service. Copies of the n-GPU plan
+        split the audio so that it ends within the deadline (or the horizon), and the plan has a wall clock, so a
+        job cost. The rate is one window after another per GPU (speech.py): batched pipelines run faster, so this
+        errs towards more GPUs."""
+        w = sizer.w
+        if w.kind != "speech" or not w.dataset_items:
+            return replicas, None
+        speed = job_speed(w.model_copy(update={"gpus": n}), sizer.model, gpu, self.kb.gpus,
+                          list(self.kb.models.values()))
+        if speed is None or not speed.hours:
+            return replicas, None
+        limit = targets.deadline_h or HORIZON_DAYS * 24
+        replicas = max(replicas, math.ceil(speed.hours / limit))
+        return replicas, speed.hours / replicas
 
     def _price(self, row: Row, f: Flavor, s: Sized, bonus: float, slots: dict[str, Any]) -> None:
         """Hourly and job cost, and the effective cost the ranking sorts by (preferences and tightness weighed)."""

@@ -180,14 +180,14 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
                                           needed=c["gpus_for_deadline"]))
     if extra.get("speed"):
         sp = extra["speed"]
-        line = t.say("jobspeed.line", lang, rate=f"{sp['rate']:,.4g}", unit=t.say(f"unit.{sp['unit']}", lang),
+        line = t.say("jobspeed.line", lang, rate=rate_text(sp['rate']), unit=t.say(f"unit.{sp['unit']}", lang),
                      gpus=sp["gpus"])
         lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
         if sp.get("hours") is not None and sp.get("items"):
             lines.append("      " + t.say("jobspeed.items_hours", lang, hours=f"{sp['hours']:,.1f}",
                                           per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
                                           items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
-                                          rate=f"{sp['rate']:,.4g}"))
+                                          rate=rate_text(sp['rate'])))
         elif sp.get("hours") is not None:
             lines.append("      " + t.say("jobspeed.hours", lang, hours=f"{sp['hours']:,.1f}"))
         c = reply.get("compute") or {}
@@ -283,7 +283,8 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
                                     instances=top["instances"] * max(1, top.get("replicas") or 1)))
     elif top.get("job_cost"):
         out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
-                                    hours=hours_text(top['job_hours']), instances=top["instances"]))
+                                    hours=hours_text(top['job_hours']),
+                                    instances=top["instances"] * max(1, top.get("replicas") or 1)))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
         # images, audio, scenes: copies side by side reach the rate asked; no token latency applies to them
         out.append("      " + t.say("plan.copies", lang, replicas=top["replicas"], gpus=top["gpus_total"],
@@ -489,3 +490,9 @@ def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[
         return ["      " + t.say("billing.always_on", lang, month=money(month), year=money(year))]
     return []
 
+
+def rate_text(rate: float) -> str:
+    """A rate as shown: '41,430 images/s', '195.1', '3.9', '0.585' (never '4.143e+04')."""
+    if rate >= 1000:
+        return f"{rate:,.0f}"
+    return f"{rate:,.1f}" if rate >= 10 else f"{rate:.3g}"
