@@ -40,6 +40,14 @@ PARSE = [
     # a strong word alone: a batch job whose size is then assumed
     ("batch inference with llama 3.1 8b", "inference", {"offline": True, "batch_task": "other"}, ["items"]),
     ("帮我批量推理 llama 3.1 8b 的数据", "inference", {"offline": True}, []),
+    # misspelt as people type: corrected to the lexicon's words (typo_vocabulary, en_typos), as the rest of the parse
+    ("sumarize 200k documents with llama 3.1 8b", "inference",
+     {"offline": True, "items": 200_000, "batch_task": "summarise"}, []),
+    ("transalte 50M tokens of documents with Llama 3.1 70B by Friday", "inference",
+     {"offline": True, "batch_tokens": 5e7, "batch_task": "translate"}, ["tokens"]),
+    ("captionning 2 milion images with qwen2.5-vl-7b", "inference",
+     {"offline": True, "items": 2_000_000, "batch_task": "caption"}, []),
+    ("offlne inference over 3 million rows with llama 3.1 8b", "inference", {"offline": True, "items": 3_000_000}, []),
     # not batch jobs: training data, a service's users, a rate, a batch size, too few items to be a job
     ("train yolov8s on 2 million images", "train", {}, ["offline", "items"]),
     ("fine-tune qwen2.5-vl-7b to caption 2 million images", "finetune", {}, ["offline"]),
@@ -254,3 +262,19 @@ def test_embeddings_say_no_output_rate_and_a_huge_fleet_asks_for_quota(core):
     pick = r["recommendations"][0]
     assert pick["replicas"] * pick["gpus_total"] > 64 and pick["job_hours"] <= 24
     assert any("quota" in n for n in r["notes"]), r["notes"]
+
+
+def test_own_cards_say_how_long_the_batch_takes_there(core):
+    """'We have 8 A100s, how long?': their cards are timed for the batch at the split that runs fastest (72B: two
+    engines of 4 cards beat four of 2, whose KV cache holds a few sequences), and the hours agree with the rate:
+    start-up + 1e6 / rate / 3600."""
+    r = _answer(core, "我们有 8 张 A100，用 qwen2.5-72b 离线跑 100 万条数据打标签，每条约 1k 输入 200 输出，要多久")
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["fits"]
+    b = mine["batch"]
+    assert b["tp"] * b["replicas"] == 8 and b["tp"] >= 2
+    assert mine["job_hours"] == pytest.approx(batch.STARTUP_H + 1e6 / b["items_per_s"] / 3600, abs=0.06)
+    assert "跑这批时你的卡最快的分法" in r["text"]
+    late = _answer(core, "we have 2x RTX 4090, summarise 100k documents with qwen2.5-7b, within 2 hours")
+    mine = late["recommendations"][0]
+    assert mine["label"] == "yours" and mine["breaks"] == ["deadline"] and "past the 2 h deadline" in late["text"]

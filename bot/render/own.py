@@ -94,7 +94,14 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          request=f"{kv['request']:,}"))
     if row.get("fewer_cards"):
         out.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
-    if row["fits"] and row["gpu"] is None and row.get("timed"):
+    b = row.get("batch")
+    if row["fits"] and b:           # a batch job on their cards: how long, and whether the deadline holds
+        key = "yours.batch_hours" if b["meets"] else "yours.batch_miss"
+        out.append(t.say(key, lang, replicas=b["replicas"], tp=b["tp"],
+                         rate=f"{b['items_per_s']:,.0f}" if b["items_per_s"] >= 100 else f"{b['items_per_s']:.3g}",
+                         hours=f"{b['hours']:,.1f}", days=f"{b['hours'] / 24:,.1f}",
+                         deadline=f"{(b['deadline_h'] or 0):,.0f}"))
+    elif row["fits"] and row["gpu"] is None and row.get("timed"):
         out += _bracket_lines(row, t, lang)
     elif row["fits"] and row.get("job_hours") and row.get("mfu") is None:
         # images, clips (dataset x epochs): their own speed model, no MFU to state
