@@ -458,7 +458,7 @@ class SlotReader:
 
     def _sharding(self, text: str, slots: dict[str, Any]) -> None:
         """'deepspeed zero3', 'FSDP', 'zero3 offload', 'offload_optimizer' (an offload the user rules out is none)."""
-        for level in ("zero3", "zero2", "zero1", "fsdp", "ddp"):
+        for level in ("hsdp", "zero3", "zero2", "zero1", "fsdp", "ddp"):
             if level in self.sharding and self.sharding[level].any(text):
                 slots["sharding"] = level
                 break

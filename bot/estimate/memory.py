@@ -15,7 +15,7 @@ from bot.estimate.arch import (ALLOCATOR_SLACK, ALLOCATOR_SLACK_SHARDED, CUDA_CO
 from bot.estimate.parallel import Split, check_expert_parallel, split_of
 from bot.estimate.serving import serving_terms
 from bot.records.errors import InvalidRequest
-from bot.records.models import MemoryBasis, MemoryEstimate, MemoryTerm, Workload
+from bot.records.models import PARAM_SHARDED, MemoryBasis, MemoryEstimate, MemoryTerm, Workload
 from bot.records.kb import Model
 
 
@@ -26,7 +26,7 @@ def validate(w: Workload) -> None:
                              fix="use --precision bf16 (or fp16 on GPUs without bf16) with --method qlora")
     if w.method == "inference" and w.task != "inference":
         raise InvalidRequest("method 'inference' is for serving", fix="use --method full/freeze/lora/qlora to train")
-    if w.sharding in ("zero1", "zero2", "zero3", "fsdp") and w.gpus < 2:
+    if w.sharding in ("zero1", "zero2", "zero3", "fsdp", "hsdp") and w.gpus < 2:
         raise InvalidRequest(f"{w.sharding.upper()} shards model states across GPUs, and one GPU has nothing to "
                              "shard with", fix="give --gpus 2 or more, or use --sharding none")
     if w.offload == "full" and w.sharding not in ("zero3", "fsdp"):
@@ -117,10 +117,12 @@ def measurement_bases(terms: list[MemoryTerm]) -> list[MemoryBasis]:
 
 
 def _shards(w: Workload) -> tuple[int, int, int]:
-    """How many ways (params, grads, optimizer) are split across GPUs."""
+    """How many ways (params, grads, optimizer) are split across GPUs; hybrid sharding splits them over one node's
+    GPUs only (every node holds a whole copy)."""
     n = w.gpus
+    local = max(1, n // max(1, w.nodes))
     return {"none": (1, 1, 1), "ddp": (1, 1, 1), "zero1": (1, 1, n), "zero2": (1, n, n),
-            "zero3": (n, n, n), "fsdp": (n, n, n)}[w.sharding]
+            "zero3": (n, n, n), "fsdp": (n, n, n), "hsdp": (local, local, local)}[w.sharding]
 
 
 def _ways(sh: int, split: Split | None) -> tuple[float, str]:
@@ -348,7 +350,7 @@ def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
 
 def _overhead(w: Workload, terms: list[MemoryTerm]) -> None:
     tensors = sum(t.gib for t in terms if t.category != "overhead") * GIB
-    sharded = w.method != "inference" and w.sharding in ("zero3", "fsdp")
+    sharded = w.method != "inference" and w.sharding in PARAM_SHARDED
     slack = ALLOCATOR_SLACK_SHARDED if sharded else ALLOCATOR_SLACK
     add_term(terms, "allocator slack", "overhead", tensors * slack,
              f"{slack:.0%} of tensor memory (PyTorch caching allocator fragmentation"

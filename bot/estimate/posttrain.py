@@ -92,7 +92,8 @@ def _frozen(w: Workload, role: str, model: Model | None, n: int) -> MemoryTerm:
     """A frozen model that only scores (reference, reward): 16-bit weights, sharded like the policy's under
     ZeRO-3/FSDP (OpenRLHF and verl shard them too), or in host memory when offloaded."""
     P = arch_of(model, w.params_b).params
-    shard = n if w.sharding in ("zero3", "fsdp") else 1
+    shard = (max(1, n // max(1, w.nodes)) if w.sharding == "hsdp" else
+             n if w.sharding in ("zero3", "fsdp") else 1)
     where = "in host memory (offloaded)" if w.ref_offload else f"{P / 1e9:.2f}B params x 2 B" + (
         f" / {shard} GPUs (sharded)" if shard > 1 else "")
     return MemoryTerm.model_construct(name=f"{role} weights (frozen, 16-bit)", category="weights",

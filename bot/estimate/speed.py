@@ -22,7 +22,7 @@ from bot.estimate.speed_hw import (ATTENTION_RELATIVE, ATTENTION_RELATIVE_DEFAUL
                                    resolve_link, width_factor)
 from bot.estimate.speed_serve import serving_speed  # noqa: F401  (re-exported: the contract's one module)
 from bot.records.kb import GPU, Model
-from bot.records.models import Link, SpeedTerm, TrainingSpeed, Workload
+from bot.records.models import PARAM_SHARDED, Link, SpeedTerm, TrainingSpeed, Workload
 
 OVERLAP = 0.8               # share of the step's compute that gradient/parameter collectives can hide behind
 # Share of the step's compute that expert-parallel all-to-alls can hide behind: frameworks run one micro-batch's (or
@@ -215,36 +215,12 @@ def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> flo
     """Exposed seconds per optimizer step spent in collectives, after overlap with compute."""
     tp, pp = w.tensor_parallel, w.pipeline_parallel
     per_node = max(1, w.gpus // max(1, w.nodes))
-    grad_bytes = 2.0
     trainable_share = trainable_params(w, a) / a.params
     exposed = 0.0
     groups = [g for g in data_parallel_groups(w, a, split_of(w, a)) if g[1] > 1]
     if groups:
-        bw = bus_gbs(link, w.nodes > 1)     # data parallelism is the outermost dimension: it spans the nodes
-        vol, parts = 0.0, []
-        for shard_params, dp, what in groups:
-            ring = 2 * (dp - 1) / dp
-            trainable = shard_params * trainable_share
-            if w.sharding in ("zero3", "fsdp"):
-                vol += 1.5 * ring * shard_params * grad_bytes * w.grad_accumulation
-                how = "gather forward + gather backward + reduce-scatter, every micro-batch"
-            elif w.sharding == "zero2":
-                # partitioned gradients cannot accumulate unsharded: a reduce-scatter every micro-batch, then one
-                # all-gather of the updated parameters (DeepSpeed ZeRO stage 2)
-                vol += ring / 2 * trainable * grad_bytes * (w.grad_accumulation + 1)
-                how = "reduce-scatter every micro-batch + one parameter all-gather a step"
-            else:
-                vol += ring * trainable * grad_bytes
-                how = "all-reduce of the gradients once a step"
-            parts.append(f"{what} over {dp} replicas")
-        # ZeRO-3 gathers and reduce-scatters layer by layer: one collective per layer and pass, each a ring of
-        # (nodes - 1) network hops
-        hops = 3 * a.layers / pp * w.grad_accumulation * max(0, w.nodes - 1) if w.sharding in ("zero3", "fsdp") else 0
-        t = vol / bw + hops * RING_HOP_LATENCY_S
-        acc.add("data-parallel traffic per GPU per step", vol / 1e9, "GB", f"{how}: {', '.join(parts)}")
-        if hops:
-            acc.add("network hop latency per step", hops * RING_HOP_LATENCY_S, "s",
-                    f"{hops:,.0f} ring hops between nodes at {RING_HOP_LATENCY_S * 1e6:g} us each")
+        t, vol, how, bw = _data_parallel(w, a, link, groups, per_node, trainable_share, acc)
+        acc.add("data-parallel traffic per GPU per step", vol / 1e9, "GB", how)
         hidden = min(t, compute_s * OVERLAP)
         exposed += acc.add("exposed data-parallel communication per step", t - hidden, "s",
                            f"{t:.3g} s at {bw / 1e9:.0f} GB/s, {hidden:.3g} s hidden behind compute")
@@ -270,6 +246,60 @@ def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> flo
     return exposed
 
 
+def _data_parallel(w: Workload, a: Arch, link: Link, groups: list, per_node: int, trainable_share: float,
+                   acc: _Acc) -> tuple[float, float, str, float]:
+    """(seconds, bytes per GPU, what moves over how many replicas, the slowest bandwidth it moves at) of one step's
+    data-parallel traffic, over each group of parameters and its replicas (dense and expert parameters of a mixture
+    of experts are replicated over different groups). Collectives over the network also pay a latency per ring hop
+    between nodes."""
+    grad_bytes = 2.0
+    layers = a.layers / w.pipeline_parallel
+    nodes = max(1, w.nodes)
+    hybrid = w.sharding == "hsdp" and nodes > 1
+    bw = bus_gbs(link, nodes > 1)     # data parallelism is the outermost dimension: it spans the nodes
+    bw_in, bw_out = bus_gbs(link, False), bw / per_node
+    t = vol = 0.0
+    parts = []
+    for shard_params, dp, what in groups:
+        ring = 2 * (dp - 1) / dp
+        trainable = shard_params * trainable_share
+        if hybrid:
+            # ZeRO-3 inside the node over its own link every micro-batch; across nodes each GPU all-reduces its
+            # 1/per_node share of the gradients once a step with its peers on the other nodes, the node's GPUs
+            # sharing its network (PyTorch FSDP HYBRID_SHARD; DeepSpeed ZeRO++ hpZ)
+            local = 2 * (per_node - 1) / per_node
+            vol_in = 1.5 * local * shard_params * grad_bytes * w.grad_accumulation
+            vol_out = 2 * (nodes - 1) / nodes * trainable / per_node * grad_bytes
+            t, vol = t + vol_in / bw_in + vol_out / bw_out, vol + vol_in + vol_out
+            how = ("gathers and reduce-scatters inside each node every micro-batch + one gradient all-reduce a step "
+                   "across nodes")
+            part = f"{what} over {nodes} nodes of {per_node}"
+        else:
+            if w.sharding in PARAM_SHARDED:
+                moved = 1.5 * ring * shard_params * grad_bytes * w.grad_accumulation
+                how = "gather forward + gather backward + reduce-scatter, every micro-batch"
+            elif w.sharding == "zero2":
+                # partitioned gradients cannot accumulate unsharded: a reduce-scatter every micro-batch, then one
+                # all-gather of the updated parameters (DeepSpeed ZeRO stage 2)
+                moved = ring / 2 * trainable * grad_bytes * (w.grad_accumulation + 1)
+                how = "reduce-scatter every micro-batch + one parameter all-gather a step"
+            else:
+                moved = ring * trainable * grad_bytes
+                how = "all-reduce of the gradients once a step"
+            t, vol = t + moved / bw, vol + moved
+            part = f"{what} over {dp} replicas"
+        parts.append(part)
+    # ZeRO-3 gathers and reduce-scatters layer by layer: a ring per layer and pass, (nodes - 1) network hops each;
+    # hybrid sharding sends one all-reduce a layer across nodes, 2 (nodes - 1) hops
+    hops = (2 * layers * (nodes - 1) if hybrid else
+            3 * layers * w.grad_accumulation * (nodes - 1) if w.sharding in PARAM_SHARDED else 0)
+    if hops:
+        t += hops * RING_HOP_LATENCY_S
+        acc.add("network hop latency per step", hops * RING_HOP_LATENCY_S, "s",
+                f"{hops:,.0f} ring hops between nodes at {RING_HOP_LATENCY_S * 1e6:g} us each")
+    return t, vol, f"{how}: {', '.join(parts)}", (bw_out if hybrid else bw)
+
+
 def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None = None) -> TrainingSpeed:
     """Tokens per second per GPU and in all for one training job on w.gpus GPUs of one kind."""
     a = arch_of(model, w.params_b)
@@ -285,7 +315,8 @@ def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None
     compute_mb = tokens_mb * (mm_f * moe / mm_rate + attn_f / attn_rate) / (tp * pp)
     split = split_of(w, a)
     floor = weights_floor_s(w, a, gpu, split)
-    shards = w.gpus if w.sharding in ("zero1", "zero2", "zero3", "fsdp") else a.params / local_params(a, split)
+    shards = (max(1, w.gpus // max(1, w.nodes)) if w.sharding == "hsdp" else
+              w.gpus if w.sharding in ("zero1", "zero2", "zero3", "fsdp") else a.params / local_params(a, split))
     dequant, opt = memory_bound_s(w, a, gpu, shards, acc)
     mb_s = max(compute_mb, floor) + dequant
     acc.add("one micro-batch", mb_s, "s", f"{tokens_mb} tokens: compute {compute_mb:.3g} s "

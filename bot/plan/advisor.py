@@ -545,12 +545,15 @@ class Advisor:
         link), so the tokens/s per GPU shown agree with the wall clock."""
         n, f = pick["gpus_total"], self.kb.flavors[pick["id"]]
         link = perf.speed_link(pick["link"], min(n, f.gpu_count)) if pick.get("link") else None
+        planned = (pick.get("layout") or {}).get("sharding")
         wn = timed_workload(job.w, n, f.gpu_count, pick.get("layout")).model_copy(
             update={"nodes": max(1, math.ceil(n / f.gpu_count))})
         ct = cost.training_time(wn, job.model, gpu, n, link)
         if not ct:
             return None
         out = ct.model_dump()
+        if planned == "hsdp":
+            out.update(sharding="hsdp", nodes=wn.nodes, gpus_per_node=f.gpu_count)
         if pick.get("hours"):
             out.update(days=round(pick["hours"] / 24, 2), hours=round(pick["hours"], 1),
                        gpu_hours=round(pick["hours"] * pick["gpus_total"], 1))

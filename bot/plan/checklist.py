@@ -121,8 +121,10 @@ def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> 
     so its sources are exactly those it refers to."""
     gpu = kb.gpus[kb.flavors[pick["id"]].gpu].sources if pick else []
     recompute = ["korthikanti-2022"] if w.grad_checkpointing else []
+    hybrid = bool(pick) and (pick.get("layout") or {}).get("sharding") == "hsdp"
     out = {"memory": METHOD_SOURCES[w.method] + (list(model.sources) if model else []),
-           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu)}
+           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu),
+           "layout": ["pytorch-fsdp-hybrid-shard"] if hybrid else []}
     return {claim: list(dict.fromkeys(s for s in ids if s in kb.sources)) for claim, ids in out.items()}
 
 
@@ -197,6 +199,8 @@ def _as_planned(w: Workload, pick: dict[str, Any]) -> Workload:
     sharding = (pick.get("layout") or {}).get("sharding")
     if sharding:
         update["sharding"] = sharding
+    if sharding == "hsdp":
+        update["nodes"] = max(1, pick.get("instances") or 1)     # sharded inside each instance
     if pick.get("micro_batch"):
         update["batch_size"] = pick["micro_batch"]
     return w.model_copy(update=update)

@@ -103,8 +103,11 @@ def layout_of_workload(cw: Workload, n: int, experts: int) -> dict[str, Any]:
 
 
 def layout_workload(w: Workload, n: int, per_instance: int, layout: dict[str, Any] | None) -> Workload:
-    """The workload a plan's layout times: its expert-parallel layout when it has one, else ZeRO-3 over n GPUs."""
+    """The workload a plan's layout times: its expert-parallel layout when it has one, hybrid sharding when the
+    planner chose it, else ZeRO-3 over n GPUs."""
     base = zero3_workload(w, n, per_instance)
+    if layout and layout.get("sharding") == "hsdp" and layout.get("ep", 1) <= 1:
+        return base.model_copy(update={"sharding": "hsdp"})     # ZeRO-3 inside each instance, replicas across
     if not layout or layout.get("ep", 1) <= 1:
         return base
     return base.model_copy(update={"sharding": layout["sharding"], "expert_parallel": layout["ep"],

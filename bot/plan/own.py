@@ -52,6 +52,7 @@ class OwnPlan:
     hours: float | None = None
     mfu: float | None = None
     link: str | None = None              # the link the time assumes: nvlink or pcie
+    hours_rdma: float | None = None      # across machines: the time were their network RDMA (it is timed as TCP)
     replicas: int = 1
     kv_tokens: int | None = None         # serving: tokens the KV budget holds per replica
     full_sequences: int | None = None    # serving: sequences of the full context that budget holds
@@ -316,10 +317,7 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
             speed = job_speed(w.model_copy(update={"gpus": plan.used}), model, gpu, gpus_by_id, models)
             plan.hours = speed.hours if speed is not None else None
         elif w.tokens:
-            tt = perf.train_time(w, model, gpu, plan.used, min(plan.used, 8), link)
-            if tt:
-                plan.hours, plan.mfu = tt.hours, tt.mfu
-                _expert_layout_if_faster(plan, model, gpu, link)
+            _train_time(plan, model, gpu, link)
         return
     if w.kind not in ("llm", "multimodal"):
         return
@@ -335,13 +333,38 @@ def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link:
     fits and beats the ZeRO-3 layout found (as a rental plan does, plans._expert_layout_if_faster); a layout that
     needed CPU offload or 8-bit optimizer state is left as it is."""
     w = plan.workload
-    if w.sharding != "zero3" or w.offload != "none" or w.optimizer != "adamw":
+    if w.sharding not in ("zero3", "hsdp") or w.offload != "none" or w.optimizer != "adamw":
         return
     usable = plan.memory_gib * (1 - MIN_HEADROOM)
     ep = layouts.fastest_expert_layout(w, model, gpu, plan.used, min(plan.used, 8), usable, link, {})
     if ep is not None and ep.hours < plan.hours:
         plan.workload, plan.estimate, plan.hours, plan.mfu = ep.w, ep.estimate, ep.hours, ep.mfu
         plan.experts = model.moe.experts
+
+
+def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
+    """Their cards' wall clock. Across machines their network is not known: it is timed as TCP, with hybrid sharding
+    (ZeRO-3 inside each 8-card machine, one gradient all-reduce a step across them) where one machine's cards hold
+    the sharded job and that is faster, and the time over InfiniBand/RoCE is kept to say beside it."""
+    w, n = plan.workload, plan.used
+    per_node = min(n, 8)
+    tt = perf.train_time(w, model, gpu, n, per_node, link)
+    if tt is None:
+        return
+    if n > per_node and w.sharding in ("zero3", "fsdp"):
+        hybrid_w = w.model_copy(update={"sharding": "hsdp", "nodes": math.ceil(n / per_node)})
+        hybrid_est = job_memory(hybrid_w, model)
+        hybrid = perf.train_time(hybrid_w, model, gpu, n, per_node, link) \
+            if hybrid_est.per_gpu_gib <= plan.memory_gib * (1 - MIN_HEADROOM) else None
+        if hybrid is not None and hybrid.hours < tt.hours:
+            plan.workload, plan.estimate, tt = hybrid_w, hybrid_est, hybrid
+    plan.hours, plan.mfu = tt.hours, tt.mfu
+    _expert_layout_if_faster(plan, model, gpu, link)
+    if n > per_node:
+        rdma = perf.train_time(plan.workload, model, gpu, n, per_node,
+                               LinkEvidence(link.intra, link.intra_how, link.intra_gbs, "rdma", None))
+        if rdma is not None and rdma.hours < plan.hours * 0.9:
+            plan.hours_rdma = rdma.hours
 
 
 # ----- the public row ----------------------------------------------------------------------------------------------
@@ -380,7 +403,8 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "over_budget": False, "sources": list(plan.gpu.sources) if plan.gpu else [], "note": None,
         "label": "yours", "layout": own_layout(plan), "replicas": plan.replicas, "costs": [], "breaks": [], "why": [],
         "hourly_total": None, "monthly_cost": None, "interconnect_evidence": None, "intra_link": plan.link,
-        "inter_link": None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
+        "inter_link": ("tcp" if plan.used > 8 else None), "mfu": round(plan.mfu, 3) if plan.mfu else None,
+        "job_hours_rdma": round(plan.hours_rdma, 1) if plan.hours_rdma else None,
         "replica_concurrency": plan.workload.concurrency if plan.workload.method == "inference" else None,
         "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None,
         "changes": list(plan.changes), "fit_steps": list(plan.steps), "fewer_cards": plan.fewer,

@@ -126,14 +126,15 @@ class Sized:
     items_per_s: float | None = None         # requests (a batch job's items) one replica completes per second
 
 
-def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1) -> dict[str, Any]:
-    """The parallel layout the memory estimate assumed for n GPUs on k instances."""
+def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1, sharding: str | None = None) -> dict[str, Any]:
+    """The parallel layout the memory estimate assumed for n GPUs on k instances (`sharding`: the one the plan was
+    timed with, when the planner chose it)."""
     w = sizer.w
     if w.method == "inference":
         tp = n if k == 1 else n // k
         return {"dp": replicas, "tp": tp, "pp": k, "sharding": "none", "micro_batch": None,
                 "checkpointing": "none", "precision": w.precision, "kv_dtype": w.precision}
-    sharding = "none" if n == 1 else ("zero3" if n != w.gpus or w.sharding == "none" else w.sharding)
+    sharding = sharding or ("none" if n == 1 else ("zero3" if n != w.gpus or w.sharding == "none" else w.sharding))
     if n > 1 and w.kind in DDP_KINDS and not (n == w.gpus and w.sharding != "none"):
         sharding = "ddp"       # a whole replica per GPU, as workload.estimate_on sized its memory
     return {"dp": n, "tp": 1, "pp": 1, "sharding": sharding, "micro_batch": w.batch_size,
@@ -172,14 +173,27 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
 
 
 def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Sized | None:
-    """k instances of f in the fastest layout that fits (ZeRO-3, or expert parallelism for a mixture of experts)."""
+    """k instances of f in the fastest layout that fits: ZeRO-3 over all its GPUs; hybrid sharding (ZeRO-3 inside
+    each instance, replicas across them) where one instance's cards hold the sharded job, which across a slow network
+    wins by a wide margin (one gradient all-reduce a step crosses it instead of every layer's gathers every
+    micro-batch); or expert parallelism for a mixture of experts."""
     sizer.searched += 1
     n = k * f.gpu_count
     hours, share = _hours(sizer, gpu, n, f.gpu_count, link)
     if hours is None:
         return None
-    return _expert_layout_if_faster(sizer, f, gpu, Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours,
-                                                         mfu=share), link)
+    plan = Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, mfu=share)
+    if k > 1 and f.gpu_count > 1 and _fits(sizer.est(f.gpu_count), f):
+        hybrid, hybrid_share = _hours(sizer, gpu, n, f.gpu_count, link, "hsdp")
+        if hybrid is not None and hybrid < hours:
+            sizer.searched += 1
+            plan = Sized(k, n, sizer.est(f.gpu_count), layout_of(sizer, n, k, sharding="hsdp"), hours=hybrid,
+                         mfu=hybrid_share)
+    return _expert_layout_if_faster(sizer, f, gpu, plan, link)
+
+
+def _fits(est: MemoryEstimate, f: Flavor) -> bool:
+    return est.per_gpu_gib <= f.gpu_memory_gib * (1 - MIN_HEADROOM)
 
 
 def _expert_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence) -> Sized:
@@ -217,14 +231,15 @@ def _instance_counts(k0: int, gpus_per_instance: int):
         k = k + 1 if k < 4 else k * 2
 
 
-def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence
+def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence, sharding: str | None = None
            ) -> tuple[float | None, float | None]:
     w = sizer.w
     if timed_by_items(w):
         return _hours_by_items(sizer, gpu, n, per_instance), None
     if not w.tokens:
         return None, None
-    tt = perf.train_time(timed_workload(w, n, per_instance), sizer.model, gpu, n, per_instance, link)
+    layout = {"sharding": sharding} if sharding else None
+    tt = perf.train_time(timed_workload(w, n, per_instance, layout), sizer.model, gpu, n, per_instance, link)
     return (tt.hours, tt.mfu) if tt else (None, None)
 
 
@@ -239,9 +254,10 @@ def _hours_by_items(sizer: Sizer, gpu: GPU, n: int, per_instance: int) -> float 
 
 def timed_workload(w, n: int, per_instance: int, layout: dict[str, Any] | None = None):
     """The workload a training plan on n GPUs is timed with: the user's own layout at their count, else the plan's
-    layout (expert parallelism, or ZeRO-3 over the n GPUs on as many nodes as instances); the answer's compute line
-    uses it too, so its tokens/s are the plan's."""
-    if n == w.gpus and not (layout or {}).get("ep"):
+    layout (expert parallelism, hybrid sharding, or ZeRO-3 over the n GPUs on as many nodes as instances); the
+    answer's compute line uses it too, so its tokens/s are the plan's."""
+    lay = layout or {}
+    if n == w.gpus and not lay.get("ep") and lay.get("sharding") != "hsdp":
         return w
     return layouts.layout_workload(w, n, per_instance, layout)
 

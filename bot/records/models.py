@@ -8,7 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Method = Literal["full", "freeze", "lora", "qlora", "inference"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"]
 Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
-Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
+# hsdp: ZeRO-3/FSDP inside each node and data-parallel replicas across nodes (PyTorch FSDP HYBRID_SHARD, DeepSpeed
+# ZeRO++ hpZ/MiCS): the per-layer gathers stay on the node's own link, only one gradient all-reduce a step crosses
+# the network
+Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"]
+PARAM_SHARDED = ("zero3", "fsdp", "hsdp")      # the levels that shard the parameters themselves
 Offload = Literal["none", "optimizer", "full"]
 Status = Literal["answer", "follow_up", "info", "out_of_scope"]
 Intent = Literal["train", "finetune", "inference", "rendering", "compare", "explain", "billing", "help"]

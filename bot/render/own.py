@@ -112,6 +112,9 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
         out.append(t.say("yours.hours", lang, hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
+        if row.get("job_hours_rdma"):
+            out.append(t.say("yours.network", lang, machines=row["instances"],
+                             hours=f"{row['job_hours_rdma']:,.0f}", days=f"{row['job_hours_rdma'] / 24:,.1f}"))
     elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
         out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):

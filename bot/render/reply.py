@@ -175,6 +175,9 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
         line = t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
                      gpus=c["gpus"], basis=compute_basis(t, c, gpu, lang))
         lines.append(cite.after(f"{label('compute')}: {line}", claims.get("compute")))
+        if c.get("sharding") == "hsdp":
+            lines.append("      " + cite.after(t.say("compute.hsdp", lang, nodes=c["nodes"], per_node=c["gpus_per_node"]),
+                                               claims.get("layout")))
         if c.get("deadline_days"):
             lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                           needed=c["gpus_for_deadline"]))

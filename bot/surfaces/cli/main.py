@@ -172,7 +172,7 @@ def chat(session: str | None) -> None:
 @click.option("--seq-len", type=click.IntRange(1, 10_000_000), default=None)
 @click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True, help="GPUs in total.")
 @click.option("--nodes", type=click.IntRange(1, 10_000), default=1, show_default=True)
-@click.option("--sharding", type=click.Choice(["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]), default=None)
+@click.option("--sharding", type=click.Choice(["none", "ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"]), default=None)
 @click.option("--offload", type=click.Choice(["none", "optimizer", "full"]), default="none", show_default=True)
 @click.option("--grad-checkpointing", is_flag=True, help="The same as --checkpointing full.")
 @click.option("--checkpointing", type=click.Choice(["none", "full", "selective"]), default=None,
