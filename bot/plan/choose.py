@@ -51,8 +51,8 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     for r in meeting:
         if len(recs) >= 3:
             break
-        if all(r is not x for x in recs):
-            recs.append(_label(r, None))
+        if all(r is not x for x in recs) and not _flagged(r):
+            recs.append(_label(r, None))     # a catalog price flagged as a data quirk stays among the considered
     for r in recs[1:]:
         r["why"] = _why(r, pick, passes)
     return recs, _considered(rows, recs, pick, passes)
@@ -83,6 +83,11 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
     simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
                and not _slower(r, pick) and _no_more_demoted(r, pick)]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
+
+
+def _flagged(r: Row) -> bool:
+    price = getattr(r.get("flavor"), "price", None)
+    return getattr(price, "kind", None) == "flagged"
 
 
 def _no_more_demoted(r: Row, pick: Row) -> bool:
