@@ -78,3 +78,16 @@ def test_a_bridged_pick_says_its_collectives_cross_pcie(core):
     assert pick["gpu"] == "h100-nvl" and pick["gpus_total"] == 8
     assert topo["status"] == "warn" and "only 2 at a time" in topo["text"]
     assert "gpu-anandtech-h100nvl" in topo["citations"]
+
+
+def test_the_speed_shown_is_timed_over_the_picks_link(core, kb):
+    """GRPO's training passes on 8 x H100 PCIe: the speed line is the one the plan was ranked on, over PCIe
+    Gen5, not over the 600 GB/s NVLink an H100 PCIe card can have with a bridge (the GPU's usual link in the speed
+    model): sharded training over a 63 GB/s slot is slower, so the rate shown is below the NVLink one."""
+    from bot.estimate.posttrain import posttrain_speed
+    r = core.turn("GRPO qwen2.5 7B full fine-tune on 8 cards", {})[0].model_dump()
+    pick = r["recommendations"][0]
+    assert pick["gpu"] == "h100-pcie" and pick["intra_link"] != "nvlink" and r["speed"]["unit"] == "samples/s"
+    advice = core.advisor.advise(*_job(core, "GRPO qwen2.5 7B full fine-tune on 8 cards"))
+    usual = posttrain_speed(advice.workload.model_copy(update={"gpus": 8}), advice.model, kb.gpus["h100-pcie"])
+    assert r["speed"]["rate"] < usual.rate * 0.8

@@ -16,7 +16,7 @@ from bot.estimate.rendering import rendering_memory
 from bot.estimate.speech import speech_speed, speech_training_speed
 from bot.estimate.vision import vision_speed
 from bot.records.kb import GPU, Model
-from bot.records.models import JobSpeed, MemoryEstimate, Workload, WorkloadKind
+from bot.records.models import JobSpeed, Link, MemoryEstimate, Workload, WorkloadKind
 
 _MODEL_KIND = {"cnn": "vision", "detector": "vision", "vision-transformer": "vision", "diffusion": "diffusion",
                "speech": "speech", "multimodal": "multimodal", "llm": "llm", "encoder": "llm",
@@ -49,12 +49,14 @@ def _without(est: MemoryEstimate, keys: set[str]) -> MemoryEstimate:
     return est.model_copy(update={"assumptions": [a for a, _ in pairs], "assumption_keys": [k for _, k in pairs]})
 
 
-def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, models: list[Model]
-              ) -> JobSpeed | None:
-    """Speed in the job's own unit, or None where the token-based speed model (LLMs) or nothing applies."""
+def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, models: list[Model],
+              link: Link | None = None) -> JobSpeed | None:
+    """Speed in the job's own unit, or None where the token-based speed model (LLMs) or nothing applies. `link`:
+    the plan's link between GPUs, which post-training's training passes are timed over (the GPU's usual link when
+    None)."""
     try:
         if w.algorithm != "sft":
-            return posttrain_speed(w, model, gpu)
+            return posttrain_speed(w, model, gpu, link)
         if w.kind == "vision" and model is not None:
             return _target(w, vision_speed(w, model, gpu))
         if w.kind == "diffusion" and model is not None:

@@ -30,7 +30,7 @@ from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_wo
 from bot.plan.ranking import Ranker, budget_fields
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
-from bot.records.models import MemoryEstimate, Workload
+from bot.records.models import Link, MemoryEstimate, Workload
 from bot.render.templates import Templates
 
 # policy: a batch fleet above this many GPUs (eight 8-GPU machines) gets a note to secure quota and capacity first;
@@ -510,7 +510,7 @@ class Advisor:
             # a transcription job's copies share the audio: its speed is theirs together
             copies = (pick.get("replicas") or 1) if w.kind == "speech" and w.dataset_items else 1
             speed = job_speed(w.model_copy(update={"gpus": pick["gpus_total"] * copies}), model, gpu, self.kb.gpus,
-                              list(self.kb.models.values()))
+                              list(self.kb.models.values()), self._pick_link(pick))
             if job.targets.items and pick.get("sized") and pick["sized"].items_per_s:
                 spec = batch_spec(job.slots, model if w.kind in ("llm", "multimodal") else None)
                 advice.batch = summary(spec, pick["sized"], pick["gpus_total"],
@@ -539,6 +539,13 @@ class Advisor:
             # pick uses, not one card (which would say 'out of memory' above a plan that fits)
             job = replace(job, w=w.model_copy(update={"gpus": pick["gpus_total"]}))
         self._judge(job, advice)
+
+    def _pick_link(self, pick) -> Link | None:
+        """The speed model's link for the pick as planned (its cards per instance; bridged pairs at PCIe speed), so
+        a speed shown is the one the plan was ranked on, not the GPU's usual link."""
+        if not pick.get("link"):
+            return None
+        return perf.speed_link(pick["link"], min(pick["gpus_total"], self.kb.flavors[pick["id"]].gpu_count))
 
     def _compute(self, job: _Job, pick, gpu) -> dict[str, Any] | None:
         """The pick's compute: FLOPs and basis from cost.py, timed as the plan was (its layout over its GPUs and its
