@@ -169,6 +169,14 @@ def test_a_batch_job_keeps_its_items_and_a_training_job_its_dataset(core):
     assert train.get("dataset_items") == 2_000_000 and "items" not in train
 
 
+def test_a_job_of_minutes_runs_on_one_card_and_says_so(core):
+    # 5,000 x 100 images x 26.1 GFLOPs (3 x 8.7): 82 s on one H100 PCIe; two would cost 1 / 0.84 more per image
+    r = _answer(core, "train yolov8n on 5k images")
+    pick = r["recommendations"][0]
+    assert pick["gpus_total"] == 1 and 0 < pick["job_hours"] < 0.1
+    assert " 0 USD" not in r["text"] and "0.0 h" not in r["text"]
+
+
 def test_transcribing_known_hours_is_a_job_sized_by_the_deadline(core):
     # 2,000 h of audio in 72 h: copies of the cheapest card split it (the scenario's arithmetic: 2 H100 PCIe, ~39 h)
     r = _answer(core, "用 whisper large-v3 转写 2000 小时录音，三天内")

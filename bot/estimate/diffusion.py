@@ -83,7 +83,7 @@ def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -
         notes.append(Note("dif.train_share", f"training at {TRAIN_SHARE} of the sampling rate (diffusers' SD 1.5 LoRA "
                           "example); a measured SDXL LoRA run was 3.5x slower still", share=f"{TRAIN_SHARE}"))
         items = (w.dataset_items or 0) * (w.epochs or 1)
-        hours = round(items / rate / 3600, 2) if items else None
+        hours = round(items / rate / 3600, 4) if items else None
         if hours is not None:
             terms.append(RateTerm(name="training time", value=hours, unit="h",
                                   formula=f"{items:,.0f} image steps / {rate:.2f} images/s"))

@@ -52,7 +52,7 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
                   "streams (faster-whisper's BatchedInferencePipeline, vLLM) raises this")]
     hours = None
     if w.dataset_items:
-        hours = round(w.dataset_items / total, 2)
+        hours = round(w.dataset_items / total, 4)
         terms.append(RateTerm(name="transcription time", value=hours, unit="h",
                               formula=f"{w.dataset_items:g} h of audio / {total:.1f}x real time"))
     if w.streams and w.streams > total:
@@ -112,7 +112,7 @@ def speech_training_speed(w: Workload, model: Model, gpu: GPU) -> JobSpeed:
             notes.append(Note("sp.clip_len", f"clips of {MEAN_CLIP_S:.1f} s on average assumed (LibriSpeech's mean)",
                               seconds=f"{MEAN_CLIP_S:.1f}"))
         epochs = w.epochs or 1
-        hours = round(clips * epochs / rate / 3600, 2)
+        hours = round(clips * epochs / rate / 3600, 4)
         terms.append(RateTerm(name="training time", value=hours, unit="h",
                               formula=f"{clips:,.0f} clips x {epochs:g} epochs / {rate:,.1f} clips/s"))
         items = {"items_per_epoch": round(clips), "epochs": epochs, "items": round(clips * epochs),

@@ -66,7 +66,7 @@ def vision_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
     hours = None
     if train and w.dataset_items:
         epochs = w.epochs or 1
-        hours = round(w.dataset_items * epochs / rate / 3600, 2)
+        hours = round(w.dataset_items * epochs / rate / 3600, 4)
         terms.append(RateTerm(name="training time", value=hours, unit="h",
                               formula=f"{w.dataset_items:,.0f} images x {epochs:g} epochs = "
                                       f"{w.dataset_items * epochs:,.0f} images / {rate:,.1f} images/s"))

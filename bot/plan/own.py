@@ -399,7 +399,7 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "price_date": None, "price_basis": None, "fits": plan.fits,
         "headroom_pct": round(100 * (1 - est.per_gpu_gib / mem), 1), "per_gpu_gib": round(est.per_gpu_gib, 2),
         "need_gpus": None, "blocked_by": None, "evidence": None, "region": None, "job_cost": None,
-        "job_hours": round(plan.hours, 1) if plan.hours else None, "ruled_out": None if plan.fits else "no_fit",
+        "job_hours": (round(plan.hours, 1) if plan.hours >= 1 else round(plan.hours, 3)) if plan.hours else None, "ruled_out": None if plan.fits else "no_fit",
         "over_budget": False, "sources": list(plan.gpu.sources) if plan.gpu else [], "note": None,
         "label": "yours", "layout": own_layout(plan), "replicas": plan.replicas, "costs": [], "breaks": [], "why": [],
         "hourly_total": None, "monthly_cost": None, "interconnect_evidence": None, "intra_link": plan.link,

@@ -149,5 +149,14 @@ def _bracket_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
 
 
 def hours_text(hours: float) -> str:
-    """A job's wall clock as shown: whole hours, one decimal under ten hours."""
+    """A job's wall clock as shown: whole hours, one decimal under ten hours, two under one ('0.02 h', not '0.0')."""
+    if hours < 0.1:
+        return f"{hours:.1g}"
+    if hours < 1:
+        return f"{hours:.2f}"
     return f"{hours:,.1f}" if hours < 10 else f"{hours:,.0f}"
+
+
+def money_text(amount: float) -> str:
+    """A job's cost as shown: whole units, cents under ten ('0.07 USD', not '0 USD')."""
+    return f"{amount:,.2f}" if amount < 10 else f"{amount:,.0f}"

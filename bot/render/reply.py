@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
-from bot.render.own import hours_text, own_lines
+from bot.render.own import hours_text, money_text, own_lines
 from bot.render.templates import Templates
 
 def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
@@ -187,12 +187,12 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
                      gpus=sp["gpus"])
         lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
         if sp.get("hours") is not None and sp.get("items"):
-            lines.append("      " + t.say("jobspeed.items_hours", lang, hours=f"{sp['hours']:,.1f}",
+            lines.append("      " + t.say("jobspeed.items_hours", lang, hours=hours_text(sp['hours']),
                                           per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
                                           items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
                                           rate=rate_text(sp['rate'])))
         elif sp.get("hours") is not None:
-            lines.append("      " + t.say("jobspeed.hours", lang, hours=f"{sp['hours']:,.1f}"))
+            lines.append("      " + t.say("jobspeed.hours", lang, hours=hours_text(sp['hours'])))
         c = reply.get("compute") or {}
         if c.get("items") and c.get("deadline_days"):
             lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
@@ -285,7 +285,7 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
                                     hours=f"{top['job_hours']:,.1f}",
                                     instances=top["instances"] * max(1, top.get("replicas") or 1)))
     elif top.get("job_cost"):
-        out.append("      " + t.say("why.job_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
+        out.append("      " + t.say("why.job_cost", lang, cost=f"{money_text(top['job_cost'])} {top['currency']}",
                                     hours=hours_text(top['job_hours']),
                                     instances=top["instances"] * max(1, top.get("replicas") or 1)))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
@@ -366,7 +366,7 @@ def _time_cost(t: Templates, r: dict[str, Any], lang: str) -> str:
     if r.get("job_cost") and r.get("job_hours"):
         return t.say("plan.time_cost", lang, hours=hours_text(r['job_hours']),
                      gpus=r["gpus_total"] * max(1, r.get("replicas") or 1),
-                     cost=f"{r['job_cost']:,.0f} {r['currency']}")
+                     cost=f"{money_text(r['job_cost'])} {r['currency']}")
     return price_text(t, r, lang)
 
 
@@ -479,7 +479,7 @@ def compute_basis(t: Templates, c: dict[str, Any], gpu: str, lang: str) -> str:
 def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[str]:
     """The pick's cost per billing mode: the job on pay-per-use and spot, or a service's month and year."""
     def money(c: dict[str, Any]) -> str:
-        return f"{c['cost']:,.0f} {c['currency']}"
+        return f"{money_text(c['cost'])} {c['currency']}"
     job = [c for c in costs if c["per"] == "job"]
     if job:
         parts = [t.say("billing.job", lang, ppu=money(job[0]))]
