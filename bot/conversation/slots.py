@@ -64,7 +64,37 @@ class SlotReader:
     def _blank(text: str, span: tuple[int, int]) -> str:
         return text[:span[0]] + " " * (span[1] - span[0]) + text[span[1]:]
 
+    _NET_RATE = r"(\d+(?:\.\d+)?)\s*(?:g|gb|gbit|gbps|gb/s|gbit/s|gigabit|g\s*bps)?\s*"
+    # a network the user says they have between their machines; a question about one ('is RoCE enough?', '需要 RDMA
+    # 吗') says nothing, so only statements count: a rate with its kind, or have/over/with/no before it
+    _NET_RDMA = re.compile(_NET_RATE + r"(?:infiniband|ib|roce(?:\s*v2)?)(?![a-z])"
+                           r"|(?<![a-z])(?:with|over|have|has|using|via|use|on)\s+(?:an?\s+)?(?:infiniband|ib|roce)(?![a-z])"
+                           r"|(?<![a-z])(?:infiniband|ib|roce)\s*(?:network|fabric|interconnect|网络|组网|互联)"
+                           r"|(?:有|走|用|配了?|配备)\s*(?:infiniband|ib|roce|rdma)(?![a-z])(?!\s*吗)")
+    _NET_TCP = re.compile(_NET_RATE + r"(?:gbe|ethernet|以太网|网卡|网络|tcp)(?![a-z])"
+                          r"|(?<![a-z])(?:\d+\s*)?gbe(?![a-z])|(?<![a-z])(?:plain |regular |normal |just )?ethernet(?![a-z])"
+                          r"|普通以太网|以太网|(?<![a-z])over tcp(?![a-z])"
+                          r"|(?<![a-z])(?:no|without|not|don't have|do not have|lack)\s+(?:any\s+)?(?:infiniband|ib|rdma|roce)(?![a-z])"
+                          r"|(?:没有|没|无|不支持|不带)\s*(?:infiniband|ib|rdma|roce)(?![a-z])")
+
+    def _network(self, t: str, slots: dict[str, Any]) -> str:
+        """The network between the user's own machines when they state it: '4 nodes over 100GbE, no InfiniBand',
+        '200G IB', '我们走 RoCE', '只有 25G 以太网，没有 RDMA'. A missing RDMA wins over the word for it ('no
+        InfiniBand' says Ethernet). What was read is blanked so that '100G' is not taken for a card's memory."""
+        tcp, rdma = list(self._NET_TCP.finditer(t)), list(self._NET_RDMA.finditer(t))
+        said = tcp or rdma
+        if not said:
+            return t
+        slots["network"] = "tcp" if tcp else "rdma"
+        rate = next((float(m.group(1)) for m in said if m.group(1)), None)
+        if rate and 1 <= rate <= 3200:
+            slots["network_gbps"] = rate
+        for m in tcp + rdma:
+            t = self._blank(t, m.span())
+        return t
+
     def _numbers(self, t: str, slots: dict[str, Any], have_model: bool, today: dt.date) -> str:
+        t = self._network(t, slots)
         if self.rx_around_the_clock.search(t):
             slots["duration"] = "long"
             t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)

@@ -623,7 +623,8 @@ class Advisor:
         else:
             return None
         plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")),
-                        (self.kb.gpus, list(self.kb.models.values())))
+                        (self.kb.gpus, list(self.kb.models.values())),
+                        network=(job.slots.get("network"), job.slots.get("network_gbps")))
         if gpu is None and plan.fits and plan.timed:
             plan.bracket = bracket(plan, job.model, cards_of_memory(self.kb.gpus.values(), mem), job.targets)
             named = plan.bracket[:1] + plan.bracket[1:][-1:]          # the fastest and the slowest, as the line says

@@ -53,6 +53,8 @@ class OwnPlan:
     mfu: float | None = None
     link: str | None = None              # the link the time assumes: nvlink or pcie
     hours_rdma: float | None = None      # across machines: the time were their network RDMA (it is timed as TCP)
+    network: str | None = None           # between their machines as they said it: rdma, tcp, or None (not said)
+    network_gbps: float | None = None
     replicas: int = 1
     kv_tokens: int | None = None         # serving: tokens the KV budget holds per replica
     full_sequences: int | None = None    # serving: sequences of the full context that budget holds
@@ -65,15 +67,18 @@ class OwnPlan:
 
 
 def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
-             targets: Targets, batch_fixed: bool, speed_ctx: tuple[dict, list] | None = None) -> OwnPlan:
+             targets: Targets, batch_fixed: bool, speed_ctx: tuple[dict, list] | None = None,
+             network: tuple[str | None, float | None] = (None, None)) -> OwnPlan:
     """The user's `cards` cards of `memory_gib` each, as a plan: serving or training. `speed_ctx` (GPUs by id,
-    models) times image, audio and denoiser training by their own speed models."""
+    models) times image, audio and denoiser training by their own speed models; `network` is what they said
+    connects their machines (kind, Gbit/s)."""
     w = w.model_copy(update={"gpus": cards, "nodes": max(1, math.ceil(cards / 8))})
     if w.method == "inference":
         plan = _serving(w, model, memory_gib, cards, targets)
     else:
         plan = _training(w, model, memory_gib, cards, batch_fixed)
     plan.gpu = gpu
+    plan.network, plan.network_gbps = network
     plan.timed = bool(w.tokens) if w.method != "inference" else w.kind in ("llm", "multimodal")
     if plan.fits and gpu is not None:
         _time(plan, model, gpu, targets, speed_ctx)
@@ -297,18 +302,22 @@ def _kv_budget(rw: Workload, model: Model | None, mem: float, usable: float, n: 
 
 
 # ----- time ------------------------------------------------------------------------------------------------------
-def own_link(gpu: GPU) -> LinkEvidence:
-    """SXM modules sit on NVLink baseboards (HGX); any other card's link is not known and is timed as PCIe."""
+def own_link(gpu: GPU, network: str | None = None, gbps: float | None = None) -> LinkEvidence:
+    """SXM modules sit on NVLink baseboards (HGX); any other card's link is not known and is timed as PCIe. Between
+    machines, the network the user described (InfiniBand/RoCE or Ethernet, at its rate), else unknown (timed as
+    TCP)."""
+    inter = network or "unknown"
+    inter_gbs = gbps / 8 if gbps else None
     if (gpu.form_factor or "").startswith("SXM") and gpu.nvlink_gbs:
-        return LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2, "unknown", None)
-    return LinkEvidence("unknown", "unknown", pcie_gbs(gpu.form_factor), "unknown", None)
+        return LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2, inter, inter_gbs)
+    return LinkEvidence("unknown", "unknown", pcie_gbs(gpu.form_factor), inter, inter_gbs)
 
 
 def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
           speed_ctx: tuple[dict, list] | None = None) -> None:
     """Training: wall clock for the tokens (or the images, clips: dataset x epochs) on every card of the layout
     found; serving: the time per output token at the users each replica serves."""
-    link = own_link(gpu)
+    link = own_link(gpu, plan.network, plan.network_gbps)
     plan.link = "nvlink" if link.intra == "nvlink" else "pcie"
     w = plan.workload
     if w.method != "inference":
@@ -343,7 +352,7 @@ def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link:
 
 
 def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
-    """Their cards' wall clock. Across machines their network is not known: it is timed as TCP, with hybrid sharding
+    """Their cards' wall clock. Across machines the network they described, else TCP, with hybrid sharding
     (ZeRO-3 inside each 8-card machine, one gradient all-reduce a step across them) where one machine's cards hold
     the sharded job and that is faster, and the time over InfiniBand/RoCE is kept to say beside it."""
     w, n = plan.workload, plan.used
@@ -360,7 +369,7 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
             plan.workload, plan.estimate, tt = hybrid_w, hybrid_est, hybrid
     plan.hours, plan.mfu = tt.hours, tt.mfu
     _expert_layout_if_faster(plan, model, gpu, link)
-    if n > per_node:
+    if n > per_node and link.inter != "rdma":
         rdma = perf.train_time(plan.workload, model, gpu, n, per_node,
                                LinkEvidence(link.intra, link.intra_how, link.intra_gbs, "rdma", None))
         if rdma is not None and rdma.hours < plan.hours * 0.9:
@@ -403,7 +412,8 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "over_budget": False, "sources": list(plan.gpu.sources) if plan.gpu else [], "note": None,
         "label": "yours", "layout": own_layout(plan), "replicas": plan.replicas, "costs": [], "breaks": [], "why": [],
         "hourly_total": None, "monthly_cost": None, "interconnect_evidence": None, "intra_link": plan.link,
-        "inter_link": ("tcp" if plan.used > 8 else None), "mfu": round(plan.mfu, 3) if plan.mfu else None,
+        "inter_link": (plan.network or "tcp") if plan.used > 8 else None, "network_gbps": plan.network_gbps,
+        "network_said": plan.network is not None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
         "job_hours_rdma": round(plan.hours_rdma, 1) if plan.hours_rdma else None,
         "replica_concurrency": plan.workload.concurrency if plan.workload.method == "inference" else None,
         "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None,

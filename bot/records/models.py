@@ -67,6 +67,10 @@ class Slots(BaseModel):
     sharding: Sharding | None = None  # "deepspeed zero3", "FSDP": how the user shards (or will shard) the job
     offload: Offload | None = None    # "zero3 offload" (full), "offload_optimizer" (optimizer)
     region: str | None = None
+    # the network between the user's own machines when they say it ("over 100GbE, no InfiniBand", "200G IB",
+    # "RoCE 网络", "普通以太网"): rdma or tcp, and its rate when given
+    network: Literal["rdma", "tcp"] | None = None
+    network_gbps: float | None = None
     provider: str | None = None
     topic: str | None = None          # what an explain/billing question is about (nvlink, spot, ...)
     kind: WorkloadKind | None = None      # the kind of job when it is not a language model's (issue 17)

@@ -113,7 +113,8 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
         if row.get("job_hours_rdma"):
-            out.append(t.say("yours.network", lang, machines=row["instances"],
+            key = "yours.network_tcp" if row.get("network_said") else "yours.network"
+            out.append(t.say(key, lang, machines=row["instances"], rate=f"{row.get('network_gbps') or 25:g}",
                              hours=f"{row['job_hours_rdma']:,.0f}", days=f"{row['job_hours_rdma'] / 24:,.1f}"))
     elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
         out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
