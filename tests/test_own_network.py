@@ -52,3 +52,15 @@ def test_their_infiniband_is_used_and_no_other_time_is_offered(core):
     r, mine = _mine(core, "我们 4 台 8 卡 A100 80G 服务器，走 200G IB 网络，全参训练 7B，100B tokens 要多久")
     assert mine["inter_link"] == "rdma" and mine["job_hours_rdma"] is None
     assert "机器之间的网络未知" not in r["text"] and "若有 InfiniBand/RoCE" not in r["text"]
+
+
+@pytest.mark.parametrize("q, gpu", [
+    ("we have 4 nodes of 8x H100, full finetune llama 3.1 8b on 5B tokens, how long?", "h100-sxm"),
+    ("we have 2 H100 NVL cards, lora finetune qwen2.5-7b", "h100-nvl"),
+    ("我有 2 张 A100，LoRA 微调 Qwen2.5-32B 要多久，数据 1 亿 token", "a100-80gb"),
+])
+def test_a_family_named_bare_is_its_sxm_module(core, q, gpu):
+    """'8x H100' is the HGX H100 (SXM, NVLink), not the pair-bridged H100 NVL PCIe card: the variant changes the
+    time several-fold; a variant named is taken as said, and of A100's two SXM sizes the larger is assumed."""
+    _, mine = _mine(core, q)
+    assert mine["gpu"] == gpu

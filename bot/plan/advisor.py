@@ -607,6 +607,14 @@ class Advisor:
         from bot.knowledge.loader import GPU_FAMILIES
         return GPU_FAMILIES.get(named, [named])
 
+    def _family_default(self, ids: list[str]):
+        """The card a family named bare means ('8x H100', 'A100'): the largest of its SXM modules, the data-centre
+        part teams run in 8-GPU servers (H100 SXM 80 GB, not the H100 NVL pair-bridged PCIe variant people name when
+        they have it); the largest member when the family has no SXM module. The answer names the card it took."""
+        gpus = [self.kb.gpus[g] for g in ids]
+        sxm = [g for g in gpus if (g.form_factor or "").startswith("SXM")]
+        return max(sxm or gpus, key=lambda g: g.memory_gib)
+
     def _own(self, job: _Job) -> tuple[OwnPlan, str, list[str]] | None:
         """The user's cards as a plan of their own, on every card they named (a card named without a count: one)."""
         named = job.slots.get("gpu_model")
@@ -615,7 +623,7 @@ class Advisor:
             ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus]
             if not ids:
                 return None
-            gpu = self.kb.gpus[max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+            gpu = self._family_default(ids)
             mem, name, sources = gpu.memory_gib, gpu.name, list(gpu.sources)
         elif card_mem:
             gpu, mem, sources = None, card_mem, []
