@@ -109,7 +109,9 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          hours=hours_text(row["job_hours"]), days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"]))
     elif row["fits"] and row.get("job_hours"):
-        out.append(t.say("yours.hours", lang, hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
+        # one card: no 'all 1 cards', and no link between cards to name
+        out.append(t.say("yours.hours" if row["gpus_total"] > 1 else "yours.hours_single", lang,
+                         hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
         if row.get("job_hours_rdma"):
