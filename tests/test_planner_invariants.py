@@ -416,3 +416,18 @@ def test_the_cheapest_shown_meets_the_targets_when_a_plan_does():
     recs, _ = choose(rows, lambda r: r["passes"])
     assert recs[0]["hours"] == 6280.0
     assert all(r["label"] != "cheapest" or not r["breaks"] for r in recs), recs
+
+
+def test_a_card_without_nvlink_is_pcie_between_its_cards_not_unknown(kb):
+    """L40S, L4, A10, RTX 4090/5090 have no NVLink (their sources say so): an instance of several of them talks over
+    PCIe by construction, derived, and its checklist says PCIe instead of asking to confirm an NVLink it cannot
+    have (AWS g6e, Nebius L40S sizes document no interconnect)."""
+    from bot.plan.checklist import nvlink_of
+    from bot.plan.links import link_of
+    for fid in ("aws/g6e.12xlarge", "nebius/gpu-l40s-d_4gpu-128vcpu-768gb"):
+        f = kb.flavors[fid]
+        assert f.nvlink is None and link_of(kb, f).intra == "pcie" and link_of(kb, f).intra_how == "derived"
+        assert nvlink_of(kb, f) is False
+    a30 = next(f for f in kb.flavors.values() if f.gpu == "a100-80gb-pcie" and f.gpu_count > 1 and f.nvlink is None
+               and not f.interconnect)
+    assert nvlink_of(kb, a30) is None          # a card that may carry a bridge stays unknown

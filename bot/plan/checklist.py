@@ -26,6 +26,14 @@ def spread_of(kb: KnowledgeBase, w: Workload):
     return kb.estimate_spread.get({"freeze": "full"}.get(w.method, w.method))
 
 
+def nvlink_of(kb: KnowledgeBase, f: Flavor) -> bool | None:
+    """The flavor's NVLink as documented, or False where its card has none at all (an instance of L4s or L40S is
+    PCIe between its cards whatever its page says or omits)."""
+    if f.nvlink is None and kb.gpus[f.gpu].nvlink_capable is False:
+        return False
+    return f.nvlink
+
+
 def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str, Any]:
     """The facts about the picked plan that the check rules read."""
     f: Flavor = pick["flavor"]
@@ -33,7 +41,7 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
     in_spread = bool(spread and pick["estimate"].per_gpu_gib * spread.p90_ratio > f.gpu_memory_gib)
     return {"pick_fits": True, "pick_headroom_pct": pick["headroom"], "pick_in_spread": in_spread,
             "pick_gpu_count": f.gpu_count,
-            "pick_instances": pick["instances"], "pick_nvlink": f.nvlink, "pick_rdma": f.rdma,
+            "pick_instances": pick["instances"], "pick_nvlink": nvlink_of(kb, f), "pick_rdma": f.rdma,
             "pick_nvlink_bridged": bool(pick.get("link") and pick["link"].bridged_beyond(
                 min(pick["gpus_total"], f.gpu_count))),
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",

@@ -56,6 +56,8 @@ def link_of(kb: KnowledgeBase, f: Flavor) -> LinkEvidence:
         intra, gbs = "nvlink", (gpu.nvlink_gbs / 2 if gpu.nvlink_gbs else None)
     elif f.interconnect == "pcie":
         intra, gbs = "pcie", pcie_gbs(gpu.form_factor)
+    elif gpu.nvlink_capable is False:
+        intra, gbs, how = "pcie", pcie_gbs(gpu.form_factor), "derived"     # the card has no NVLink to use
     else:
         intra, gbs, how = "unknown", pcie_gbs(gpu.form_factor), "unknown"
     inter = "rdma" if f.rdma else ("tcp" if f.rdma is False else "unknown")

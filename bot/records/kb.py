@@ -53,6 +53,9 @@ class GPU(Record):
     # cards one NVLink bridge joins (2: cards bridged in pairs, as the H100 NVL); null: no bridge limit on file (an
     # SXM board's NVSwitch joins every card of it). GPUs of different bridged groups talk over PCIe.
     nvlink_peers: int | None = Field(default=None, ge=2)
+    # False: the card has no NVLink at all (its sources say so), so several of them in one instance talk over PCIe
+    # by construction; null: not said (an NVLink bridge may exist: A30, A100 PCIe, RTX 3090)
+    nvlink_capable: bool | None = None
     form_factor: str | None = None
     tdp_w: float | None = None
     positioning: list[Literal["training", "inference", "graphics", "hpc", "workstation", "consumer"]]
