@@ -124,7 +124,24 @@ _SCALE = [(0.5, 24, 896, 14, 2), (1.5, 28, 1536, 12, 2), (3, 28, 3072, 24, 8), (
           (405, 126, 16384, 128, 8), (1000, 160, 20480, 160, 16)]
 
 
+_ARCH_MEMO: dict[tuple[int, float], tuple[Model | None, Arch]] = {}
+
+
 def arch_of(model: Model | None, params_b: float) -> Arch:
+    """The model's dimensions (or a bare count's, scaled from _SCALE), memoised: the planner asks for the same model
+    thousands of times an answer. The memo holds the model itself, so an id reused by another object never hits."""
+    key = (id(model), params_b)
+    hit = _ARCH_MEMO.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_ARCH_MEMO) > 4096:
+        _ARCH_MEMO.clear()
+    arch = _arch_of(model, params_b)
+    _ARCH_MEMO[key] = (model, arch)
+    return arch
+
+
+def _arch_of(model: Model | None, params_b: float) -> Arch:
     params = params_b * 1e9
     if model is not None and model.is_transformer:
         heads = model.heads or max(1, model.hidden // 64)

@@ -30,6 +30,10 @@ TTFT_MS = {"low": 450.0, "normal": 2000.0}
 OUTPUT_LEN = CHAT_OUTPUT     # tokens a chat request generates when the user does not say
 INPUT_LEN = CHAT_PROMPT      # prompt tokens per request when the user does not say
 MAX_SCALE_GPUS = 4096       # the largest training plan searched (a big pre-training cluster)
+# Scaling out over a network no source documents as RDMA (timed as TCP) stops where the GPUs would do less than half
+# the work per GPU-hour they do on the fewest instances: past that point they mostly wait on the network, the job
+# costs more than twice what its compute does, and an engineer would change the network rather than add nodes.
+MIN_TCP_SCALING = 0.5
 SIZING_CONCURRENCY = 4       # sequences a serving replica is first sized for; its capacity then comes from memory
 
 
@@ -155,10 +159,14 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
     limit = t.deadline_h or HORIZON_DAYS * 24
     best: Sized | None = None
     prev = k0
-    for k in _instance_counts(k0, f.gpu_count):
+    first: Sized | None = None
+    for k in _instance_counts(k0, f.gpu_count, link.inter == "rdma"):
         plan = _timed(sizer, f, gpu, k, link)
         if plan is None:
             break
+        first = first or plan
+        if link.inter != "rdma" and _scaling(first, plan) < MIN_TCP_SCALING:
+            break                 # over a network not documented as RDMA, no further: more GPUs mostly wait on it
         if best is None or plan.hours < best.hours:
             best = plan
         if plan.hours <= limit:
@@ -183,7 +191,8 @@ def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Siz
     if hours is None:
         return None
     plan = Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, mfu=share)
-    if k > 1 and f.gpu_count > 1 and _fits(sizer.est(f.gpu_count), f):
+    if k > 1 and f.gpu_count > 1 and link.inter != "rdma" and _fits(sizer.est(f.gpu_count), f):
+        # over RDMA the two layouts time within a few percent of each other: ZeRO-3 is kept, and the search stays fast
         hybrid, hybrid_share = _hours(sizer, gpu, n, f.gpu_count, link, "hsdp")
         if hybrid is not None and hybrid < hours:
             sizer.searched += 1
@@ -210,6 +219,11 @@ def _expert_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, lin
     return Sized(plan.instances, plan.gpus_total, ep.estimate, lay, hours=ep.hours, mfu=ep.mfu)
 
 
+def _scaling(first: Sized, plan: Sized) -> float:
+    """Scaling efficiency of `plan` against the fewest-instance plan: GPU-hours there over GPU-hours here."""
+    return (first.hours * first.gpus_total) / (plan.hours * plan.gpus_total)
+
+
 def _fewest(sizer: Sizer, f: Flavor, gpu: GPU, lo: int, hit: Sized, limit: float, link: LinkEvidence) -> Sized:
     """Between the last instance count that missed (lo) and the first that met the limit, the fewest that meet
     it: a doubling overshoots by up to 2x in GPUs."""
@@ -223,12 +237,14 @@ def _fewest(sizer: Sizer, f: Flavor, gpu: GPU, lo: int, hit: Sized, limit: float
     return hi
 
 
-def _instance_counts(k0: int, gpus_per_instance: int):
-    """k0, k0+1, ... up to 4, then doubling, up to MAX_SCALE_GPUS GPUs in all."""
+def _instance_counts(k0: int, gpus_per_instance: int, fine: bool = True):
+    """k0, k0+1, ... up to 4, then doubling, up to MAX_SCALE_GPUS GPUs in all; over a network not documented as
+    RDMA (`fine` False) doubling from k0 only: such a plan is a fallback, ranked after every plan that needs no such
+    network, so it is searched coarsely (the fewest that meet the deadline are still found between the doublings)."""
     k = k0
     while k * gpus_per_instance <= MAX_SCALE_GPUS:
         yield k
-        k = k + 1 if k < 4 else k * 2
+        k = k + 1 if k < 4 and fine else k * 2
 
 
 def _hours(sizer: Sizer, gpu: GPU, n: int, per_instance: int, link: LinkEvidence, sharding: str | None = None
