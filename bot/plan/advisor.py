@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.estimate import cost
 from bot.estimate.kinds import job_speed
+from bot.estimate.speed_encoder import encoder_efficiency, generates
 from bot.estimate.scaling import INTER_NODE, INTRA_NODE, dp_efficiency
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
@@ -208,6 +209,8 @@ class Advisor:
             # say how a whole-response target was read: it decides the fleet
             assumptions.append(("assume.e2e", {"e2e": f"{slots['e2e_ms'] / 1000:g}", "out": targets.output_len,
                                                "ttft": f"{targets.ttft_ms:.0f}", "tpot": f"{targets.tpot_ms:.1f}"}))
+        elif slots.get("latency_ms") and w.method == "inference" and not generates(model):
+            assumptions.append(("assume.latency_encoder", {"ms": f"{slots['latency_ms']:.0f}"}))
         elif slots.get("latency_ms") and w.method == "inference":
             assumptions.append(("assume.latency_ttft", {"ms": f"{slots['latency_ms']:.0f}",
                                                         "tpot": f"{targets.tpot_ms:.0f}"}))
@@ -526,6 +529,11 @@ class Advisor:
                     # share of a denoiser's rate
                     advice.assumptions += [(k["key"], k["ctx"]) for k in speed.assumption_keys
                                            if k["key"] in SAID_SPEED_NOTES]
+            elif w.method == "inference" and pick.get("sized") and pick["sized"].request_ms:
+                advice.throughput = encoder_throughput(gpu, pick)
+                eff, measured = encoder_efficiency(gpu)
+                if not measured:     # the rate rests on an LLM prefill share, not on a BERT measurement: say so
+                    advice.notes.append(("note.encoder_unmeasured", {"gpu": gpu.name, "share": f"{eff:.0%}"}, []))
             elif w.method == "inference" and w.kind in ("llm", "multimodal"):
                 sized = pick.get("sized")
                 conc = sized.replica_concurrency if sized and sized.replica_concurrency else w.concurrency
@@ -695,6 +703,16 @@ def _own_batch_rate(kb: KnowledgeBase, job: _Job, plan: OwnPlan) -> tuple[float,
         if rate and (best is None or rate > best[0]):
             best = (rate, tp, plan.used // tp)
     return best
+
+
+def encoder_throughput(gpu, pick: dict[str, Any]) -> dict[str, Any]:
+    """An encoder's speed as the answer says it (ask --json `throughput`): requests/s of one replica, the batch one
+    forward pass runs, a request's latency (that forward pass), and the fleet's requests/s; no tokens are output."""
+    s = pick["sized"]
+    replicas = max(1, pick.get("replicas") or 1)
+    return {"gpu": gpu.name, "encoder": True, "requests_per_s": round(s.items_per_s, 1), "batch": s.encoder_batch,
+            "request_ms": round(s.request_ms, 1), "gpus": s.gpus_total, "replicas": replicas,
+            "total_requests_per_s": round(s.items_per_s * replicas, 1)}
 
 
 def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -> tuple[str, dict[str, Any]]:

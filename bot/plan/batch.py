@@ -238,4 +238,5 @@ def batch_targets(t, spec: BatchSpec, w):
     from dataclasses import replace
     return replace(t, items=spec.items, input_len=spec.input_tokens, output_len=spec.output_tokens,
                    kv_tokens=spec.input_tokens + spec.output_tokens, window=w.context, tpot_ms=math.inf,
+                   request_ms=math.inf,
                    ttft_ms=math.inf, concurrency=None, qps=None, latency_stated=False, buckets=())

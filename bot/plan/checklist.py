@@ -122,6 +122,9 @@ class Checklist:
         return hint if steps[-1].fits else f"{hint} {self.t.say('fit.still_too_big', lang)}"
 
 
+ENCODER_SPEED_SOURCES = ["trt-demobert-perf", "sinequa-answer-finder-speed", "mlperf-loadgen-conf"]
+
+
 def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> dict[str, list[str]]:
     """The sources behind each claim the answer makes apart from its checklist and notes (which carry their own):
     the memory estimate (the method's papers and the model's config), the training time (FLOPs per token and the
@@ -130,8 +133,10 @@ def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> 
     gpu = kb.gpus[kb.flavors[pick["id"]].gpu].sources if pick else []
     recompute = ["korthikanti-2022"] if w.grad_checkpointing else []
     hybrid = bool(pick) and (pick.get("layout") or {}).get("sharding") == "hsdp"
+    # an encoder's rate rests on the published BERT engine timings and its latency bound on MLPerf's
+    encoder = ENCODER_SPEED_SOURCES if model is not None and model.kind == "encoder" and w.method == "inference" else []
     out = {"memory": METHOD_SOURCES[w.method] + (list(model.sources) if model else []),
-           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu),
+           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu) + encoder,
            "layout": ["pytorch-fsdp-hybrid-shard"] if hybrid else []}
     return {claim: list(dict.fromkeys(s for s in ids if s in kb.sources)) for claim, ids in out.items()}
 
@@ -190,6 +195,11 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
         "replica_concurrency": r["sized"].replica_concurrency if r.get("sized") else None,
         "tpot_ms": round(r["sized"].tpot_ms, 1) if r.get("sized") and r["sized"].tpot_ms else None,
         "ttft_ms": round(r["sized"].ttft_ms) if r.get("sized") and r["sized"].ttft_ms else None,
+        # an encoder's request: one batch's forward pass, and what one replica completes per second
+        "request_ms": round(r["sized"].request_ms, 1) if r.get("sized") and r["sized"].request_ms else None,
+        "requests_per_s": round(r["sized"].items_per_s, 1)
+        if r.get("sized") and r["sized"].request_ms and r["sized"].items_per_s else None,
+        "encoder_batch": r["sized"].encoder_batch if r.get("sized") else None,
     }
 
 

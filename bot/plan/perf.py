@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from bot.estimate import cost
 from bot.estimate.posttrain import posttrain_speed
 from bot.estimate.speed import training_speed
+from bot.estimate.speed_encoder import EncoderSpeed, encoder_speed, generates
 from bot.plan.links import LinkEvidence
 from bot.records.kb import GPU, Model
 from bot.records.models import Link, Workload
@@ -87,6 +88,13 @@ def replica_speed(w: Workload, model: Model | None, gpu: GPU, n: int, max_concur
                         sp.max_concurrency)
 
 
+def encoder_replica(w: Workload, model: Model | None, gpu: GPU, seq: int, latency_ms: float, max_batch: int
+                    ) -> EncoderSpeed | None:
+    """One GPU's copy of an encoder at the largest batch within the latency target and `max_batch` (what its
+    memory holds); None where the card's peak is not on file."""
+    return encoder_speed(w, model, gpu, seq, latency_ms, max_batch)
+
+
 def link_gain(w: Workload, model: Model | None, gpu: GPU, n: int, gpus_per_instance: int, link: LinkEvidence,
               replica_concurrency: int | None = None) -> float:
     """What the flavor's NVLink buys this job in the speed model: the share of a step's time (training: one
@@ -96,6 +104,8 @@ def link_gain(w: Workload, model: Model | None, gpu: GPU, n: int, gpus_per_insta
     for the job (images, audio, scenes). A preference for NVLink is worth this much of the price, never a flat
     weight: 8 cards bridged in pairs buy nothing over 8 PCIe cards."""
     per_node = min(n, gpus_per_instance)
+    if not generates(model) and w.method == "inference":
+        return 0.0             # an encoder's copies share nothing: no collective crosses the link
     if n <= 1 or link.intra != "nvlink" or link.bridged_beyond(per_node) or not link.pcie_gbs:
         return 0.0
     nvlink = speed_link(link, per_node)

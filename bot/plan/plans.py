@@ -17,6 +17,7 @@ from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, DDP_KINDS, request_bucke
 from bot.plan.links import LinkEvidence
 from bot.plan import layouts, perf
 from bot.estimate.kinds import job_memory, job_speed, timed_by_items
+from bot.estimate.speed_encoder import MAX_BATCH, generates
 from bot.records.kb import GPU, Flavor
 from bot.records.models import MemoryEstimate
 
@@ -27,6 +28,11 @@ HORIZON_DAYS = 30            # no deadline stated: a run longer than this is not
 # 200, ttft_latency = 2000). "low": MLPerf's interactive scenario, a 5x shorter TPOT (40 ms) and a 450 ms first token.
 TPOT_MS = {"low": 40.0, "normal": 100.0}
 TTFT_MS = {"low": 450.0, "normal": 2000.0}
+# A request to an encoder (a classifier, an embedding model) is one forward pass, timed whole: MLPerf Inference's BERT
+# server scenario bounds its 99th percentile at 130 ms (mlcommons/inference loadgen/mlperf.conf:
+# bert.Server.target_latency = 130). "low" scales it as MLPerf's interactive LLM scenario scales the first token
+# (450 of 2000 ms): about 30 ms.
+ENCODER_LATENCY_MS = {"low": 30.0, "normal": 130.0}
 OUTPUT_LEN = CHAT_OUTPUT     # tokens a chat request generates when the user does not say
 INPUT_LEN = CHAT_PROMPT      # prompt tokens per request when the user does not say
 MAX_SCALE_GPUS = 4096       # the largest training plan searched (a big pre-training cluster)
@@ -62,6 +68,7 @@ class Targets:
     buckets: tuple[tuple[float, int], ...] = ()   # a mix of request sizes: (share, prompt tokens), sized apart
     items: int | None = None                 # a batch job's items (batch.py): sized for throughput, not latency
     max_seqs: int = 4096                     # sequences one replica may hold (a batch job: vLLM's max_num_seqs)
+    request_ms: float = ENCODER_LATENCY_MS["normal"]   # an encoder's whole request (one forward pass)
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any], context: int) -> "Targets":
@@ -78,7 +85,8 @@ class Targets:
         if slots.get("e2e_ms") and not slots.get("tpot_ms"):
             ttft, tpot = e2e_split(slots["e2e_ms"], out_len, slots.get("ttft_ms") or TTFT_MS[lat])
         stated = any(slots.get(k) for k in ("latency", "ttft_ms", "tpot_ms", "e2e_ms", "latency_ms"))
-        return cls(deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
+        request = slots.get("latency_ms") or slots.get("e2e_ms") or slots.get("ttft_ms") or ENCODER_LATENCY_MS[lat]
+        return cls(request_ms=request, deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
                    qps=slots.get("qps"), input_len=in_len, output_len=out_len, tpot_ms=tpot,
                    ttft_ms=ttft, latency_stated=stated, window=context,
                    kv_tokens=in_len + out_len if buckets and in_len + out_len < context else None,
@@ -129,6 +137,8 @@ class Sized:
     # a mix of request sizes: (share, prompt tokens, replicas, sequences each, TPOT ms, TTFT ms) per bucket
     parts: list[tuple] = field(default_factory=list)
     items_per_s: float | None = None         # requests (a batch job's items) one replica completes per second
+    request_ms: float | None = None          # an encoder's request latency: one batch's forward pass
+    encoder_batch: int | None = None         # requests an encoder's GPU runs in one forward pass
 
 
 def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1, sharding: str | None = None) -> dict[str, Any]:
@@ -293,6 +303,8 @@ def size_serving(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
     sized bucket by bucket on the same replica shape and summed: one pool sized at the mean request would
     understate a long prompt's quadratic attention and the decode stalls its prefill causes (8 QPS of 30k-token
     documents alone need more GPUs than 40 QPS at their 6.5k-token mean)."""
+    if not generates(sizer.model):
+        return size_encoder(f, gpu, k, n, est, sizer, t)
     if t.buckets:
         return _size_buckets(f, gpu, k, n, est, sizer, t, link)
     return _size_one(f, gpu, k, n, est, sizer, t, link)
@@ -317,6 +329,8 @@ def _size_buckets(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, size
 
 def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets,
               link: LinkEvidence) -> Sized:
+    if not generates(sizer.model):
+        return size_encoder(f, gpu, k, n, est, sizer, t, fill_instance=False)
     w = sizer.w.model_copy(update={"input_len": t.input_len, "output_len": t.output_len})
     sized = Sized(k, n, est, layout_of(sizer, n, k))
     sizer.searched += 1
@@ -350,6 +364,41 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     elif speed.ttft_ms > t.ttft_ms and t.latency_stated:
         sized.breaks.append("latency")
     sized.layout = layout_of(sizer, n, k, sized.replicas)
+    return sized
+
+
+def size_encoder(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: Sizer, t: Targets,
+                 fill_instance: bool = True) -> Sized:
+    """An encoder (BERT, an embedding model) served: each GPU runs its own copy of the model (a few hundred MB:
+    never split) at the largest batch whose forward pass keeps a request within the latency target and whose
+    activations fit; the GPUs needed are the request rate over one GPU's rate. With `fill_instance`, an instance
+    runs a copy on each of its cards the load needs (one replica is one instance); a batch job's engine
+    (batch.py) is one GPU's copy, which that module multiplies itself."""
+    w = sizer.w
+    sized = Sized(k, n, est, layout_of(sizer, n, k))
+    sizer.searched += 1
+    act = est.breakdown.get("activations", 0.0) * 1.07 / max(1, w.concurrency)     # + the allocator's slack
+    room = f.gpu_memory_gib * (1 - MIN_HEADROOM) - (est.per_gpu_gib - act * w.concurrency)
+    cap = max(1, min(MAX_BATCH, int(room / act) if act > 0 else MAX_BATCH))
+    speed = perf.encoder_replica(w, sizer.model, gpu, w.context, math.inf if t.items else t.request_ms, cap)
+    if speed is None:
+        if t.qps or t.concurrency:
+            sized.breaks.append("untimed")     # no peak on file: it cannot be said to carry the load
+        return sized
+    per_gpu = speed.sequences_per_s * n
+    gpus = max(math.ceil(t.qps / per_gpu) if t.qps else 1,
+               math.ceil(t.concurrency / (speed.batch * n)) if t.concurrency else 1)
+    engines = min(f.gpu_count // n, gpus) if fill_instance and k == 1 and n < f.gpu_count else 1
+    sized.replicas = max(1, math.ceil(gpus / engines))
+    sized.gpus_total = n * engines
+    sized.items_per_s = per_gpu * engines
+    sized.replica_concurrency = speed.batch * n * engines
+    sized.request_ms, sized.encoder_batch = speed.forward_ms, speed.batch
+    if speed.batch != w.concurrency:
+        sized.estimate = _replica_estimate(sizer, n, k, speed.batch, t)
+    if speed.forward_ms * 2 > t.request_ms and not t.items and (t.qps or t.concurrency or t.latency_stated):
+        sized.breaks.append("latency")
+    sized.layout = {**layout_of(sizer, n, k, sized.replicas * engines), "engines_per_replica": engines}
     return sized
 
 

@@ -134,7 +134,7 @@ class Ranker:
         are in the speed model's time per token; a tie keeps the fewer cards per replica."""
         k, n, est = p
         best = size_serving(f, gpu, k, n, est, sizer, targets, link)
-        if k != 1 or best.replicas <= 1 or n >= f.gpu_count:
+        if k != 1 or best.replicas <= 1 or n >= f.gpu_count or best.encoder_batch:
             return best
         usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
         for t in sorted(d for d in tp_degrees(sizer.model, f.gpu_count) if d > n):

@@ -177,9 +177,19 @@ def request_buckets(slots: dict[str, Any]) -> list[tuple[float, int]]:
     return []
 
 
+# An encoder's request when its length is not given: 512 tokens, the position limit of BERT-family models and the
+# chunk an embedding pipeline usually cuts documents into (a model with longer positions, bge-m3's 8,192, is timed
+# at 512 too unless the user says longer: its attention grows with the square of the length).
+ENCODER_TOKENS = 512
+
+
 def serving_window(slots: dict[str, Any], model: Model | None) -> int:
     """Tokens one request may hold (the engine's max_model_len): the context the user states, else 4,096 capped by
-    the model's; never less than the longest stated request and its answer, which must fit."""
+    the model's; never less than the longest stated request and its answer, which must fit. An encoder's request is
+    its own tokens, no answer: the stated length, else ENCODER_TOKENS, within the model's positions."""
+    if model is not None and model.kind == "encoder":
+        stated = slots.get("seq_len") or max((t for _s, t in request_buckets(slots)), default=0)
+        return min(stated or ENCODER_TOKENS, model.max_context or ENCODER_TOKENS)
     context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
     longest = max((tokens for _share, tokens in request_buckets(slots)), default=0)
     return max(context, longest + CHAT_OUTPUT) if longest else context

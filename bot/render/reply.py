@@ -202,7 +202,14 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
                                           unit=t.say(f"unit.{sp['unit']}", lang)))
     if extra.get("batch"):
         lines += batch_lines(t, reply, extra["batch"], kb, lang, cite, claims.get("speed"))
-    if extra.get("throughput"):
+    if extra.get("throughput") and extra["throughput"].get("encoder"):
+        tp = extra["throughput"]
+        lines.append(cite.after("      " + t.say("throughput.encoder", lang, gpu=tp["gpu"],
+                                                rps=f"{tp['requests_per_s']:,.0f}", batch=tp["batch"],
+                                                ms=f"{tp['request_ms']:.0f}" if tp["request_ms"] >= 10
+                                                else f"{tp['request_ms']:.1f}",
+                                                total=f"{tp['total_requests_per_s']:,.0f}"), claims.get("speed")))
+    elif extra.get("throughput"):
         tp = extra["throughput"]
         lines.append(cite.after("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",
                                                 n=tp["concurrency"]), claims.get("speed")))
@@ -288,6 +295,10 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
         out.append("      " + t.say("why.job_cost", lang, cost=f"{money_text(top['job_cost'])} {top['currency']}",
                                     hours=hours_text(top['job_hours']),
                                     instances=top["instances"] * max(1, top.get("replicas") or 1)))
+    elif top.get("monthly_cost") is not None and top.get("request_ms") is not None and (top.get("replicas") or 1) > 1:
+        # an encoder: requests, each one forward pass; no output tokens and no KV cache
+        out.append("      " + t.say("plan.encoder_fleet", lang, replicas=top.get("replicas") or 1,
+                                    gpus=top["gpus_total"]))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
         # images, audio, scenes: copies side by side reach the rate asked; no token latency applies to them
         out.append("      " + t.say("plan.copies", lang, replicas=top["replicas"], gpus=top["gpus_total"],
