@@ -20,6 +20,8 @@ def slots(core, text):
     # a named dataset: its training split, from knowledge/datasets.yaml
     ("yolov8x 训练 coco，100 个 epoch，一天内训完", {"dataset": "coco-2017", "dataset_items": 118287, "epochs": 100}),
     ("train resnet-50 on ImageNet for 90 epochs", {"dataset": "imagenet-1k", "dataset_items": 1281167, "epochs": 90}),
+    # Ultralytics' tutorial set (its coco128.yaml: 128 images), not COCO 2017
+    ("train yolov8n on coco128 for 3 epochs", {"dataset": "coco128", "dataset_items": 128, "epochs": 3}),
     ("fine-tune whisper on librispeech", {"dataset": "librispeech-960", "dataset_items": 960,
                                           "dataset_unit": "audio_hours"}),
     # a stated size, with the count's unit word

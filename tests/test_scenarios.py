@@ -97,6 +97,10 @@ def test_scenario(core, s):
         _check_pick(pick, e)
     if e.get("fastest"):
         assert any(x.get("label") == "fastest" for x in r["recommendations"]), r["text"]
+    for item, status in (e.get("checklist") or {}).items():
+        # a checklist item's status on the answer, or none: the item is not on it (e.g. no data-loading check)
+        got = [c["status"] for c in r["checklist"] if c["item"] == item]
+        assert got == ([] if status == "none" else [status]), (item, got)
 
 
 def test_the_set_is_large_and_bilingual():

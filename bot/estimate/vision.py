@@ -18,6 +18,12 @@ from bot.records.kb import GPU, Model
 from bot.records.models import JobSpeed, RateTerm, Workload
 
 VISION_EFFICIENCY = 0.20
+# Images one CPU core decodes and augments per second in a CPU input pipeline (torchvision/PIL or OpenCV DataLoader
+# workers): tensorpack's ImageNet DataFlow ran 1k-2k images/s on 25 worker processes (JPEGs of ~400x350 px, the
+# ResNet augmentations), 2,000 / 25 = 80 at best, and img2dataset measured decode + resize at ~80 per i7 core
+# (source wl-tensorpack-efficient-dataflow). The best case: a larger image or heavier augmentation (Ultralytics'
+# mosaic reads four images per sample) decodes fewer.
+DECODE_IMAGES_PER_CORE = 80.0
 DEFAULT_IMAGE = {"detector": 640, "cnn": 224, "vision-transformer": 224}
 
 
@@ -86,3 +92,8 @@ def gpus_for_streams(w: Workload, model: Model | None, gpu: GPU) -> int:
     """GPUs needed to keep up with w.streams video streams at w.fps (25 when not said)."""
     one = vision_speed(w.model_copy(update={"gpus": 1}), model, gpu).rate
     return max(1, math.ceil((w.streams or 1) * (w.fps or 25) / one)) if one else 1
+
+
+def decode_cores(images_per_s: float) -> int:
+    """CPU cores a CPU input pipeline needs to decode and augment images_per_s (at DECODE_IMAGES_PER_CORE each)."""
+    return math.ceil(images_per_s / DECODE_IMAGES_PER_CORE)

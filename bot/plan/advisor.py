@@ -408,7 +408,7 @@ class Advisor:
             part.update(gpu_memory_gib=p.row["flavor"].gpu_memory_gib, headroom_pct=p.row["headroom"],
                         memory_terms=[{"name": x.name, "gib": round(x.gib, 2)} for x in est.terms])
         pools = [(p, self._pool_checklist(job, p.row)) for p in choice.mix]
-        advice.checklist = [self._pooled_item(item, pools, job.lang) for item in ("oom", "topology", "billing")
+        advice.checklist = [self._pooled_item(item, pools, job.lang) for item in ("oom", "topology", "data", "billing")
                             if any(c["item"] == item for _p, cl in pools for c in cl)]
         advice.memory = top["estimate"]
 

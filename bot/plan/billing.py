@@ -17,6 +17,7 @@ from bot.records.models import Workload
 
 HOURS_MONTH, HOURS_YEAR = 730, 8760
 RECLAIM_EVERY_H = 24.0          # assumed mean time between spot reclaims (no cloud publishes one)
+SPOT_MIN_H = 0.1                # a job of minutes: spot saves cents and there is nothing to checkpoint
 RESTART_H = 10 / 60             # assumed: new instance, image pull, loading the last checkpoint
 CHECKPOINT_GBS = 1.0            # assumed write speed of a checkpoint to object storage, GB/s per instance
 
@@ -49,7 +50,7 @@ def billing_costs(pick: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
     if hours:
         out.append({"mode": "pay_per_use", "cost": round(hourly * hours, 2), "currency": ccy, "per": "job",
                     "hours": round(hours, 1)})
-        if f.price.spot:
+        if f.price.spot and hours >= SPOT_MIN_H:
             sized = pick.get("sized")
             batch = bool(getattr(sized, "items_per_s", None))
             if batch:        # a batch job checkpoints by writing each shard's results (batch.spot_overhead)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.fit import make_it_fit
+from bot.estimate.vision import DECODE_IMAGES_PER_CORE, decode_cores, vision_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.knowledge.prices import is_stale, price_age_days
 from bot.records import config
@@ -18,7 +19,7 @@ METHOD_SOURCES = {"full": ["zero-paper", "hf-memory-anatomy", "korthikanti-2022"
                   "qlora": ["qlora-paper", "lora-paper", "korthikanti-2022"],
                   "inference": ["gqa-paper", "hf-memory-anatomy"]}
 NO_PICK_FACTS = {"pick_fits": False, "pick_headroom_pct": 0, "pick_in_spread": False, "pick_gpu_count": 0,
-                 "pick_instances": 0, "pick_price_kind": "none"}
+                 "pick_instances": 0, "pick_price_kind": "none", "image_training": False}
 
 
 def spread_of(kb: KnowledgeBase, w: Workload):
@@ -50,7 +51,37 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
             "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (
                 w.sharding in ("zero3", "fsdp") or pick["gpus_total"] != w.gpus),
-            "job_days": (pick["hours"] / 24) if pick.get("hours") else None}
+            "job_days": (pick["hours"] / 24) if pick.get("hours") else None, **_feed_facts(kb, pick, w)}
+
+
+def image_feed(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str, Any] | None:
+    """What one instance of the plan must decode for an image-training job: the images per second its GPUs train
+    on (the speed model's rate for the plan's GPUs, shared by its instances), the CPU cores a CPU input pipeline
+    needs for that, and what the instance's vCPUs decode at the same rate per core (None where no vCPU count is
+    documented). None for any other job (a language model reads tokens, already decoded)."""
+    if w.kind != "vision" or w.task == "inference":
+        return None
+    f: Flavor = pick["flavor"]
+    gpu = kb.gpus.get(f.gpu)
+    model = kb.models.get(w.model) if w.model else None
+    if gpu is None:
+        return None
+    try:
+        rate = vision_speed(w.model_copy(update={"gpus": max(1, pick["gpus_total"])}), model, gpu).rate
+    except LookupError:          # no FLOPs on file for the model, or no peak for the card: nothing to compare
+        return None
+    need = rate / max(1, pick.get("instances") or 1)
+    return {"need": need, "cores": decode_cores(need), "vcpus": f.vcpus,
+            "can": f.vcpus * DECODE_IMAGES_PER_CORE if f.vcpus else None}
+
+
+def _feed_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str, Any]:
+    """The data-loading facts: an image-training job, and whether the instance's vCPUs decode too few images per
+    second for its GPUs (unknown where the vCPUs are not documented)."""
+    feed = image_feed(kb, pick, w)
+    if feed is None:
+        return {"image_training": False}
+    return {"image_training": True, "pick_decode_short": None if feed["can"] is None else feed["can"] < feed["need"]}
 
 
 def note_ctx(kb: KnowledgeBase, pick, provider: str, lang: str = "en") -> dict[str, Any]:
@@ -82,7 +113,7 @@ class Checklist:
                 ctx = {"need": f"{base.per_gpu_gib:.1f}", "have": "-", "fit_hint": ""}
             items.append({"item": chk.item, "status": chk.status, "say": chk.say, "ctx": ctx,
                           "citations": [c for c in cites if c in self.kb.sources], "rule": rid})
-        order = {"oom": 0, "topology": 1, "billing": 2}
+        order = {"oom": 0, "topology": 1, "data": 2, "billing": 3}
         return sorted(items, key=lambda i: order[i["item"]])
 
     def _pick_ctx(self, chk, pick, w: Workload, model: Model | None, lang: str, cites: list[str]) -> dict[str, Any]:
@@ -106,6 +137,8 @@ class Checklist:
                        spread_need=f"{est.per_gpu_gib * spread.p90_ratio:.1f}",
                        method=self.t.say(f"spread.{spread.id}", lang))
             cites += [c for c in spread.sources if c not in cites]
+        if chk.item == "data":
+            ctx.update(self._feed_ctx(pick, w))
         if chk.item == "billing":
             prov = self.kb.providers.get(f.provider)
             for mode in (prov.billing if prov else []):
@@ -113,6 +146,14 @@ class Checklist:
                     if s not in cites:
                         cites.append(s)
         return ctx
+
+    def _feed_ctx(self, pick, w: Workload) -> dict[str, Any]:
+        """The data-loading item's numbers: images per second per instance, the cores that decode them, the vCPUs."""
+        feed = image_feed(self.kb, pick, w) or {}
+        need, can = feed.get("need") or 0.0, feed.get("can")
+        return {"need_rate": f"{need:,.0f}", "cores": f"{feed.get('cores') or 0:,}", "vcpus": feed.get("vcpus") or "-",
+                "can_rate": f"{can:,.0f}" if can else "-", "per_core": f"{DECODE_IMAGES_PER_CORE:g}",
+                "short_x": f"{need / can:.1f}" if can else "-"}
 
     def fit_hint(self, steps, have: float, lang: str) -> str:
         if not steps:

@@ -65,7 +65,7 @@ class Constraint(Strict):
 
 
 class CheckAction(Strict):
-    item: Literal["oom", "topology", "billing"]
+    item: Literal["oom", "topology", "data", "billing"]
     status: Literal["ok", "warn", "fail"]
     say: str
 

@@ -272,6 +272,9 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
     batch = slots.get("batch_size") or default_batch
     seq = slots.get("seq_len") or (1024 if intent == "finetune" else 2048)
     gpus, nodes = _gpus_nodes(slots, notes)
+    accumulation, accum_note = grad_accumulation(method, model, batch)
+    # torchvision's reference script trains a classifier with SGD, momentum 0.9 (--opt sgd): one fp32 buffer a weight
+    sgd = method in ("full", "freeze") and model is not None and model.kind == "cnn"
     w = Workload(model=model.id if model else None, params_b=params_b,
                  task="finetune" if intent == "finetune" else "train", method=method, precision=precision,
                  batch_size=batch, seq_len=seq, gpus=max(gpus, nodes), nodes=nodes,
@@ -282,10 +285,32 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
                      else ("ddp" if gpus > 1 else "none")),
                  offload=_offload(slots) if gpus > 1 else "none",
                  grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
-                 # full fine-tuning at a small micro-batch accumulates: its gradients stay through every forward
-                 grad_accumulation=8 if method in ("full", "freeze") else 1)
-    notes.extend(_training_notes(method, transformer, batch, seq))
+                 grad_accumulation=accumulation, optimizer="sgd" if sgd else "adamw")
+    optimizer_note = ("assume.optimizer_torchvision", {}) if sgd else ("assume.optimizer", {"optimizer": "AdamW"})
+    notes.extend(_training_notes(method, transformer, batch, seq, accum_note, optimizer_note))
     return w, model, notes
+
+
+# Ultralytics' nominal batch (cfg/default.yaml 'nbs: 64'): its trainer accumulates gradients up to it
+ULTRALYTICS_NBS = 64
+
+
+def grad_accumulation(method: str, model: Model | None, batch: int) -> tuple[int, tuple[str, dict[str, Any]] | None]:
+    """Micro-batches per optimizer step as the job's framework runs them, and the assumption that says so. A
+    detector trains under Ultralytics, whose trainer accumulates to its nominal batch (engine/trainer.py:
+    accumulate = max(round(nbs / batch), 1), nbs 64: batch 16 -> 4 steps); a classifier or ViT under torchvision's
+    reference script, which steps the optimizer every batch; a language model's full fine-tune at a small
+    micro-batch accumulates (8), its gradients staying through every forward."""
+    if method not in ("full", "freeze"):
+        return 1, None
+    kind = model.kind if model is not None else None
+    if kind == "detector":
+        steps = max(round(ULTRALYTICS_NBS / batch), 1)
+        key = "assume.grad_accum_ultralytics" if steps > 1 else "assume.no_grad_accum_ultralytics"
+        return steps, (key, {"steps": steps, "batch": batch, "nbs": ULTRALYTICS_NBS})
+    if kind in ("cnn", "vision-transformer"):
+        return 1, ("assume.no_grad_accum_torchvision", {})
+    return 8, ("assume.grad_accum", {})
 
 
 def _offload(slots: dict[str, Any]) -> str:
@@ -297,7 +322,9 @@ def _offload(slots: dict[str, Any]) -> str:
     return offload
 
 
-def _training_notes(method: str, transformer: bool, batch: int, seq: int) -> Assumptions:
+def _training_notes(method: str, transformer: bool, batch: int, seq: int,
+                    accum_note: tuple[str, dict[str, Any]] | None, optimizer_note: tuple[str, dict[str, Any]]
+                    ) -> Assumptions:
     notes: Assumptions = []
     if transformer:
         notes.append(("assume.batch", {"batch": batch, "seq": seq}))
@@ -307,9 +334,9 @@ def _training_notes(method: str, transformer: bool, batch: int, seq: int) -> Ass
         notes.append(("assume.lora", {"rank": 16}))
     if transformer:
         notes.append(("assume.ckpt_on", {}))
-    if method in ("full", "freeze"):
-        notes.append(("assume.grad_accum", {}))
-    notes.append(("assume.optimizer", {"optimizer": "AdamW"}))
+    if accum_note:
+        notes.append(accum_note)
+    notes.append(optimizer_note)
     return notes
 
 

@@ -355,7 +355,7 @@ class Recommendation(BaseModel):
 
 
 class ChecklistItem(BaseModel):
-    item: Literal["oom", "topology", "billing"]
+    item: Literal["oom", "topology", "data", "billing"]
     status: Literal["ok", "warn", "fail"]
     text: str
     citations: list[str]

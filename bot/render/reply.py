@@ -186,7 +186,13 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
         line = t.say("jobspeed.line", lang, rate=rate_text(sp['rate']), unit=t.say(f"unit.{sp['unit']}", lang),
                      gpus=sp["gpus"])
         lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
-        if sp.get("hours") is not None and sp.get("items"):
+        if sp.get("hours") is not None and sp.get("items") and sp["hours"] < SHORT_JOB_H and sp.get("rate"):
+            gpu_time = short_time(t, sp["items"] / sp["rate"], lang)
+            lines.append("      " + t.say("jobspeed.items_short", lang, time=gpu_time,
+                                          per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
+                                          items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
+                                          rate=rate_text(sp['rate'])))
+        elif sp.get("hours") is not None and sp.get("items"):
             lines.append("      " + t.say("jobspeed.items_hours", lang, hours=hours_text(sp['hours']),
                                           per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
                                           items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
@@ -503,6 +509,19 @@ def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[
     if month and year:
         return ["      " + t.say("billing.always_on", lang, month=money(month), year=money(year))]
     return []
+
+
+# a training job of under six minutes of GPU time is said in seconds or minutes, with what dominates it
+SHORT_JOB_H = 0.1
+
+
+def short_time(t: Templates, seconds: float, lang: str) -> str:
+    """A short job's GPU time as read: whole seconds under 90 s ('under a second' below one), else minutes."""
+    if seconds < 1:
+        return t.say("duration.under_second", lang)
+    if seconds < 90:
+        return t.say("duration.seconds", lang, n=f"{seconds:.0f}")
+    return t.say("duration.minutes", lang, n=f"{seconds / 60:.0f}")
 
 
 def rate_text(rate: float) -> str:
