@@ -115,3 +115,46 @@ def test_encoder_answers_speak_in_requests(core, question, lang, lo, hi):
     assert pick["requests_per_s"] * max(1, pick["replicas"]) >= float(r["slots"]["qps"])
     assert not TOKEN_WORDS.search(r["text"]), r["text"]
     assert ("requests/s" in r["text"]) if lang == "en" else ("每秒" in r["text"] and "个请求" in r["text"])
+
+
+def test_own_cards_hold_an_encoder_as_copies(core):
+    """BERT-Large's 0.67 GB of weights and a small batch's activations fit a 16 GB T4 many times over: two T4s are
+    two copies, not one model split over both (the KV-cache sizing had said 19.9 GiB a card, out of memory). A T4
+    does 0.32 x 65 = 20.8 TFLOP/s, / 335 GFLOP a 512-token request = 62 requests/s: two carry about 124, and 200/s
+    needs 200 / 62 -> 4 cards."""
+    reply, _ = core.turn("we have 2 T4s, can they serve bert-large at 200 qps?", {})
+    yours = reply.model_dump()["recommendations"][0]
+    assert yours["label"] == "yours" and yours["fits"], reply.text
+    assert yours["per_gpu_gib"] < 4
+    e = yours["encoder"]
+    assert 100 <= e["requests_per_s"] <= 140 and e["cards_for_qps"] == 4, e
+    assert "short of the 200 requests/s" in reply.text
+    zh, _ = core.turn("我们有 4 张 T4，部署 bge-m3 做向量检索，每秒 100 个请求够吗", {})
+    assert "够每秒 100 个请求" in zh.text and "不够" not in zh.text, zh.text
+
+
+def test_batch_on_an_encoder_is_one_forward_pass_an_item(core):
+    """'生成向量' names no batch task the lexicon knows, but bge-m3 cannot generate: each text is embedded (512
+    tokens by default, 1 output), never timed as 1,024 prompt + 256 output tokens. 5M x 335 GFLOP = 1.7e18 FLOP:
+    about 1.1 h of an H100 PCIe at 416 TFLOP/s, a few GPU-hours on any card."""
+    reply, _ = core.turn("用 bge-m3 给 500 万条文本生成向量，3 天内", {})
+    r = reply.model_dump()
+    assert "提示 1,024" not in r["text"] and "KV 缓存和引擎" not in r["text"], r["text"]
+    pick = r["recommendations"][0]
+    assert pick["job_hours"] and pick["job_hours"] * pick["gpus_total"] * max(1, pick["replicas"]) < 30
+
+
+def test_estimate_cli_times_an_encoder_in_requests():
+    """`estimate --model bert-large --method inference --gpu t4 --concurrency 128 --input-len 384` is demoBERT's T4
+    row (1,518.35 ms for a batch of 128 at 384 tokens, 84 requests/s): requests and a request's time, no tokens."""
+    import json
+
+    from click.testing import CliRunner
+
+    from bot.surfaces.cli.main import main
+    res = CliRunner().invoke(main, ["estimate", "--model", "bert-large", "--method", "inference", "--gpu", "t4",
+                                    "--concurrency", "128", "--input-len", "384", "--json"])
+    assert res.exit_code == 0, res.output
+    t = json.loads(res.output)["throughput"]
+    assert t["encoder"] and t["batch"] == 128 and "output_tokens_per_s" not in t
+    assert abs(t["request_ms"] / 1518.35 - 1) <= BAND and 70 <= t["requests_per_s"] <= 100

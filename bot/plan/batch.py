@@ -66,7 +66,10 @@ def is_batch(slots: dict[str, Any]) -> bool:
 def batch_spec(slots: dict[str, Any], model: Model | None) -> BatchSpec:
     """The job the slots describe; a count of total tokens ('50M tokens of documents') becomes items of the stated
     size, else of ITEM_TOKENS_DOCUMENT. A vision-language model's image adds its image tokens to each item."""
+    encoder = getattr(model, "kind", None) == "encoder"      # it cannot generate: each item is one forward pass
     task = slots.get("batch_task") or "other"
+    if encoder and task in ("generate", "other"):        # '生成向量' reads as generating; an encoder embeds
+        task = "embed"
     prompt_default, out_default = TASK_TOKENS.get(task, TASK_TOKENS["other"])
     assumed = []
     prompt = slots.get("item_input_tokens") or slots.get("request_tokens")
@@ -75,7 +78,7 @@ def batch_spec(slots: dict[str, Any], model: Model | None) -> BatchSpec:
         assumed.append("prompt")
     out = slots.get("item_output_tokens")
     if not out:
-        out = prompt if task == "translate" else out_default     # a translation is about as long as its source
+        out = 1 if encoder else prompt if task == "translate" else out_default   # a translation: as long as its source
         assumed.append("output")
     image = model.image_tokens if model is not None and model.image_tokens else 0
     items = slots.get("items")
@@ -135,6 +138,7 @@ def summary(spec: BatchSpec, sized, gpus_per_replica: int, tokens: bool = True) 
            "output_tokens_per_s_per_replica": round(rate * spec.output_tokens) if rate and tokens else None,
            "replica_concurrency": (sized.replica_concurrency or 0) * engines or None,
            "engines_per_replica": engines, "gpus_per_replica": gpus_per_replica,
+           "encoder": bool(getattr(sized, "encoder_batch", None)),    # one forward pass an item, no KV cache
            "replicas": sized.replicas, "hours": round(sized.hours, 2) if sized.hours else None,
            "gpu_hours": round(spec.items / rate / 3600 * gpus_per_replica, 1) if rate else None,
            "startup_h": round(STARTUP_H, 3)}

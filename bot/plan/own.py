@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from bot.estimate.fit import make_it_fit
 from bot.estimate.kinds import job_memory, job_speed, timed_by_items
+from bot.estimate.speed_encoder import MAX_BATCH, generates
 from bot.plan import layouts, perf
 from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.links import LinkEvidence, pcie_gbs
@@ -61,6 +62,7 @@ class OwnPlan:
     request_tokens: int | None = None    # serving: tokens of the request the load is sized with
     users: int | None = None
     tpot_ms: float | None = None
+    encoder: dict[str, Any] | None = None  # an encoder served: requests/s of all the cards, batch, request ms, load
     bracket: list[dict[str, Any]] = field(default_factory=list)   # a card known by its memory: each card on file
     timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
     experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
@@ -255,9 +257,12 @@ def _serving(w: Workload, model: Model | None, mem: float, n: int, targets: Targ
     usable = mem * (1 - MIN_HEADROOM)
     users = targets.load_sequences() or w.concurrency
     request = targets.input_len + targets.output_len
-    if w.kind not in ("llm", "multimodal"):
-        est = job_memory(w.model_copy(update={"gpus": 1, "nodes": 1, "tensor_parallel": 1}), model)
-        return OwnPlan(None, mem, n, n, est.per_gpu_gib <= usable, w, est, replicas=n)
+    if w.kind not in ("llm", "multimodal") or not generates(model):
+        # images, audio, an encoder: each card runs its own copy (nothing to split, no KV cache to hold the users)
+        one = w.model_copy(update={"gpus": 1, "nodes": 1, "tensor_parallel": 1})
+        est = job_memory(one, model)
+        # an encoder's plan is n one-card copies (its layout says so); images and audio keep the workload asked
+        return OwnPlan(None, mem, n, n, est.per_gpu_gib <= usable, w if generates(model) else one, est, replicas=n)
     degrees = sorted(t for t in tp_degrees(model, n) if t <= n)
     best: OwnPlan | None = None
     for t in degrees:
@@ -328,6 +333,9 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
         elif w.tokens:
             _train_time(plan, model, gpu, link)
         return
+    if not generates(model) and w.kind in ("llm", "multimodal"):
+        plan.encoder = _encoder_rate(plan, model, gpu, targets)
+        return
     if w.kind not in ("llm", "multimodal"):
         return
     sw = w.model_copy(update={"input_len": targets.input_len, "output_len": targets.output_len})
@@ -335,6 +343,22 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
     speed = perf.replica_speed(sw, model, gpu, w.gpus, min(cap, max(1, w.concurrency)), math.inf, link)
     if speed is not None:
         plan.tpot_ms = speed.tpot_ms
+
+
+def _encoder_rate(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets) -> dict[str, Any] | None:
+    """An encoder on the user's cards: each card a copy at the batch the latency target allows (what its memory
+    holds beside the weights), their requests/s together, and the cards the asked rate needs."""
+    w = plan.workload
+    per_seq = plan.estimate.breakdown.get("activations", 0.0) * 1.07 / max(1, w.concurrency)
+    room = plan.memory_gib * (1 - MIN_HEADROOM) - (plan.estimate.per_gpu_gib - per_seq * w.concurrency)
+    cap = max(1, min(MAX_BATCH, int(room / per_seq) if per_seq > 0 else MAX_BATCH))
+    speed = perf.encoder_replica(w, model, gpu, w.context, targets.request_ms, cap)
+    if speed is None:
+        return None
+    qps = targets.qps
+    return {"requests_per_s": round(speed.sequences_per_s * plan.used, 1), "batch": speed.batch,
+            "request_ms": round(speed.forward_ms, 1), "qps": qps,
+            "cards_for_qps": math.ceil(qps / speed.sequences_per_s) if qps else None}
 
 
 def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
@@ -416,7 +440,7 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "network_said": plan.network is not None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
         "job_hours_rdma": round(plan.hours_rdma, 1) if plan.hours_rdma else None,
         "replica_concurrency": plan.workload.concurrency if plan.workload.method == "inference" else None,
-        "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None,
+        "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None, "encoder": plan.encoder,
         "changes": list(plan.changes), "fit_steps": list(plan.steps), "fewer_cards": plan.fewer,
         "kv_tokens": plan.kv_tokens, "full_sequences": plan.full_sequences, "request_tokens": plan.request_tokens,
         "users": plan.users, "user_currency": None, "price_per_hour_user": None, "user_rate_date": None,

@@ -120,6 +120,12 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                              hours=f"{row['job_hours_rdma']:,.0f}", days=f"{row['job_hours_rdma'] / 24:,.1f}"))
     elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
         out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
+    elif row["fits"] and row.get("encoder"):
+        e = row["encoder"]
+        key = "yours.encoder" if not e["qps"] else "yours.encoder_enough" \
+            if e["requests_per_s"] >= e["qps"] else "yours.encoder_short"
+        out.append(t.say(key, lang, n=row["gpus_total"], rps=f"{e['requests_per_s']:,.0f}", batch=e["batch"],
+                         ms=f"{e['request_ms']:.0f}", qps=f"{e['qps'] or 0:,.0f}", need=e["cards_for_qps"] or "?"))
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
     return out

@@ -238,11 +238,13 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], kb: Know
         per_item = t.say(key, lang, image=f"{b['image_tokens']:,}", prompt=f"{b['prompt_tokens']:,}",
                          output=f"{b['output_tokens']:,}")
         tps = b.get("output_tokens_per_s_per_replica")
-        line = t.say("batch.line" if tps and b["task"] != "embed" else "batch.rate_plain", lang, per_item=per_item,
+        key = "batch.rate_encoder" if b.get("encoder") else "batch.line" if tps and b["task"] != "embed" \
+            else "batch.rate_plain"
+        line = t.say(key, lang, per_item=per_item,
                      total=f"{b['total_tokens']:,}", tps=f"{tps or 0:,}", conc=b["replica_concurrency"], **common)
     else:
         line = t.say("batch.line_images", lang, **common)
-    sources = list(sources or []) + ["vllm-batch-defaults", "serving-vllm-paged-kv"]
+    sources = list(sources or []) + ([] if b.get("encoder") else ["vllm-batch-defaults", "serving-vllm-paged-kv"])
     out = [cite.after(f"{t.say('label.batch', lang)}: {line}", sources)]
     deadline = (reply.get("slots") or {}).get("deadline_days")
     # the pick's own hours (as its cost line rounds them), so the two lines never disagree in the last digit

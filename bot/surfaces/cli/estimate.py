@@ -51,8 +51,18 @@ def training_compute(w: Workload, model, gpu, kb) -> dict[str, Any] | None:
 
 
 def serving_throughput(w: Workload, model, gpu) -> dict[str, Any]:
-    """The contract's `throughput`: one replica of w.gpus GPUs at w.concurrency."""
+    """The contract's `throughput`: one replica of w.gpus GPUs at w.concurrency. An encoder (BERT, an embedding
+    model) outputs no tokens: its throughput is requests/s of w.gpus copies at a batch of w.concurrency, each request
+    of --input-len tokens (else the context, within the model's positions), and a request's latency."""
     from bot.estimate.cost import serving
+    from bot.estimate.speed_encoder import encoder_speed_at, generates
+    if not generates(model):
+        seq = min(w.input_len or w.context, model.max_context or w.context)
+        sp = encoder_speed_at(w, model, gpu, seq, w.concurrency)
+        return {"gpu": gpu.id, "gpus": w.gpus, "encoder": True, "batch": sp.batch, "input_len": seq,
+                "requests_per_s": round(sp.sequences_per_s * w.gpus, 1), "request_ms": round(sp.forward_ms, 2),
+                "share_of_peak": sp.efficiency, "share_measured": sp.measured, "bound": sp.bound,
+                "terms": [t.model_dump() for t in sp.terms], "assumptions": [str(n) for n in sp.notes]}
     sp = serving(w, model, gpu, w.gpus)
     return {"gpu": gpu.id, "gpus": w.gpus, "tensor_parallel": w.tensor_parallel, "concurrency": sp.concurrency,
             "input_len": sp.input_len, "output_len": sp.output_len,
@@ -229,7 +239,13 @@ def _echo_speed(compute, throughput, gpu) -> None:
                        + ("; spot capacity can be reclaimed: checkpoint often" if c["mode"] == "spot" else ""))
         if compute["costs"]:
             click.echo("  yearly/monthly: no comparable hourly price on file; it pays off for jobs running for months")
-    if throughput:
+    if throughput and throughput.get("encoder"):
+        t = throughput
+        echo_terms("serving speed", t["terms"], t["assumptions"])
+        click.echo(f"throughput on {t['gpus']} x {gpu.name}, each its own copy, batches of {t['batch']} requests of "
+                   f"{t['input_len']} tokens: {t['requests_per_s']:,} requests/s, {t['request_ms']} ms a request (one "
+                   f"forward pass; an encoder outputs no tokens and keeps no KV cache)")
+    elif throughput:
         t = throughput
         echo_terms("serving speed", t["terms"], t["assumptions"])
         click.echo(f"throughput on {t['gpus']} x {gpu.name} (tensor parallel {t['tensor_parallel']}), {t['concurrency']} "
