@@ -162,3 +162,45 @@ def test_not_sure_which_card_answers_with_the_range_and_says_the_card_decides(co
     r2, _ = core.turn("不确定", state)
     assert r2.status == "answer" and r2.recommendations[0]["card_decides"] == 1
     assert default_templates().say("yours.card_decides", "zh", days="1") in r2.text
+
+
+# ----- no method said, cards of their own: which method fits is the answer, not a question back -------------------
+@pytest.mark.parametrize("question, lang, chosen, fit, unfit", [
+    # 16 GiB card, a 7B model: bf16 weights alone are 13 GiB (LoRA 16.7 GiB at micro-batch 1 > 16), full fine-tuning
+    # needs ~16 bytes a parameter (~110 GiB): only QLoRA's 4-bit base (~4 GiB of weights) fits
+    ("我的显卡是 16G，能微调 7B 吗", "zh", "qlora", ["qlora"], ["full", "lora"]),
+    # one 24 GiB RTX 4090 and Qwen2.5-7B: LoRA ~21 GiB at micro-batch 2 fits, full fine-tuning (~120 GiB) does not
+    ("我有一张 4090，能微调 qwen2.5 7b 吗", "zh", "lora", ["lora", "qlora"], ["full"]),
+    # 8 x A100 80GB: ZeRO-3 over 8 cards puts ~122 GiB of weights, gradients and AdamW state at ~15 GiB a card
+    ("I have 8 A100 80GB, can we fine-tune qwen2.5 7b?", "en", "full", ["full", "lora", "qlora"], []),
+    # two 24 GiB cards and a 70B model: bf16 weights alone are 130 GiB; only QLoRA with FSDP and CPU offload fits
+    ("we have two 24GB cards, can we finetune llama 3 70b?", "en", "qlora", ["qlora"], ["full", "lora"]),
+])
+def test_on_their_cards_the_method_that_fits_is_answered(core, question, lang, chosen, fit, unfit):
+    """The method that trains the most of the model among those that fit their cards is answered for at once; the
+    first assumption says which fit and which do not; the other methods are buttons."""
+    r = _ask(core, question)
+    t = default_templates()
+    assert r["status"] == "answer" and r["slots"]["method"] == chosen
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["fits"]
+    line = r["assumptions"][0]
+    for m in fit:
+        assert t.say(f"method_name.{m}", lang) in line.split(";")[0].split("；")[0]
+    for m in unfit:
+        assert t.say(f"method_name.{m}", lang) in line
+    assert sorted(r["choices"]) == sorted(t.say(f"method.{m}", lang) for m in ("full", "lora", "qlora") if m != chosen)
+
+
+def test_a_method_button_after_that_answers_for_it(core):
+    """Pressing 'full' after the QLoRA answer on a 16 GiB card: the job is re-answered for full fine-tuning, which
+    does not fit, with what would make it fit."""
+    r, state = core.turn("我的显卡是 16G，能微调 7B 吗", {})
+    r2, _ = core.turn(default_templates().say("method.full", "zh"), state)
+    assert r2.status == "answer" and r2.slots["method"] == "full"
+    assert r2.recommendations[0]["label"] == "yours" and not r2.recommendations[0]["fits"]
+
+
+def test_without_cards_of_their_own_the_method_is_still_asked(core):
+    r, _ = core.turn("fine-tune qwen2.5 7b, which gpu?", {})
+    assert r.status == "follow_up" and r.missing == ["method"]

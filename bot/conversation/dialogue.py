@@ -40,6 +40,8 @@ class Decision:
     choice_labels: dict[str, str] = field(default_factory=dict)
     assumed: dict[str, Any] = field(default_factory=dict)
     same_for: tuple[str, str, list[str]] | None = None      # (slot, value assumed, values with the same pick)
+    # (slot, value answered for, values that fit the user's own cards, values that do not)
+    fits_for: tuple[str, str, list[str], list[str]] | None = None
 
 
 def load_forms(rules_dir: Path) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from bot.plan.advisor import Advisor
 from bot.conversation.dialogue import Decision, load_forms, step
 from bot.estimate.kinds import kind_of_model
 from bot.plan.engine import RuleSet, load_rules
+from bot.plan.workload import own_cards
 from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
 from bot.records.models import Reply
@@ -162,15 +163,38 @@ class Core:
         values = self._plausible(d, state) if d.kind == "ask" and d.intent else []
         if len(values) < 2:
             return d, state
-        picks = {self._pick(d.intent, {**d.slots, **extra}, lang) for _, extra in values}
+        evaluated = [(v, extra, self._pick(d.intent, {**d.slots, **extra}, lang)) for v, extra in values]
+        picks = {pick for _, _, pick in evaluated}
+        slot = d.missing[0]
+        if slot == "method" and own_cards(d.slots) and None not in picks:
+            return self._method_for_their_cards(d, state, evaluated)
         if len(picks) != 1 or None in picks:
             return d, state
-        slot = d.missing[0]
         first = values[-1]            # the largest candidate, or full fine-tuning: the safe side when all pick alike
         answer = Decision("answer", d.intent, {**d.slots, **first[1]}, same_for=(slot, first[0], [v for v, _ in values]))
-        state = {**state, "slots": {**state.get("slots", {}), **first[1]}, "pending": None, "answered": True,
-                 "candidates": {}, "follow_ups": max(0, int(state.get("follow_ups", 1)) - 1)}
-        return answer, state
+        return answer, self._answered(state, first[1])
+
+    @staticmethod
+    def _answered(state: dict[str, Any], chosen: dict[str, Any]) -> dict[str, Any]:
+        """The session after a question the bot answered itself instead of asking."""
+        return {**state, "slots": {**state.get("slots", {}), **chosen}, "pending": None, "answered": True,
+                "candidates": {}, "follow_ups": max(0, int(state.get("follow_ups", 1)) - 1)}
+
+    METHODS_BY_REACH = ("full", "lora", "qlora")     # what a fine-tune can change, most first
+
+    def _method_for_their_cards(self, d: Decision, state: dict[str, Any], evaluated: list[tuple]
+                                ) -> tuple[Decision, dict[str, Any]]:
+        """'我的显卡是 16G，能微调 7B 吗': on cards the user has, which method fits is the answer, not a question back.
+        The answer is for the method that changes most of the model among those that fit their cards (full, then
+        LoRA, then QLoRA; QLoRA when none does, with what would make it fit); the line before it says which methods
+        fit and which do not, and the others are buttons."""
+        fits = {v: pick[3] for v, _, pick in evaluated}
+        order = [m for m in self.METHODS_BY_REACH if m in fits]
+        chosen = next((m for m in order if fits[m]), order[-1])
+        extra = dict(next(e for v, e, _ in evaluated if v == chosen))
+        answer = Decision("answer", d.intent, {**d.slots, **extra},
+                          fits_for=("method", chosen, [m for m in order if fits[m]], [m for m in order if not fits[m]]))
+        return answer, self._answered(state, extra)
 
     def _which_card(self, reply: Reply, state: dict[str, Any], lang: str) -> tuple[Reply, dict[str, Any]]:
         """A card known only by its memory, and a deadline some cards of that memory meet and others miss: which card
@@ -315,6 +339,9 @@ class Core:
             names = t.say("list.sep", lang).join(self.kb.models[c].name for c in same)
             reply.assumptions.insert(0, t.say("assume.same_arch", lang, chosen=self.kb.models[d.slots["model"]].name,
                                               values=names))
+        if d.fits_for:
+            reply.assumptions.insert(0, self._fits_for_line(d.fits_for, lang))
+            reply.choices = [t.say(f"method.{v}", lang) for v in self.METHODS_BY_REACH if v != d.fits_for[1]]
         if d.same_for:
             slot, chosen, values = d.same_for
             label = {v: t.say(f"method.{v}", lang) if slot == "method" and f"method.{v}" in t.table else
@@ -327,6 +354,16 @@ class Core:
         if advice.gpu_verdict:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
         return reply
+
+    def _fits_for_line(self, fits_for: tuple[str, str, list[str], list[str]], lang: str) -> str:
+        """'QLoRA fits your cards; full fine-tuning and LoRA do not: the answer is for QLoRA (choose another below)'."""
+        t = self.templates
+        _, chosen, fit, unfit = fits_for
+
+        def names(methods: list[str]) -> str:
+            return t.say("list.sep", lang).join(t.say(f"method_name.{m}", lang) for m in methods)
+        key = "assume.fits_their_cards" + ("" if unfit else "_all") + ("" if fit else "_none")
+        return t.say(key, lang, chosen=t.say(f"method_name.{chosen}", lang), fit=names(fit), unfit=names(unfit))
 
     def _topic_line(self, topic: str, lang: str, cite: Citer) -> str:
         """A sourced topic explanation in the reply's language, citing its sources."""

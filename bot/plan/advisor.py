@@ -307,13 +307,14 @@ class Advisor:
         wanted = self._gpu_ids(named) if named else []
         mine = [r for r in rows if not r["ruled_out"] and (r["gpu"] in wanted or (
             card_mem and abs(r["flavor"].gpu_memory_gib - card_mem) <= 0.1 * card_mem))]
-        if not job.slots.get("gpus"):
+        if not own_cards(job.slots):
             # "on an H100": a GPU asked for is a constraint; the cheaper plans stay in view below it
             for r in mine:
                 r["named"] = True
             return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
-        # "we have 2x RTX 4090": their cards are judged as theirs (gpu_verdict); a rental of the same GPU goes first
-        # only when it is a sensible choice, not at any price
+        # "we have 2x RTX 4090", "我的显卡是 16G": their cards are judged as theirs (gpu_verdict); a rental of the same
+        # GPU or card size goes first only when it is a sensible choice, not at any price (four 16 GiB cards sharding
+        # a LoRA that one 24 GiB card holds for a quarter of the price is not)
         best_cost = next((r["cost"] for r in rows if not r["ruled_out"]), math.inf)
         mine = [r for r in mine if r["cost"] <= best_cost * 1.5 or best_cost == math.inf]
         return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
