@@ -40,8 +40,9 @@ class Decision:
     choice_labels: dict[str, str] = field(default_factory=dict)
     assumed: dict[str, Any] = field(default_factory=dict)
     same_for: tuple[str, str, list[str]] | None = None      # (slot, value assumed, values with the same pick)
-    # (slot, value answered for, values that fit the user's own cards, values that do not)
-    fits_for: tuple[str, str, list[str], list[str]] | None = None
+    # (slot, value answered for, values that fit the user's own cards, values that do not, values that fit only with
+    # state offloaded to host RAM)
+    fits_for: tuple[str, str, list[str], list[str], list[str]] | None = None
 
 
 def load_forms(rules_dir: Path) -> dict[str, Any]:

@@ -154,6 +154,8 @@ class Core:
             return None
         top = next((r for r in advice.recommendations if r.get("label") != "yours"), {})     # the rental
         verdict = (advice.gpu_verdict or {}).get("fits") if isinstance(advice.gpu_verdict, dict) else None
+        if verdict and _offloaded(advice.gpu_verdict):
+            verdict = "offload"       # fits only with state in host RAM: a slower, costlier kind of "yes"
         return top.get("provider"), top.get("flavor"), top.get("instances"), verdict
 
     def _worth_asking(self, d: Decision, state: dict[str, Any], lang: str) -> tuple[Decision, dict[str, Any]]:
@@ -190,10 +192,13 @@ class Core:
         fit and which do not, and the others are buttons."""
         fits = {v: pick[3] for v, _, pick in evaluated}
         order = [m for m in self.METHODS_BY_REACH if m in fits]
-        chosen = next((m for m in order if fits[m]), order[-1])
+        # fitting as they are beats fitting with state offloaded to host RAM (a 70B full fine-tune on 8 x A100 80GB
+        # with 771 GiB of optimizer state on the CPU is a yes of another kind than LoRA on the cards alone)
+        chosen = next((m for m in order if fits[m] is True), next((m for m in order if fits[m]), order[-1]))
         extra = dict(next(e for v, e, _ in evaluated if v == chosen))
         answer = Decision("answer", d.intent, {**d.slots, **extra},
-                          fits_for=("method", chosen, [m for m in order if fits[m]], [m for m in order if not fits[m]]))
+                          fits_for=("method", chosen, [m for m in order if fits[m] is True],
+                                    [m for m in order if not fits[m]], [m for m in order if fits[m] == "offload"]))
         return answer, self._answered(state, extra)
 
     def _which_card(self, reply: Reply, state: dict[str, Any], lang: str) -> tuple[Reply, dict[str, Any]]:
@@ -355,15 +360,17 @@ class Core:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
         return reply
 
-    def _fits_for_line(self, fits_for: tuple[str, str, list[str], list[str]], lang: str) -> str:
-        """'QLoRA fits your cards; full fine-tuning and LoRA do not: the answer is for QLoRA (choose another below)'."""
+    def _fits_for_line(self, fits_for: tuple, lang: str) -> str:
+        """'fits your cards: QLoRA; does not fit: full fine-tuning, LoRA. Answered for QLoRA (choose another below)'."""
         t = self.templates
-        _, chosen, fit, unfit = fits_for
+        _, chosen, fit, unfit, offload = fits_for
 
         def names(methods: list[str]) -> str:
             return t.say("list.sep", lang).join(t.say(f"method_name.{m}", lang) for m in methods)
-        key = "assume.fits_their_cards" + ("" if unfit else "_all") + ("" if fit else "_none")
-        return t.say(key, lang, chosen=t.say(f"method_name.{chosen}", lang), fit=names(fit), unfit=names(unfit))
+        parts = [t.say(key, lang, methods=names(ms)) for key, ms in (
+            ("fits_their_cards.fit", fit), ("fits_their_cards.offload", offload), ("fits_their_cards.unfit", unfit)) if ms]
+        key = "fits_their_cards.answered" if fit or offload else "fits_their_cards.nearest"
+        return t.say("list.sep_clause", lang).join(parts) + t.say(key, lang, chosen=t.say(f"method_name.{chosen}", lang))
 
     def _topic_line(self, topic: str, lang: str, cite: Citer) -> str:
         """A sourced topic explanation in the reply's language, citing its sources."""
@@ -423,6 +430,11 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
                       f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
                       f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
                       f"{', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
+
+
+def _offloaded(verdict: dict[str, Any]) -> bool:
+    """Did the user's cards need state moved to host RAM to hold the job (bot/plan/own.py's offload rungs)?"""
+    return any("offload" in c.get("change", "") for c in (verdict.get("row") or {}).get("changes") or [])
 
 
 def _card_choice(name: str) -> str:
