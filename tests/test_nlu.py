@@ -283,6 +283,23 @@ def test_intents(parser, text, intent):
     check(parser, text, intent)
 
 
+@pytest.mark.parametrize("text, intent, method", [
+    # a model described by how it was made, then served: an inference job; the method named its history
+    ("rtx-4090多卡推理（模型为qlora微调后qwen72b）是否支持？如何使用rxt-4090对其进行推理部署呢？", "inference", None),
+    ("serve my lora fine-tuned llama 3 8b for 20 users", "inference", None),
+    ("部署一个 LoRA 微调过的 qwen2.5 7b", "inference", None),
+    ("微调好的模型怎么部署，qwen2.5 7b，50 并发", "inference", None),
+    ("deploy a fine-tuned qwen2.5 7b", "inference", None),
+    # the job asked about is fine-tuning: the participle does not take it away
+    ("I fine-tuned llama 3 8b with lora, now I want to fine-tune it again on more data", "finetune", "lora"),
+    ("lora fine-tune qwen2.5 7b", "finetune", "lora"),
+    ("微调后的 qwen2.5 7b 还想再 LoRA 微调一轮", "finetune", "lora"),
+])
+def test_a_fine_tuned_model_being_served(parser, text, intent, method):
+    p = parser.parse(text)
+    assert p.intent == intent and p.slots.method == method, (p.intent, p.slots.method, p.intent_scores)
+
+
 @pytest.mark.parametrize("text", [
     "今天北京天气怎么样",                 # 北京 is not a region request here
     "write me a poem about GPUs",        # mentions GPUs but asks for a poem

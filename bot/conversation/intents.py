@@ -12,6 +12,26 @@ class IntentScorer:
     """Mixin of Parser: needs self.intent_cues, self.intent_names and the cue sets of Parser._compile_cues."""
 
     rx_why = re.compile(r"为什么|为啥|怎么会|(?<![a-z])why(?![a-z])")
+    # a model described by how it was made ('my LoRA fine-tuned llama', '模型为qlora微调后qwen72b', '微调过的 7B'): the
+    # participle names the model's history, not the job asked about
+    rx_tuned = re.compile(r"(?:(?<![a-z])(?:q-?lora|lora|peft|sft|dpo|full|全参|全量)[\s-]*)?"
+                          r"(?:(?<![a-z])fine[\s-]?tuned(?![a-z])|(?<![a-z])finetuned(?![a-z])"
+                          r"|微调(?:后|过|好|完)的?|训练好的|训好的)")
+
+    def _served_tuned_model(self, text: str) -> str:
+        """'serve my LoRA fine-tuned llama 3 8b for 20 users', 'rtx-4090多卡推理（模型为qlora微调后qwen72b）': the text
+        with the participle blanked when, without it, the question is about serving (its method word with it: the
+        adapter is merged or loaded at serving time, not trained). Otherwise the text as it is ('I fine-tuned llama
+        on 8 A100s, now want to fine-tune again' keeps its job)."""
+        spans = [m.span() for m in self.rx_tuned.finditer(text)]
+        if not spans:
+            return text
+        blanked = text
+        for s, e in spans:
+            blanked = blanked[:s] + " " * (e - s) + blanked[e:]
+        scores, _ = self._intent_scores(blanked, {})
+        training = max(scores.get("finetune", 0.0), scores.get("train", 0.0))
+        return blanked if scores.get("inference", 0.0) > training else text
 
     def _intent_scores(self, text: str, slots: dict[str, Any]) -> tuple[dict[str, float], bool]:
         scores = {k: 0.0 for k in self.intent_names}

@@ -122,7 +122,7 @@ def _training(w: Workload, model: Model | None, mem: float, n: int, batch_fixed:
     """Up the rungs until the job fits on every card; then drop every rung the fit no longer needs (most costly
     first) and take the largest micro-batch that still fits, so the plan changes no more than it must."""
     usable = mem * (1 - MIN_HEADROOM)
-    if w.kind != "llm" or w.algorithm != "sft":
+    if w.kind not in ("llm", "multimodal") or w.algorithm != "sft":
         est = job_memory(w, model)      # images, audio, scenes, post-training: as stated, no ladder
         return OwnPlan(None, mem, n, n, est.per_gpu_gib <= usable, w, est)
     applied: list[tuple[str, dict[str, Any]]] = []

@@ -388,9 +388,11 @@ def tp_degrees(model: Model | None, gpus: int) -> list[int]:
 
 def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
     """Did the user fix the GPU or node count of the rental? Then every plan uses it rather than sizing its own.
-    A count that comes with a named GPU ("we have 2x RTX 4090") is their hardware: it is judged as theirs, and the
-    rental is sized on its own merits; unless they say they mean to rent that many ("rent 8 x H100")."""
-    if slots.get("gpu_model") and not slots.get("nodes") and not slots.get("renting"):
+    A count that comes with a named GPU ("we have 2x RTX 4090") or a card size ("我只有一张48G的显卡") is their
+    hardware: it is judged as theirs, and the rental is sized on its own merits; unless they say they mean to rent
+    that many ("rent 8 x H100")."""
+    if (slots.get("gpu_model") or slots.get("gpu_memory_gib")) and not slots.get("nodes") \
+            and not slots.get("renting"):
         return False
     return bool(slots.get("gpus") or slots.get("nodes"))
 
