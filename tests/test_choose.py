@@ -38,3 +38,16 @@ def test_the_fastest_is_named_only_when_it_saves_time_that_matters(pick_hours, f
     assert ("fastest" in labels) is named
     saved = pick_hours - fast_hours
     assert named == (fast_hours < pick_hours * 0.9 and saved >= MIN_HOURS_SAVED)
+
+
+def test_a_plan_on_the_gpu_asked_for_is_not_simplified_away():
+    """'serve qwen2.5 72b int4 on V100 32GB cards': two V100s at 6.66 USD/h are the pick; one H100 at 3.29 USD/h is
+    simpler and cheaper, but not what was asked for: it stays in view as the cheapest, the pick stays on the V100s.
+    Without the request, the one-card plan is the simpler, cheaper pick."""
+    v100 = {**_row("v100-x2", 6.66, None, gpus=2), "named": True}
+    h100 = _row("h100-x1", 3.29, None)
+    recs, _ = choose([v100, h100], lambda r: True)
+    assert recs[0]["id"] == "v100-x2" and [r["label"] for r in recs] == ["pick", "cheapest"]
+    plain = {**v100, "named": None}
+    recs, _ = choose([plain, _row("h100-x1", 3.29, None)], lambda r: True)
+    assert recs[0]["id"] == "h100-x1"

@@ -35,6 +35,16 @@ def nvlink_of(kb: KnowledgeBase, f: Flavor) -> bool | None:
     return f.nvlink
 
 
+ARCH_FAMILIES = ("Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell")
+
+
+def arch_family(gpu) -> str:
+    """'Volta (GV100)' -> 'Volta', 'Ada Lovelace (AD102)' -> 'Ada': the generation kernel support tables are written
+    against (vLLM's quantization table: Volta SM 7.0, Turing 7.5, Ampere 8.0/8.6, Ada 8.9, Hopper 9.0)."""
+    first = (gpu.architecture or "").split(" ")[0] if gpu.vendor == "nvidia" else ""
+    return first if first in ARCH_FAMILIES else "other"
+
+
 def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str, Any]:
     """The facts about the picked plan that the check rules read."""
     f: Flavor = pick["flavor"]
@@ -46,7 +56,7 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "pick_nvlink_bridged": bool(pick.get("link") and pick["link"].bridged_beyond(
                 min(pick["gpus_total"], f.gpu_count))),
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
-            "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16,
+            "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16, "pick_arch": arch_family(kb.gpus[f.gpu]),
             "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
             "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
             "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (

@@ -83,7 +83,8 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
     """A simpler plan that meets every target and passes is the better pick when it costs at most 10 % more per
     halving (at most 30 %): two replicas of one L4 rather than one replica split over two T4s by tensor parallelism
     over PCIe; one 80 GB card rather than two replicas of two 24 GB cards. Fewer cards and splits mean less to run,
-    no slow link in every token's path and room for longer prompts; the cheaper plan stays in view as "cheapest"."""
+    no slow link in every token's path and room for longer prompts; the cheaper plan stays in view as "cheapest".
+    A plan on the GPU the user asked for ('on V100 cards') is only simplified by another plan on it."""
     if pick is None or pick not in meeting or job_price(pick) == math.inf:
         return pick           # an unpriced pick (the GPU the user named) cannot be out-priced by a simpler plan
     c = _complexity(pick)
@@ -91,7 +92,7 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
     def worth(r: Row) -> float:
         return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
     simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
-               and not _slower(r, pick) and _no_more_demoted(r, pick)]
+               and not _slower(r, pick) and _no_more_demoted(r, pick) and (r.get("named") or not pick.get("named"))]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
 
 
