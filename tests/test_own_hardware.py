@@ -213,3 +213,34 @@ def test_a_method_button_after_that_answers_for_it(core):
 def test_without_cards_of_their_own_the_method_is_still_asked(core):
     r, _ = core.turn("fine-tune qwen2.5 7b, which gpu?", {})
     assert r.status == "follow_up" and r.missing == ["method"]
+
+
+# ----- a GPU named without a count: how many of them hold the job ------------------------------------------------
+@pytest.mark.parametrize("intent, slots, cards, one_offload", [
+    # Qwen2.5-72B bf16: 135 GiB of weights > 80 GiB; two cards carry 67.7 GiB each plus KV for 4 x 4096 tokens and
+    # the allocator's slack, ~78 GiB > 76 usable; four (two replicas of two) hold it
+    ("inference", {"model": "qwen2.5-72b", "gpu_model": "a100"}, {4}, None),
+    # int4 72B: ~40 GiB of 4-bit weights + 4.6 GiB of 16-bit embeddings > 30.4 usable of a V100 32GB; two hold it
+    ("inference", {"model": "qwen2.5-72b", "gpu_model": "v100-32gb", "precision": "int4"}, {2}, None),
+    # 7B full fine-tune, ~122 GiB of weights, gradients and AdamW state: one 80 GiB card only with the optimizer
+    # state on the CPU; two sharding it (ZeRO-3) hold it without
+    ("finetune", {"model": "qwen2.5-7b", "gpu_model": "a100-80gb", "method": "full"}, {2}, "optimizer"),
+    # LoRA of an 8B on one 24 GiB A10: ~21 GiB at micro-batch 2: one card, nothing more to say
+    ("finetune", {"model": "llama-3-8b", "gpu_model": "a10", "method": "lora"}, {1}, None),
+])
+def test_a_gpu_named_without_a_count_is_judged_on_the_fewest_that_hold_it(core, intent, slots, cards, one_offload):
+    advice = core.advisor.advise(intent, slots, {}, "en")
+    row = advice.gpu_verdict["row"]
+    assert row["fits"] and row["gpus_total"] in cards, row["gpus_total"]
+    if row["gpus_total"] > 1:
+        assert row["one_card_gib"] is not None and row["one_card_offload"] == one_offload
+        if one_offload is None:
+            assert row["one_card_gib"] > row["gpu_memory_gib"] * 0.95
+    else:
+        assert row["one_card_gib"] is None
+
+
+def test_their_own_cards_are_never_resized(core):
+    """'we have two A100 80GB': two, as they said, even when two are too tight (the answer says what would fit)."""
+    advice = core.advisor.advise("inference", {"model": "qwen2.5-72b", "gpu_model": "a100-80gb", "gpus": 2}, {}, "en")
+    assert advice.gpu_verdict["row"]["cards"] == 2 and advice.gpu_verdict["row"]["one_card_gib"] is None

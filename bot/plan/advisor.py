@@ -639,14 +639,47 @@ class Advisor:
             name = self.t.say("label.card_of", job.lang, mem=f"{card_mem:g}")
         else:
             return None
-        plan = plan_own(job.w, job.model, gpu, mem, job.w.gpus, job.targets, bool(job.slots.get("batch_size")),
-                        (self.kb.gpus, list(self.kb.models.values())),
-                        network=(job.slots.get("network"), job.slots.get("network_gbps")))
+        plan = self._fewest_that_hold(job, gpu, mem)
         if gpu is None and plan.fits and plan.timed:
             plan.bracket = bracket(plan, job.model, cards_of_memory(self.kb.gpus.values(), mem), job.targets)
             named = plan.bracket[:1] + plan.bracket[1:][-1:]          # the fastest and the slowest, as the line says
             sources = list(dict.fromkeys(s for b in named for s in self.kb.gpus[b["gpu"]].sources))
         return plan, name, sources
+
+    OFFLOAD_ORDER = ("none", "optimizer", "full")     # least moved to host RAM first
+    ASKED_COUNTS = (1, 2, 4, 8, 16)   # a GPU named without a count: the server sizes it comes in, and two
+
+    def _fewest_that_hold(self, job: _Job, gpu, mem: float) -> OwnPlan:
+        """The user's cards as they said them; a GPU named without a count and not said to be theirs ('需要几张 a100
+        80g', 'can qwen 72b run on an A100?'): the fewest of them (one server of 1, 2, 4 or 8, or two servers) that
+        hold the job with the least moved to host RAM (16 H100s sharding a 70B full fine-tune beat 4 with every
+        state offloaded to the CPU), the plan saying what one would need (`fewer_fail`); when none do, the plan on
+        the most of them, with what would make it fit."""
+        def plan_on(cards: int) -> OwnPlan:
+            return plan_own(job.w, job.model, gpu, mem, cards, job.targets, bool(job.slots.get("batch_size")),
+                            (self.kb.gpus, list(self.kb.models.values())),
+                            network=(job.slots.get("network"), job.slots.get("network_gbps")))
+        if gpu is None or job.slots.get("gpus") or own_cards(job.slots):
+            return plan_on(job.w.gpus)
+        first = plan_on(1)
+        if first.fits and first.workload.offload == "none":
+            return first
+        plans = [first] + [plan_on(n) for n in self.ASKED_COUNTS[1:]]
+        fitting = [p for p in plans if p.fits]
+        if not fitting:
+            return plans[-1]
+        best = min(fitting, key=lambda p: (self.OFFLOAD_ORDER.index(p.workload.offload), p.cards))
+        if best is not first:
+            best.fewer_fail = first.estimate.per_gpu_gib
+            best.fewer_offload = first.workload.offload if first.fits else None
+            best.fewer_steps = [] if first.fits else first.steps
+        return best
+        for cards in self.ASKED_COUNTS[1:]:
+            plan = plan_on(cards)
+            if plan.fits:
+                plan.fewer_fail = first.estimate.per_gpu_gib
+                return plan
+        return first
 
     @staticmethod
     def _card_verdict(gpu, job: _Job) -> dict[str, Any]:

@@ -266,8 +266,8 @@ def _as_planned(w: Workload, pick: dict[str, Any]) -> Workload:
     """The job as the pick runs it: per replica, on its GPUs, at the micro-batch it was sized with."""
     update: dict[str, Any] = {"gpus": max(w.gpus, pick.get("gpus_total") or w.gpus)}
     sharding = (pick.get("layout") or {}).get("sharding")
-    if sharding:
-        update["sharding"] = sharding
+    if sharding and (w.offload != "full" or sharding in ("zero3", "fsdp", "hsdp")):
+        update["sharding"] = sharding      # the user's parameter offload keeps its ZeRO-3 (one card included)
     if sharding == "hsdp":
         update["nodes"] = max(1, pick.get("instances") or 1)     # sharded inside each instance
     if pick.get("micro_batch"):

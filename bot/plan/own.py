@@ -65,6 +65,9 @@ class OwnPlan:
     encoder: dict[str, Any] | None = None  # an encoder served: requests/s of all the cards, batch, request ms, load
     bracket: list[dict[str, Any]] = field(default_factory=list)   # a card known by its memory: each card on file
     timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
+    fewer_fail: float | None = None      # a GPU named without a count: GiB per card one of them would need
+    fewer_offload: str | None = None     # ... and what one would move to host RAM to hold it (None: one does not)
+    fewer_steps: list[dict[str, Any]] = field(default_factory=list)   # ... and the job changes that fit it on one
     experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
 
 
@@ -447,4 +450,7 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         # a card known by its memory: its plan timed on each card on file of that memory (fastest first), and
         # whether the job could be timed at all (training with tokens, or serving)
         "bracket": list(plan.bracket), "timed": plan.timed,
+        # a GPU named without a count, held by several of them: what one card would need (it does not hold it)
+        "one_card_gib": round(plan.fewer_fail, 1) if plan.fewer_fail else None,
+        "one_card_offload": plan.fewer_offload, "one_card_steps": list(plan.fewer_steps),
     }

@@ -394,6 +394,8 @@ def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
     if (slots.get("gpu_model") or slots.get("gpu_memory_gib")) and not slots.get("nodes") \
             and not slots.get("renting"):
         return False
+    if not slots.get("gpus") and (slots.get("nodes") or 0) <= 1:
+        return False              # 'on one machine', 'a local machine': no count to hold every plan to
     return bool(slots.get("gpus") or slots.get("nodes"))
 
 

@@ -15,7 +15,15 @@ def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned
     have = f"{row['gpu_memory_gib']:g}"
     need = f"{row['per_gpu_gib']:.1f}"
     layout = layout_text(row, t, lang)
-    if row["fits"]:
+    if row["fits"] and row.get("one_card_gib"):
+        key = "yours.fits_on_n_offload" if row.get("one_card_offload") else "yours.fits_on_n"
+        steps = row.get("one_card_steps") or []
+        fix = t.say("yours.one_fix", lang, steps="; ".join(
+            f"{t.change(x['change'], lang)} -> {x['per_gpu_gib']:.1f} GiB" for x in steps)) \
+            if steps and steps[-1]["fits"] else ""
+        v = t.say(key, lang, n=row["gpus_total"], one=f"{row['one_card_gib']:.1f}", need=need, have=have,
+                  layout=layout, offload=t.say(f"offload_what.{row.get('one_card_offload') or 'none'}", lang), fix=fix)
+    elif row["fits"]:
         v = t.say("yours.fits", lang, need=need, have=have, layout=layout)
     else:
         key = "yours.no_room" if row["per_gpu_gib"] <= row["gpu_memory_gib"] else "yours.no_fit"
