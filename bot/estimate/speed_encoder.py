@@ -10,12 +10,13 @@ batch's forward pass within half the latency target.
 
 The shares are read from NVIDIA's TensorRT demoBERT tables (NVIDIA/TensorRT demo/BERT/README.md, "Inference
 performance", FP16, batch 128): BERT-Large at 128 and 384 tokens reaches 0.62-0.63 of the 312 TFLOPS of an A100
-40GB, 0.56 of an A30's 165 and 0.32 of a T4's 65 (a 70 W card that runs well below its boost clock under load).
-L4 and A10 have no demoBERT table: Sinequa's answer-finder model cards (ONNX Runtime, FP16, batch 32, the same
-model on each card) time them against a T4, L4 1.7-1.8x and A10 2.2x faster, so their shares are the T4's scaled by
-that ratio and the peaks (L4 0.30 of 121 TFLOPS, A10 0.36 of 125). The INT8 rows of the same tables run 2x faster
-than FP16 on the 2x INT8 peak: the share applies to the peak of the type the matrix multiplies run in. Cards with
-no encoder measurement take the share an LLM's prefill reaches (speed_hw.PREFILL_EFFICIENCY), said in a note.
+40GB, 0.56 of an A30's 165 and 0.32 of a T4's 65 (a 70 W card that runs well below its boost clock under load);
+the release/10.7 tables add the L4 (0.39-0.41 of 121) and the L40S (0.41-0.42 of 362), so Ada cards take 0.40.
+The A10 has no demoBERT table: Sinequa's answer-finder model cards (ONNX Runtime, FP16, batch 32, the same model on
+each card) time it 2.2x a T4 and 1.2-1.3x an L4, which with those cards' shares puts it at 0.36-0.48 of its 125
+TFLOPS: 0.42. The INT8 rows of the same tables run 2x faster than FP16 on the 2x INT8 peak: the share applies to
+the peak of the type the matrix multiplies run in. Cards with no encoder measurement (Hopper, Blackwell, Volta)
+take the share an LLM's prefill reaches (speed_hw.PREFILL_EFFICIENCY), said in a note.
 """
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ from bot.estimate.speed_serve import weight_bytes
 from bot.records.kb import GPU, Model
 from bot.records.models import SpeedTerm, Workload
 
-# Measured (A100, A30, T4: demoBERT FP16 batch 128) or scaled from a T4 on the same model (L4, A10: Sinequa).
-ENCODER_EFFICIENCY = {"t4": 0.32, "l4": 0.30, "a10": 0.36, "a30": 0.56}
+# Measured (demoBERT FP16 batch 128: T4, A30, L4, L40S) or scaled from them on the same model (A10: Sinequa).
+ENCODER_EFFICIENCY = {"t4": 0.32, "a30": 0.56, "l4": 0.40, "l40s": 0.41, "a10": 0.42}
 ENCODER_EFFICIENCY_GA100 = 0.62     # A100 / A800 (GA100): demoBERT's A100 40GB rows, 0.62-0.63
+ENCODER_EFFICIENCY_ADA = 0.40       # other Ada cards (L20, RTX 6000 Ada, RTX 4090): the L4's and L40S's 0.40-0.42
 # demoBERT's batch-1 rows sit above both the compute and the weight-read time: BERT-Large at 128 tokens takes 1.64 ms
 # on an A100 against 0.49 ms to read its weights, BERT-Base 0.64 ms against 0.14 ms: about 45 us a layer more.
 LAYER_OVERHEAD_S = 45e-6
@@ -44,6 +46,8 @@ def encoder_efficiency(gpu: GPU) -> tuple[float, bool]:
         return ENCODER_EFFICIENCY[gpu.id], True
     if "GA100" in gpu.architecture:
         return ENCODER_EFFICIENCY_GA100, True
+    if generation(gpu) == "ada":
+        return ENCODER_EFFICIENCY_ADA, True
     return PREFILL_EFFICIENCY.get(generation(gpu), PREFILL_EFFICIENCY_DEFAULT), False
 
 
