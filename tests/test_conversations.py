@@ -37,6 +37,8 @@ def test_conversation(core, path):
                 assert getattr(reply, key) == expect[key], (where, key, getattr(reply, key), reply.text[:300])
         if "missing" in expect:
             assert reply.missing == expect["missing"], (where, reply.missing)
+        if "choices" in expect:       # the buttons under a follow-up
+            assert reply.choices == expect["choices"], (where, reply.choices)
         if reply.status == "follow_up":
             assert reply.follow_up and reply.missing, where          # a question, and what it asks for
         for words in expect.get("text_has") or []:

@@ -116,7 +116,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         # a whole new question (a job and a model) after an answer: don't carry the old numbers over
         _new_job(state, keep_slots=False)
     merged = _merge(state, new, ambiguous, intent, parse)
-    return _ask_or_answer(state, intent, merged, forms, lang)
+    return _ask_or_answer(state, intent, merged, forms, lang, parse.text)
 
 
 def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], intent: str, parse: Parse
@@ -147,8 +147,17 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     return merged
 
 
-def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], forms: dict[str, Any], lang: str
-                   ) -> tuple[dict[str, Any], Decision]:
+def _choices(spec: dict[str, Any], text: str) -> list[str]:
+    """The buttons under a question: a slot's usual choices, or its encoder choices when the question is about
+    embeddings or text classification (bge, e5, MiniLM rather than chat models)."""
+    low = f"{text.lower()} "
+    if spec.get("encoder_choices") and any(c in low for c in spec.get("encoder_cues") or []):
+        return list(spec["encoder_choices"])
+    return list(spec.get("choices", []))
+
+
+def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], forms: dict[str, Any], lang: str,
+                   text: str = "") -> tuple[dict[str, Any], Decision]:
     """The first missing slot not asked yet, while under the follow-up cap; otherwise the answer, with the
     defaults it assumes for what is still missing."""
     missing = _missing(intent, merged, bool(state["candidates"]), forms)
@@ -163,7 +172,7 @@ def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], f
             choices = cands
         else:
             question = spec["question"][lang]
-            choices = list(spec.get("choices", []))
+            choices = _choices(spec, text)
         labels = (spec.get("choice_labels") or {}).get(lang, {})
         state["asked"].append(slot)
         state.update(follow_ups=state["follow_ups"] + 1, pending=slot, answered=False)
