@@ -238,6 +238,15 @@ def comm_s(w: Workload, a: Arch, link: Link, compute_s: float, acc: _Acc) -> flo
         exposed += acc.add("tensor-parallel all-reduces per step", vol / bw, "s",
                            f"{2 * ckpt} all-reduces a layer of {act / 1e6:.3g} MB, {w.grad_accumulation} "
                            f"micro-batches, at {bw / 1e9:.0f} GB/s, not overlapped")
+    if pp > 1:
+        # each stage boundary passes one micro-batch's activations forward and their gradients back (Megatron's
+        # scatter-gather: 1/TP of them a GPU), over the network once the stages span instances; not overlapped here
+        bw = bus_gbs(link, tp * pp > per_node)
+        act = w.batch_size * w.seq_len * a.hidden * 2 / tp
+        vol = 2 * act * w.grad_accumulation
+        exposed += acc.add("pipeline sends per step", vol / bw, "s",
+                           f"activations and their gradients of {w.grad_accumulation} micro-batches "
+                           f"({act / 1e6:.3g} MB each way) at {bw / 1e9:.0f} GB/s")
     if w.offload != "none":
         dp = max(1, w.gpus // (tp * pp))
         moved = trainable_params(w, a) / dp * (2 + 2) * (2 if w.offload == "full" else 1)

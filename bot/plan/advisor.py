@@ -17,7 +17,7 @@ from bot.estimate.speed_encoder import encoder_efficiency, generates
 from bot.estimate.scaling import INTER_NODE, INTRA_NODE, dp_efficiency
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.checklist import NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
+from bot.plan.checklist import MEGATRON_SOURCES, NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
@@ -27,6 +27,7 @@ from bot.plan.fleet import FleetChoice
 from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, own_row, plan_own
 from bot.plan import perf
+from bot.plan.layouts import zero3_workload
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload, timed_workload
 from bot.plan.ranking import Ranker, budget_fields
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
@@ -570,6 +571,13 @@ class Advisor:
         out = ct.model_dump()
         if planned == "hsdp":
             out.update(sharding="hsdp", nodes=wn.nodes, gpus_per_node=f.gpu_count)
+        lay = pick.get("layout") or {}
+        if lay.get("tp", 1) * lay.get("pp", 1) > 1 and lay.get("ep", 1) <= 1 and wn.nodes > 1 and pick.get("link"):
+            # tensor parallelism inside each instance, pipeline stages across them: said with what ZeRO-3 would take
+            zero3 = perf.train_time(zero3_workload(job.w, n, f.gpu_count), job.model, gpu, n, f.gpu_count,
+                                    pick["link"])
+            out.update(layout_3d={"tp": lay["tp"], "pp": lay["pp"], "dp": lay["dp"], "gpus_per_node": f.gpu_count,
+                                  "zero3_days": round(zero3.hours / 24, 1) if zero3 else None})
         if pick.get("hours"):
             out.update(days=round(pick["hours"] / 24, 2), hours=round(pick["hours"], 1),
                        gpu_hours=round(pick["hours"] * pick["gpus_total"], 1))
@@ -713,6 +721,7 @@ class Advisor:
         used = {c["change"] for c in plan.changes}
         extra = ["answerai-fsdp-qlora"] if "offload parameters too" in used and job.w.method == "qlora" else []
         extra += ["pagedattention-paper"] if "kv budget" in used else []
+        extra += MEGATRON_SOURCES if plan.zero3_hours else []
         advice.gpu_verdict["sources"] = sources + extra        # the verdict line cites them
 
 

@@ -176,6 +176,15 @@ class Checklist:
 ENCODER_SPEED_SOURCES = ["trt-demobert-perf", "sinequa-answer-finder-speed", "mlperf-loadgen-conf"]
 
 
+MEGATRON_SOURCES = ["megatron-lm-3d-parallelism", "accelerate-megatron-lm"]
+
+
+def _three_d(pick) -> bool:
+    """A dense training plan in tensor x pipeline parallelism (plans._dense_layout_if_faster)."""
+    lay = (pick or {}).get("layout") or {}
+    return lay.get("tp", 1) * lay.get("pp", 1) > 1 and lay.get("ep", 1) <= 1 and lay.get("sharding") == "zero1"
+
+
 def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> dict[str, list[str]]:
     """The sources behind each claim the answer makes apart from its checklist and notes (which carry their own):
     the memory estimate (the method's papers and the model's config), the training time (FLOPs per token and the
@@ -188,7 +197,7 @@ def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> 
     encoder = ENCODER_SPEED_SOURCES if model is not None and model.kind == "encoder" and w.method == "inference" else []
     out = {"memory": METHOD_SOURCES[w.method] + (list(model.sources) if model else []),
            "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu) + encoder,
-           "layout": ["pytorch-fsdp-hybrid-shard"] if hybrid else []}
+           "layout": ["pytorch-fsdp-hybrid-shard"] if hybrid else (MEGATRON_SOURCES if _three_d(pick) else [])}
     return {claim: list(dict.fromkeys(s for s in ids if s in kb.sources)) for claim, ids in out.items()}
 
 

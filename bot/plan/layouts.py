@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from bot.estimate.arch import arch_of
 from bot.estimate.kinds import job_memory
 from bot.plan import perf
 from bot.plan.links import LinkEvidence
@@ -65,24 +66,79 @@ def expert_layouts(w: Workload, model: Model | None, n: int, per_instance: int) 
     return out
 
 
+TENSOR_DEGREES = (8, 4, 2)     # tensor-parallel degrees tried inside one instance (Megatron-LM keeps TP in a node)
+
+
+def dense_layouts(w: Workload, model: Model | None, n: int, per_instance: int) -> list[Workload]:
+    """TP x PP x DP layouts of a dense model trained in full across instances, as Megatron-LM runs one (its "3D
+    parallelism"): tensor parallelism inside each instance, whose all-reduces every layer stay on the instance's
+    own link; pipeline stages across instances, so only one micro-batch's activations cross the network at each
+    stage boundary; data-parallel replicas over what is left, their optimizer state sharded (ZeRO-1, Megatron's
+    distributed optimizer). Across a network without RDMA this is what makes a 70B full fine-tune possible at all:
+    ZeRO-3 gathers every layer's parameters over the network every micro-batch. The samples per optimizer step stay
+    the user's (each of the n / (TP x PP) replicas runs TP x PP times the micro-batches, which also keeps the 1F1B
+    bubble small). The two largest TP degrees that divide the instance and the attention heads are tried."""
+    if (model is not None and model.moe is not None and model.moe.experts > 1) or w.method not in ("full", "freeze") \
+            or n <= per_instance or n % per_instance:
+        return []
+    a = arch_of(model, w.params_b)
+    tps = [t for t in TENSOR_DEGREES if t <= per_instance and per_instance % t == 0 and a.heads % t == 0][:2]
+    out = []
+    for tp in tps:
+        for pp in PIPELINE_DEGREES[1:]:
+            if n % (tp * pp) or pp > a.layers // 2:
+                continue
+            out.append(w.model_copy(update={
+                "gpus": n, "nodes": n // per_instance, "sharding": "zero1", "tensor_parallel": tp,
+                "pipeline_parallel": pp, "expert_parallel": 1, "virtual_pipeline": 1,
+                "grad_accumulation": w.grad_accumulation * tp * pp}))
+    return out
+
+
 def fastest_expert_layout(w: Workload, model: Model | None, gpu: GPU, n: int, per_instance: int,
                           usable_gib: float, link: LinkEvidence, memo: dict) -> Timed | None:
     """The fastest expert-parallel layout of n GPUs whose memory fits `usable_gib` a GPU, or None (a dense model, no
     such layout fits, or the GPU has no speed on file). `memo` keeps one question's estimates and timings: they do
     not depend on the flavor beyond its GPU, count per instance and link."""
+    return _fastest(expert_layouts(w, model, n, per_instance), model, gpu, n, per_instance, usable_gib, link, memo)
+
+
+def fastest_dense_layout(w: Workload, model: Model | None, gpu: GPU, n: int, per_instance: int,
+                         usable_gib: float, link: LinkEvidence, memo: dict) -> Timed | None:
+    """The fastest TP x PP x DP layout of a dense model on n GPUs that fits `usable_gib` a GPU, or None. For each TP
+    degree only the fewest pipeline stages that fit are timed: more stages add bubble and sends and save only
+    memory, so they are not faster (and the planner stays fast on pre-training scale-out)."""
     best: Timed | None = None
-    too_big: set[int] = set()          # pipeline degrees whose largest EP did not fit: a smaller EP holds more
-    for cw in expert_layouts(w, model, n, per_instance):
-        if cw.pipeline_parallel in too_big:
+    settled: set[int] = set()
+    for cw in dense_layouts(w, model, n, per_instance):
+        if cw.tensor_parallel in settled:
             continue
-        mkey = ("mem", n, cw.nodes, cw.expert_parallel, cw.pipeline_parallel)
+        timed = _fastest([cw], model, gpu, n, per_instance, usable_gib, link, memo)
+        if timed is None:
+            continue
+        settled.add(cw.tensor_parallel)
+        if best is None or timed.hours < best.hours:
+            best = timed
+    return best
+
+
+def _fastest(candidates: list[Workload], model: Model | None, gpu: GPU, n: int, per_instance: int,
+             usable_gib: float, link: LinkEvidence, memo: dict) -> Timed | None:
+    """The fastest of the layouts whose memory fits, each estimated and timed once per question (`memo`)."""
+    best: Timed | None = None
+    too_big: set[tuple[int, int]] = set()    # (TP, PP) whose largest EP did not fit: a smaller EP holds more
+    for cw in candidates:
+        degrees = (cw.tensor_parallel, cw.pipeline_parallel)
+        if degrees in too_big:
+            continue
+        mkey = ("mem", n, cw.nodes, cw.expert_parallel, *degrees)
         if mkey not in memo:
             memo[mkey] = job_memory(cw, model)
         est = memo[mkey]
         if est.per_gpu_gib > usable_gib:
-            too_big.add(cw.pipeline_parallel)
+            too_big.add(degrees)
             continue
-        tkey = ("time", gpu.id, n, per_instance, link, cw.expert_parallel, cw.pipeline_parallel)
+        tkey = ("time", gpu.id, n, per_instance, link, cw.expert_parallel, *degrees)
         if tkey not in memo:
             memo[tkey] = perf.train_time(cw, model, gpu, n, per_instance, link)
         tt = memo[tkey]
@@ -99,6 +155,8 @@ def layout_of_workload(cw: Workload, n: int, experts: int) -> dict[str, Any]:
            "precision": cw.precision, "kv_dtype": None}
     if cw.expert_parallel > 1:
         lay.update(ep=cw.expert_parallel, experts=experts, grad_accumulation=cw.grad_accumulation)
+    elif tp_pp > 1:
+        lay.update(grad_accumulation=cw.grad_accumulation)
     return lay
 
 
@@ -108,8 +166,8 @@ def layout_workload(w: Workload, n: int, per_instance: int, layout: dict[str, An
     base = zero3_workload(w, n, per_instance)
     if layout and layout.get("sharding") == "hsdp" and layout.get("ep", 1) <= 1:
         return base.model_copy(update={"sharding": "hsdp"})     # ZeRO-3 inside each instance, replicas across
-    if not layout or layout.get("ep", 1) <= 1:
+    if not layout or (layout.get("ep", 1) <= 1 and layout.get("tp", 1) * layout.get("pp", 1) <= 1):
         return base
-    return base.model_copy(update={"sharding": layout["sharding"], "expert_parallel": layout["ep"],
+    return base.model_copy(update={"sharding": layout["sharding"], "expert_parallel": layout.get("ep", 1),
                                    "pipeline_parallel": layout["pp"], "tensor_parallel": layout["tp"],
                                    "grad_accumulation": layout["grad_accumulation"]})

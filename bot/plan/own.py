@@ -66,6 +66,7 @@ class OwnPlan:
     bracket: list[dict[str, Any]] = field(default_factory=list)   # a card known by its memory: each card on file
     timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
     fewer_fail: float | None = None      # a GPU named without a count: GiB per card one of them would need
+    zero3_hours: float | None = None     # across machines in TP x PP: what the sharded (ZeRO-3/hybrid) layout takes
     fewer_offload: str | None = None     # ... and what one would move to host RAM to hold it (None: one does not)
     fewer_steps: list[dict[str, Any]] = field(default_factory=list)   # ... and the job changes that fit it on one
     experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
@@ -364,6 +365,21 @@ def _encoder_rate(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets
             "cards_for_qps": math.ceil(qps / speed.sequences_per_s) if qps else None}
 
 
+def _dense_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
+    """A dense model trained in full across the user's machines over a network without RDMA runs tensor parallelism
+    inside each machine and pipeline stages across them when that fits and beats ZeRO-3 or hybrid sharding (as a
+    rental plan does, plans._dense_layout_if_faster); a layout that needed CPU offload or 8-bit optimizer state is
+    left as it is."""
+    w = plan.workload
+    if w.sharding not in ("zero3", "hsdp") or w.offload != "none" or w.optimizer != "adamw":
+        return
+    usable = plan.memory_gib * (1 - MIN_HEADROOM)
+    best = layouts.fastest_dense_layout(w, model, gpu, plan.used, min(plan.used, 8), usable, link, {})
+    if best is not None and best.hours < plan.hours:
+        plan.zero3_hours = plan.hours
+        plan.workload, plan.estimate, plan.hours, plan.mfu = best.w, best.estimate, best.hours, best.mfu
+
+
 def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
     """A mixture of experts trained in full on the user's cards runs expert x pipeline x data parallelism when that
     fits and beats the ZeRO-3 layout found (as a rental plan does, plans._expert_layout_if_faster); a layout that
@@ -395,12 +411,18 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
         if hybrid is not None and hybrid.hours < tt.hours:
             plan.workload, plan.estimate, tt = hybrid_w, hybrid_est, hybrid
     plan.hours, plan.mfu = tt.hours, tt.mfu
+    sharded = plan.workload
+    if n > per_node and link.inter != "rdma":
+        _dense_layout_if_faster(plan, model, gpu, link)
     _expert_layout_if_faster(plan, model, gpu, link)
     if n > per_node and link.inter != "rdma":
-        rdma = perf.train_time(plan.workload, model, gpu, n, per_node,
-                               LinkEvidence(link.intra, link.intra_how, link.intra_gbs, "rdma", None))
-        if rdma is not None and rdma.hours < plan.hours * 0.9:
-            plan.hours_rdma = rdma.hours
+        # over InfiniBand/RoCE the sharded layout may be the faster one again: the better of the two is said
+        fabric = LinkEvidence(link.intra, link.intra_how, link.intra_gbs, "rdma", None)
+        times = [t.hours for t in (perf.train_time(w, model, gpu, n, per_node, fabric)
+                                   for w in ([plan.workload] if plan.workload is sharded else
+                                             [plan.workload, sharded])) if t is not None]
+        if times and min(times) < plan.hours * 0.9:
+            plan.hours_rdma = min(times)
 
 
 # ----- the public row ----------------------------------------------------------------------------------------------
@@ -412,7 +434,8 @@ def own_layout(plan: OwnPlan) -> dict[str, Any]:
         return {"dp": plan.replicas, "tp": w.tensor_parallel, "pp": 1, "sharding": "none", "micro_batch": None,
                 "checkpointing": "none", "precision": w.precision, "kv_dtype": w.kv_dtype or w.precision,
                 "concurrency": w.concurrency, "context": w.context}
-    lay = {"dp": plan.used // w.pipeline_parallel, "tp": 1, "pp": w.pipeline_parallel, "sharding": w.sharding,
+    lay = {"dp": plan.used // (w.pipeline_parallel * w.tensor_parallel), "tp": w.tensor_parallel,
+           "pp": w.pipeline_parallel, "sharding": w.sharding,
            "micro_batch": w.batch_size, "grad_accumulation": w.grad_accumulation, "checkpointing": w.checkpointing,
            "precision": w.precision, "kv_dtype": None, "offload": w.offload, "optimizer": w.optimizer,
            "chunked_loss": w.chunked_loss}
@@ -453,4 +476,5 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         # a GPU named without a count, held by several of them: what one card would need (it does not hold it)
         "one_card_gib": round(plan.fewer_fail, 1) if plan.fewer_fail else None,
         "one_card_offload": plan.fewer_offload, "one_card_steps": list(plan.fewer_steps),
+        "zero3_hours": round(plan.zero3_hours, 1) if plan.zero3_hours else None,
     }

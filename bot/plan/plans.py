@@ -209,7 +209,26 @@ def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Siz
             sizer.searched += 1
             plan = Sized(k, n, sizer.est(f.gpu_count), layout_of(sizer, n, k, sharding="hsdp"), hours=hybrid,
                          mfu=hybrid_share)
+    if k > 1 and link.inter != "rdma":
+        plan = _dense_layout_if_faster(sizer, f, gpu, plan, link)
     return _expert_layout_if_faster(sizer, f, gpu, plan, link)
+
+
+def _dense_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence) -> Sized:
+    """Across instances with no documented RDMA, a dense model trained in full in the fastest TP x PP x DP layout
+    that fits (tensor parallelism inside each instance, pipeline stages across them), when that beats ZeRO-3 or
+    hybrid sharding; otherwise the plan as it is. Over RDMA the search is skipped: ZeRO-3 there times close enough,
+    and the planner stays fast."""
+    if plan.hours is None or sizer.w.sharding not in ("zero3", "none") or plan.gpus_total % f.gpu_count:
+        return plan
+    usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
+    best = layouts.fastest_dense_layout(sizer.w, sizer.model, gpu, plan.gpus_total, f.gpu_count, usable, link,
+                                        sizer.layout_memo)
+    if best is None or best.hours >= plan.hours:
+        return plan
+    sizer.searched += 1
+    lay = layouts.layout_of_workload(best.w, plan.gpus_total, 0)
+    return Sized(plan.instances, plan.gpus_total, best.estimate, lay, hours=best.hours, mfu=best.mfu)
 
 
 def _fits(est: MemoryEstimate, f: Flavor) -> bool:
@@ -284,7 +303,7 @@ def timed_workload(w, n: int, per_instance: int, layout: dict[str, Any] | None =
     layout (expert parallelism, hybrid sharding, or ZeRO-3 over the n GPUs on as many nodes as instances); the
     answer's compute line uses it too, so its tokens/s are the plan's."""
     lay = layout or {}
-    if n == w.gpus and not lay.get("ep") and lay.get("sharding") != "hsdp":
+    if n == w.gpus and not lay.get("ep") and lay.get("sharding") != "hsdp" and lay.get("tp", 1) * lay.get("pp", 1) <= 1:
         return w
     return layouts.layout_workload(w, n, per_instance, layout)
 

@@ -54,6 +54,8 @@ def layout_text(row: dict[str, Any], t: Templates, lang: str) -> str:
                        experts=lay["experts"])]
         if lay.get("pp", 1) > 1:
             parts.append(t.say("own.layout.pp", lang, pp=lay["pp"]))
+    elif lay.get("tp", 1) * lay.get("pp", 1) > 1:      # a dense model across machines: TP inside, PP across
+        parts = [t.say("own.layout.3d", lang, tp=lay["tp"], pp=lay["pp"], dp=lay["dp"])]
     else:
         parts = [t.say(f"own.layout.{lay.get('sharding') or 'none'}", lang, n=n)]
     mb, acc = lay.get("micro_batch"), lay.get("grad_accumulation") or 1
@@ -122,6 +124,9 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
+        if row.get("zero3_hours"):
+            out.append(t.say("yours.zero3_hours", lang, hours=f"{row['zero3_hours']:,.0f}",
+                             days=f"{row['zero3_hours'] / 24:,.1f}"))
         if row.get("job_hours_rdma"):
             key = "yours.network_tcp" if row.get("network_said") else "yours.network"
             out.append(t.say(key, lang, machines=row["instances"], rate=f"{row.get('network_gbps') or 25:g}",

@@ -178,6 +178,11 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
         if c.get("sharding") == "hsdp":
             lines.append("      " + cite.after(t.say("compute.hsdp", lang, nodes=c["nodes"], per_node=c["gpus_per_node"]),
                                                claims.get("layout")))
+        elif c.get("layout_3d"):
+            d = c["layout_3d"]
+            zero3 = t.say("compute.zero3_days", lang, days=f"{d['zero3_days']:,.1f}") if d.get("zero3_days") else ""
+            lines.append("      " + cite.after(t.say("compute.layout_3d", lang, tp=d["tp"], pp=d["pp"], dp=d["dp"],
+                                                     per_node=d["gpus_per_node"], zero3=zero3), claims.get("layout")))
         if c.get("deadline_days"):
             lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                           needed=c["gpus_for_deadline"]))
