@@ -20,6 +20,9 @@ def _same(expected, got) -> bool:
     return expected == got
 
 
+KNOWN_EXPECT = {"status", "intent", "lang", "missing", "choices", "text_has", "slots"}
+
+
 def test_there_are_transcripts():
     assert len(FILES) >= 35
 
@@ -35,6 +38,8 @@ def test_conversation(core, path):
         for key in ("status", "intent", "lang"):
             if key in expect:
                 assert getattr(reply, key) == expect[key], (where, key, getattr(reply, key), reply.text[:300])
+        unknown = set(expect) - KNOWN_EXPECT
+        assert not unknown, (where, "expectation keys this harness does not check", unknown)
         if "missing" in expect:
             assert reply.missing == expect["missing"], (where, reply.missing)
         if "choices" in expect:       # the buttons under a follow-up

@@ -147,15 +147,6 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     return merged
 
 
-def _choices(spec: dict[str, Any], text: str) -> list[str]:
-    """The buttons under a question: a slot's usual choices, or its encoder choices when the question is about
-    embeddings or text classification (bge, e5, MiniLM rather than chat models)."""
-    low = f"{text.lower()} "
-    if spec.get("encoder_choices") and any(c in low for c in spec.get("encoder_cues") or []):
-        return list(spec["encoder_choices"])
-    return list(spec.get("choices", []))
-
-
 def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], forms: dict[str, Any], lang: str,
                    text: str = "") -> tuple[dict[str, Any], Decision]:
     """The first missing slot not asked yet, while under the follow-up cap; otherwise the answer, with the
@@ -171,8 +162,9 @@ def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], f
             question = spec["ambiguous"][lang].format(candidates=", ".join(cands))
             choices = cands
         else:
-            question = spec["question"][lang]
-            choices = _choices(spec, text)
+            alt = _choices_for(spec, merged, text)
+            question = alt.get("question", spec["question"])[lang]
+            choices = list(alt.get("choices", spec.get("choices", [])))
         labels = (spec.get("choice_labels") or {}).get(lang, {})
         state["asked"].append(slot)
         state.update(follow_ups=state["follow_ups"] + 1, pending=slot, answered=False)
@@ -189,6 +181,16 @@ def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], f
             assumed[slot] = spec["assume"]
     state.update(pending=None, answered=True)
     return state, Decision("answer", intent, merged, assumed=assumed)
+
+
+def _choices_for(spec: dict[str, Any], slots: dict[str, Any], text: str) -> dict[str, Any]:
+    """The first `choices_when` entry whose slots the job has and whose cues the text has ('caption 10B images':
+    vision-language models as the buttons; 'embeddings for 100 QPS': encoders), else nothing: the slot's own
+    question and choices stand."""
+    low = f"{text.lower()} "
+    return next((alt for alt in spec.get("choices_when", [])
+                 if all(slots.get(k) == v for k, v in (alt.get("slots") or {}).items())
+                 and (not alt.get("cues") or any(c in low for c in alt["cues"]))), {})
 
 
 def _ask_intent(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], parse: Parse,
