@@ -283,6 +283,22 @@ def test_intents(parser, text, intent):
     check(parser, text, intent)
 
 
+@pytest.mark.parametrize("text, gpus, nodes", [
+    # a count that is a machine's size, and how many machines is the question: neither is fixed
+    ("预训炼 7B 模型，3T token，一个月能搞定吗，需要几台8卡机器", None, None),
+    ("pretrain a 7B model on 3T tokens within a month, how many 8-GPU machines", None, None),
+    ("how many 8 gpu nodes to pretrain 13b on 1T tokens in 30 days", None, None),
+    # a machine's size without asking how many: the count stands
+    ("用 8 卡机器训练 7B 模型", 8, None),
+    ("两台 8 卡 H100 全参微调 llama-3.1-70b", 16, 2),
+    ("2 nodes x 8 GPUs, full finetune 70b", 16, 2),
+    ("train 70b on 4 gpu nodes", None, 4),
+])
+def test_a_machine_size_is_not_a_count_when_the_count_is_asked(parser, text, gpus, nodes):
+    s = parser.parse(text).slots
+    assert (s.gpus, s.nodes) == (gpus, nodes)
+
+
 @pytest.mark.parametrize("text, intent, method", [
     # a model described by how it was made, then served: an inference job; the method named its history
     ("rtx-4090多卡推理（模型为qlora微调后qwen72b）是否支持？如何使用rxt-4090对其进行推理部署呢？", "inference", None),

@@ -41,6 +41,11 @@ class NumberPatterns:
         self.rx_single = re.compile(r"单卡|单张|单块|一张卡|一块卡|(?<![a-z])(?:a )?(?:single|one) (?:gpu|card)(?![a-z])")
         self.rx_per_node_between = re.compile(r"^\s*[,(]?\s*(?:[x×*]|each having|each has|each with|each|with|of|每台机器|每台|每机|每个节点|"
                                               r"每节点|per node)?\s*[(]?\s*$")
+        # '需要几台8卡机器', 'how many 8-GPU machines': a count that is a machine's size, asked how many of them
+        self.rx_machine_size_after = re.compile(r"^\s*(?:的)?\s*(?:机器|服务器|节点|主机|实例)|^\s*-?\s*(?:gpus?\s+)?"
+                                                r"(?:machines?|nodes?|servers?|boxes|hosts?|instances?)(?![a-z])")
+        self.rx_how_many_machines = re.compile(r"几台|多少台|多少个节点|几个节点|(?<![a-z])how many\s+(?:\S+\s+){0,2}"
+                                               r"(?:machines?|nodes?|servers?|boxes|hosts?|instances?)(?![a-z])")
         self.rx_per_node_after = re.compile(r"^\s*(?:each|per node|per machine|per server|/node|apiece|每台|每机|"
                                             r"的?\s*(?:机器|服务器|节点|主机))")
 

@@ -301,8 +301,8 @@ class SlotReader:
     def _nodes(self, t: str, slots: dict[str, Any]) -> tuple[float | None, re.Match | None]:
         """Machines: '两台', '2 nodes', '4 different nodes', '单机'."""
         nodes_m = self.rx_nodes.search(t)
-        if not nodes_m:
-            return None, None
+        if not nodes_m or ("gpu" in nodes_m.group(0) and self.rx_how_many_machines.search(t)):
+            return None, None     # 'how many 8 gpu nodes': the nodes' size, not their number
         nodes = 1 if nodes_m.group(1) == "单" else self._num(nodes_m.group(1))
         if self._sane("nodes", nodes, nodes_m.start(1), t, MAX_NODES, slots) and nodes == int(nodes):
             slots["nodes"] = int(nodes)
@@ -323,6 +323,9 @@ class SlotReader:
             n = self._num(m.group(1))
             if m.re is self.rx_gpu_counts[3] and 4 <= float(m.group(2)) <= 512:
                 slots.setdefault("gpu_memory_gib", float(m.group(2)))     # '4*80G': four cards of 80 GB
+            if not nodes_m and self.rx_machine_size_after.match(t[m.end():m.end() + 16]) \
+                    and self.rx_how_many_machines.search(t):
+                return            # '需要几台8卡机器': the machines' size, and how many of them is the question
             if self._sane("gpus", n, m.start(1), t, MAX_GPUS, slots) and n == int(n):
                 gpus = int(n)
                 if nodes and nodes > 1 and nodes_m is not None:
