@@ -20,3 +20,19 @@ from bot.plan.workload import user_fixed_plan
 ])
 def test_user_fixed_plan(slots, fixed):
     assert user_fixed_plan(None, slots) is fixed
+
+
+@pytest.mark.parametrize("slots, sharding", [
+    # Llama 3 70B LoRA on 8 GPUs: a replica per card carries the 131 GiB bf16 base, over an 80 GB card's 76 usable:
+    # the base is sharded (FSDP), an eighth a card
+    ({"model": "llama-3-70b", "method": "lora", "gpus": 8}, "fsdp"),
+    # QLoRA of the same: ~37 GiB of 4-bit base plus activations fits one 80 GB card: data parallel stays
+    ({"model": "llama-3-70b", "method": "qlora", "gpus": 8}, "ddp"),
+    # Qwen2.5-7B LoRA on 4 GPUs: ~20 GiB a replica: data parallel, as torchrun/accelerate run it
+    ({"model": "qwen2.5-7b", "method": "lora", "gpus": 4}, "ddp"),
+    # what the user said stands
+    ({"model": "llama-3-70b", "method": "lora", "gpus": 8, "sharding": "zero3"}, "zero3"),
+])
+def test_a_lora_base_too_big_for_one_card_is_sharded_when_no_sharding_is_said(core, slots, sharding):
+    w, _, _ = core.advisor.workload("finetune", slots, {})
+    assert w.sharding == sharding

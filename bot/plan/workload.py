@@ -39,7 +39,25 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
     else:
         w, model, notes = _training(intent, model, params_b, slots, assumed, notes)
     w = _with_kind(w, kind, slots, notes)
+    w = _shard_a_big_frozen_base(w, model, slots)
     return _with_dataset(kb, w, model, slots, notes), model, notes
+
+
+# the usable memory of an 80 GB card (5 % kept spare): a LoRA base that does not fit one is sharded, not copied
+BIG_CARD_USABLE_GIB = 80 * 0.95
+
+
+def _shard_a_big_frozen_base(w: Workload, model: Model | None, slots: dict[str, Any]) -> Workload:
+    """'LoRA fine-tune llama 3 70b on 8 GPUs': data parallelism would copy the 130 GiB frozen base onto every card
+    (only a 180 GB card holds it); sharded with FSDP (PEFT's FSDP recipe; Answer.AI's FSDP+QLoRA) each of the 8
+    holds an eighth. Where the user did not say how to share the GPUs and a replica per card does not fit an 80 GB
+    card, the base is sharded; a small LoRA stays data parallel, as accelerate/torchrun run it."""
+    if (w.method not in ("lora", "qlora") or w.gpus <= 1 or w.sharding != "ddp" or slots.get("sharding")
+            or w.kind not in ("llm", "multimodal")):
+        return w
+    if job_memory(w, model).per_gpu_gib <= BIG_CARD_USABLE_GIB:
+        return w
+    return w.model_copy(update={"sharding": "fsdp"})
 
 
 # the units a kind's training set may be counted in (a detector is not trained on hours of audio)
