@@ -283,6 +283,22 @@ def test_intents(parser, text, intent):
     check(parser, text, intent)
 
 
+@pytest.mark.parametrize("text, gpus", [
+    # one card of the GPU named, said to be theirs: judged as theirs (one card)
+    ("I have a 4090, can I lora qwen2.5 7b", 1),
+    ("I have one 24GB 4090, can I full fine-tune qwen2.5 7b?", 1),
+    ("my 4090 is enough for llama 3 8b lora?", 1),
+    ("i own an rtx 4090, qlora 14b?", 1),
+    # no count and no singular: left unsaid; to rent, or asked about: not theirs
+    ("we have H100s, full finetune 8b", None),
+    ("rent a 4090 for lora 7b", None),
+    ("is a 4090 enough for lora 7b", None),
+    ("we have 2 4090s", 2),
+])
+def test_one_card_of_their_own(parser, text, gpus):
+    assert parser.parse(text).slots.gpus == gpus
+
+
 @pytest.mark.parametrize("text, gpus, nodes", [
     # a count that is a machine's size, and how many machines is the question: neither is fixed
     ("预训炼 7B 模型，3T token，一个月能搞定吗，需要几台8卡机器", None, None),

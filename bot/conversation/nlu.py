@@ -126,6 +126,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader,
         work = self._card_memory(work, slots)
         self._renting(work, slots)
         work = self._numbers(work, slots, "model" in slots or "model" in ambiguous, today or dt.date.today())
+        self._one_of_mine(work, slots)
         work = self._served_tuned_model(work)
         self._keywords(work, slots)
         unknown = None

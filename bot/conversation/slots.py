@@ -42,6 +42,15 @@ class SlotReader:
     _MINE = re.compile(r"(?<![a-z])(?:we|i)\s*(?:have|'ve got|own|already have)(?![a-z])|(?<![a-z])(?:our|my) own"
                        r"|in-house|on-prem|我们有|我有|手上|手里|实验室|现有|自己的|自有|只有|就一张|就两张")
 
+    # 'I have a 4090', 'I have one 24GB 4090', 'my 3090', 'i own an rtx 3090': one card of the GPU named, theirs
+    _ONE_OF_MINE = re.compile(r"(?:(?<![a-z])(?:i|we)\s*(?:have|own|'ve got|got)\s+(?:a|an|one|1)|(?<![a-z])my)"
+                              r"\s+(?:[\w.-]+\s+){0,2}?\ue001")
+
+    def _one_of_mine(self, t: str, slots: dict[str, Any]) -> None:
+        """A GPU the user says they have one of, with no count said: one card, judged as theirs."""
+        if slots.get("gpu_model") and not slots.get("gpus") and not slots.get("renting") and self._ONE_OF_MINE.search(t):
+            slots["gpus"] = 1
+
     def _renting(self, t: str, slots: dict[str, Any]) -> None:
         """'rent 8 x H100 ...', '租 8 张 A100': the GPUs named are to be rented, not the user's own; a question that
         also says they have cards ('实验室就一张3090 ... 不行的话租什么') is about their cards first."""
