@@ -193,3 +193,12 @@ def test_a_card_of_stated_memory_is_judged(core, question, mem, fits):
     first = r["text"].splitlines()[0]
     assert f"{mem} GiB" in first
     assert (("fits" in first or "放得下" in first) and "does not fit" not in first) == fits, first
+
+
+def test_the_fallback_line_names_the_target_missed_not_the_untimed_plans(core):
+    """Captioning 10B images in a day is thousands of GPUs: no Huawei Cloud plan meets the deadline, and its Ascend
+    flavors, which have no speed on file, miss no target; the first line names the deadline alone."""
+    r, _ = core.turn("caption 10 billion images in 1 day with qwen2.5-vl-7b", {})
+    first = r.text.split("\n")[0]
+    t = core.templates
+    assert first == t.say("fallback.targets", "en", provider="Huawei Cloud", requirement=t.say("breaks.deadline", "en"))

@@ -296,6 +296,9 @@ class Advisor:
             # its plans that meet the job have no public price (Ascend nodes): say so, not 'meets nothing'
             return alt + ranked, {"provider": provider, "requirement": ", ".join(dict.fromkeys(unpriced)),
                                   "key": "fallback.unpriced"}
+        if set(missed) - {"untimed"}:
+            # plans with no speed on file miss no target; what the timed ones miss is why nothing there will do
+            missed = [b for b in missed if b != "untimed"]
         what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for b in missed))
         return alt + ranked, {"provider": provider, "requirement": what, "key": "fallback.targets"}
 
