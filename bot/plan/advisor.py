@@ -261,7 +261,12 @@ class Advisor:
         fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
         lang = job.lang
         reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard else ""
-        if not fits_somewhere:
+        if job.sizer.user_fixed and any(r["ruled_out"] == "no_fit" for r in ranked):
+            # '两机十六卡': its flavors with enough GPUs per instance do not hold the job on that many GPUs either
+            need = job.sizer.est(job.w.gpus).per_gpu_gib
+            held = self.t.say("requirement.too_big_on", lang, gpus=job.w.gpus, need=f"{need:,.0f}")
+            reqs = self.t.say("list.sep_clause", lang).join([held, reqs]) if reqs and fits_somewhere else held
+        elif not fits_somewhere:
             big = job.sizer.est(1).per_gpu_gib
             reqs = self.t.say("requirement.too_big", lang, total=f"{big:,.0f}") + (f"; {reqs}" if reqs else "")
         fallback = {"provider": self.kb.providers[job.provider].display_name(lang), "requirement": reqs,
