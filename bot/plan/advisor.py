@@ -20,7 +20,7 @@ from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_fa
 from bot.plan.checklist import MEGATRON_SOURCES, NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
-from bot.plan.choose import choose
+from bot.plan.choose import choose, saves_time
 from bot.plan import fleet
 from bot.plan.batch import batch_spec, batch_targets, is_batch, job_hours, replicas_for, summary
 from bot.plan.fleet import FleetChoice
@@ -454,7 +454,7 @@ class Advisor:
         f = pick["flavor"]
         quick = size_training(f, self.kb.gpus[f.gpu], pick["instances"], pick["gpus_total"], pick["estimate"],
                               job.sizer, Targets(deadline_h=pick["hours"] / 4), link_of(self.kb, f))
-        if quick.hours >= pick["hours"] * 0.9 or pick.get("hourly") is None:
+        if not saves_time(quick.hours, pick["hours"]) or pick.get("hourly") is None:
             return
         hourly = pick["hourly"] / pick["instances"] * quick.instances
         row = {**pick, "instances": quick.instances, "gpus_total": quick.gpus_total, "estimate": quick.estimate,
@@ -483,6 +483,8 @@ class Advisor:
         if not meets or replicas <= pick["replicas"]:
             return
         hours = job_hours(items, rate, replicas)
+        if not saves_time(hours, pick["hours"]):
+            return
         hourly = pick["hourly"] / max(1, pick["replicas"]) * replicas
         quick = replace(sized, replicas=replicas, hours=hours, breaks=[],
                         layout={**sized.layout, "dp": sized.layout["dp"] // max(1, pick["replicas"]) * replicas})

@@ -64,8 +64,12 @@ MIN_HOURS_SAVED = 0.25       # and saves at least a quarter of an hour: eight GP
 
 
 def _saves_time(fast: Row, pick: Row) -> bool:
-    """Is the fastest plan worth naming beside the pick: faster by a share and by wall-clock time that matter?"""
-    return fast["hours"] < pick["hours"] * FASTER_BY and pick["hours"] - fast["hours"] >= MIN_HOURS_SAVED
+    return saves_time(fast["hours"], pick["hours"])
+
+
+def saves_time(fast_hours: float, pick_hours: float) -> bool:
+    """Is a faster plan worth naming beside the pick: faster by a share and by wall-clock time that matter?"""
+    return fast_hours < pick_hours * FASTER_BY and pick_hours - fast_hours >= MIN_HOURS_SAVED
 
 
 SIMPLER_WORTH = 0.10         # policy: each halving of the cards to run, or of a replica's split, is worth 10 %
