@@ -17,7 +17,7 @@ from bot.estimate.speed_encoder import encoder_efficiency, generates
 from bot.estimate.scaling import INTER_NODE, INTRA_NODE, dp_efficiency
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.checklist import MEGATRON_SOURCES, NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
+from bot.plan.checklist import FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose, saves_time
@@ -732,6 +732,7 @@ class Advisor:
         extra = ["answerai-fsdp-qlora"] if "offload parameters too" in used and job.w.method == "qlora" else []
         extra += ["pagedattention-paper"] if "kv budget" in used else []
         extra += MEGATRON_SOURCES if plan.zero3_hours else []
+        extra += FEED_SOURCES if row.get("feed") else []
         advice.gpu_verdict["sources"] = sources + extra        # the verdict line cites them
 
 

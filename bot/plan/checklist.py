@@ -177,6 +177,9 @@ ENCODER_SPEED_SOURCES = ["trt-demobert-perf", "sinequa-answer-finder-speed", "ml
 
 
 MEGATRON_SOURCES = ["megatron-lm-3d-parallelism", "accelerate-megatron-lm"]
+# what a data-loading sentence rests on: the per-core decode rate (tensorpack's ImageNet DataFlow), and the two ways
+# around a short CPU (DALI's GPU decoding, FFCV's pre-resized shards); as the data-loading check rules cite them
+FEED_SOURCES = ["wl-tensorpack-efficient-dataflow", "dali-docs", "ffcv-benchmarks"]
 
 
 def _three_d(pick) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from bot.estimate.fit import make_it_fit
 from bot.estimate.kinds import job_memory, job_speed, timed_by_items
 from bot.estimate.speed_encoder import MAX_BATCH, generates
+from bot.estimate.vision import DECODE_IMAGES_PER_CORE, decode_cores
 from bot.plan import layouts, perf
 from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.links import LinkEvidence, pcie_gbs
@@ -70,6 +71,8 @@ class OwnPlan:
     fewer_offload: str | None = None     # ... and what one would move to host RAM to hold it (None: one does not)
     fewer_steps: list[dict[str, Any]] = field(default_factory=list)   # ... and the job changes that fit it on one
     experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
+    rate: float | None = None            # images, clips: items per second on all the cards the plan uses
+    items: dict[str, Any] | None = None  # ... and the job they are timed over: unit, per epoch, epochs, items
 
 
 def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
@@ -334,6 +337,10 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
             gpus_by_id, models = speed_ctx or ({}, [])
             speed = job_speed(w.model_copy(update={"gpus": plan.used}), model, gpu, gpus_by_id, models)
             plan.hours = speed.hours if speed is not None else None
+            if speed is not None and speed.items:
+                plan.rate = speed.rate
+                plan.items = {"unit": speed.unit, "item_unit": speed.item_unit, "per_epoch": speed.items_per_epoch,
+                              "epochs": speed.epochs, "items": speed.items}
         elif w.tokens:
             _train_time(plan, model, gpu, link)
         return
@@ -425,6 +432,24 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
             plan.hours_rdma = min(times)
 
 
+# ----- data loading ------------------------------------------------------------------------------------------------
+CARDS_PER_MACHINE = 8            # as the plan's machine count (own_row 'instances') takes it
+
+
+def own_feed(plan: OwnPlan) -> dict[str, Any] | None:
+    """An image-training job on their cards: the images per second each of their machines must decode and augment to
+    keep its cards busy (the cards' rate over their machines), and the CPU cores a CPU DataLoader needs for that at
+    the best per-core rate measured (vision.DECODE_IMAGES_PER_CORE). Their CPU is not known, so this is what it must
+    have, not a verdict on it. None for any other job, or one not timed."""
+    w = plan.workload
+    if w.kind != "vision" or w.task == "inference" or not plan.rate:
+        return None
+    machines = max(1, math.ceil(plan.used / CARDS_PER_MACHINE))
+    need = plan.rate / machines
+    return {"images_per_s": round(need, 1), "cores": decode_cores(need), "per_core": DECODE_IMAGES_PER_CORE,
+            "machines": machines}
+
+
 # ----- the public row ----------------------------------------------------------------------------------------------
 def own_layout(plan: OwnPlan) -> dict[str, Any]:
     """The layout the user's cards run, in the shape of a rental plan's layout (plans.layout_of) plus what the
@@ -477,4 +502,8 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "one_card_gib": round(plan.fewer_fail, 1) if plan.fewer_fail else None,
         "one_card_offload": plan.fewer_offload, "one_card_steps": list(plan.fewer_steps),
         "zero3_hours": round(plan.zero3_hours, 1) if plan.zero3_hours else None,
+        # images, clips: the rate on all their cards and the dataset x epochs it is timed over; for images, what
+        # their machines' CPUs must decode to feed the cards
+        "items_per_s": round(plan.rate, 1) if plan.rate else None, "items": dict(plan.items) if plan.items else None,
+        "feed": own_feed(plan),
     }

@@ -115,9 +115,7 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
         out += _bracket_lines(row, t, lang)
     elif row["fits"] and row.get("job_hours") and row.get("mfu") is None:
         # images, clips (dataset x epochs): their own speed model, no MFU to state
-        out.append(t.say("yours.hours_items" if row["gpus_total"] > 1 else "yours.hours_items_one", lang,
-                         hours=hours_text(row["job_hours"]), days=f"{row['job_hours'] / 24:,.1f}",
-                         n=row["gpus_total"]))
+        out += _items_lines(row, t, lang)
     elif row["fits"] and row.get("job_hours"):
         # one card: no 'all 1 cards', and no link between cards to name
         out.append(t.say("yours.hours" if row["gpus_total"] > 1 else "yours.hours_single", lang,
@@ -141,6 +139,26 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          ms=f"{e['request_ms']:.0f}", qps=f"{e['qps'] or 0:,.0f}", need=e["cards_for_qps"] or "?"))
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
+    return out
+
+
+def _items_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
+    """Images or clips on their cards: the rate on all of them, the dataset x epochs it runs, the hours; for images,
+    the CPU cores each machine needs to decode that many (their CPU is not known: a requirement, not a verdict)."""
+    n, hours, it = row["gpus_total"], row["job_hours"], row.get("items")
+    if not it or not row.get("items_per_s"):
+        return [t.say("yours.hours_items" if n > 1 else "yours.hours_items_one", lang, hours=hours_text(hours),
+                      days=f"{hours / 24:,.1f}", n=n)]
+    unit = t.say(f"items.{it['item_unit']}", lang)
+    out = [t.say("yours.items_rate" if n > 1 else "yours.items_rate_one", lang, n=n,
+                 rate=f"{row['items_per_s']:,.0f}", unit=t.say(f"unit.{it['unit']}", lang),
+                 per_epoch=f"{it['per_epoch']:,.0f}", epochs=f"{it['epochs']:g}", items=f"{it['items']:,.0f}",
+                 items_unit=unit, hours=hours_text(hours), days=f"{hours / 24:,.1f}")]
+    feed = row.get("feed")
+    if feed:
+        out.append(t.say("yours.data_machines" if feed["machines"] > 1 else "yours.data", lang,
+                         rate=f"{feed['images_per_s']:,.0f}", cores=f"{feed['cores']:,}",
+                         per_core=f"{feed['per_core']:g}", machines=feed["machines"]))
     return out
 
 

@@ -188,8 +188,12 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
                                           needed=c["gpus_for_deadline"]))
     if extra.get("speed"):
         sp = extra["speed"]
-        line = t.say("jobspeed.line", lang, rate=rate_text(sp['rate']), unit=t.say(f"unit.{sp['unit']}", lang),
-                     gpus=sp["gpus"])
+        recs = rentals(reply["recommendations"])
+        # beside the user's own cards (whose rate is on their line) the speed is the rental pick's: say so
+        owned = len(recs) < len(reply["recommendations"]) and recs
+        line = t.say("jobspeed.line_rental" if owned else "jobspeed.line", lang, rate=rate_text(sp['rate']),
+                     unit=t.say(f"unit.{sp['unit']}", lang), gpus=sp["gpus"],
+                     gpu=recs[0]["gpu_name"] if owned else "")
         lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
         if sp.get("hours") is not None and sp.get("items") and sp["hours"] < SHORT_JOB_H and sp.get("rate"):
             gpu_time = short_time(t, sp["items"] / sp["rate"], lang)
