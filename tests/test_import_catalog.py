@@ -146,10 +146,46 @@ def test_spot_rules(flavors):
 
 def test_gcp_gpu_only_rows(flavors):
     row = flavors["gcp/g2-standard-4+1xl4"]
-    assert row.price is None and row.vcpus is None and row.memory_gib is None
+    assert row.price is None and row.vcpus == 4 and row.memory_gib is None
     assert "0.56004" in row.note and "host VM price not in catalog" in row.note
     assert flavors["gcp/n1-standard-64+4xt4"].gpu_count == 4
     assert flavors["gcp/n1-highmem-64+8xv100"].interconnect == "nvlink"
+
+
+# the host VM's vCPUs of every GCP GPU-only row, as Google's documentation gives them: the G2 table of 'GPU machine
+# types' (g2-standard-4: 4, -24: 24, -48: 48, -96: 96) and the N1 tables of 'Machine types', whose names carry the
+# vCPU count (n1-highmem-8: 8 ... n1-standard-64: 64); each row cites the page it comes from
+GCP_HOST_VCPUS = [
+    ("g2-standard-4+1xl4", 4, "cat-gcp-docs-gpu-machine-types"),
+    ("g2-standard-24+2xl4", 24, "cat-gcp-docs-gpu-machine-types"),
+    ("g2-standard-48+4xl4", 48, "cat-gcp-docs-gpu-machine-types"),
+    ("g2-standard-96+8xl4", 96, "cat-gcp-docs-gpu-machine-types"),
+    ("n1-highmem-4+1xt4", 4, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-8+2xt4", 8, "cat-gcp-docs-n1-machine-types"),
+    ("n1-standard-64+4xt4", 64, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-8+1xv100", 8, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-16+2xv100", 16, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-32+4xv100", 32, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-64+8xv100", 64, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-8+1xp100", 8, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-16+2xp100", 16, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-32+4xp100", 32, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-8+1xp4", 8, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-16+2xp4", 16, "cat-gcp-docs-n1-machine-types"),
+    ("n1-highmem-32+4xp4", 32, "cat-gcp-docs-n1-machine-types"),
+]
+
+
+@pytest.mark.parametrize("name, vcpus, source", GCP_HOST_VCPUS)
+def test_gcp_gpu_only_host_vcpus(flavors, name, vcpus, source):
+    row = flavors[f"gcp/{name}"]
+    assert row.vcpus == vcpus and source in row.sources
+    assert f"its {vcpus} vCPUs are from Google Cloud's machine-type documentation" in row.note
+
+
+def test_every_gcp_flavor_has_vcpus(flavors):
+    """Every GCP flavor on file says its vCPUs (the data-loading check needs them)."""
+    assert [f.id for f in flavors.values() if f.provider == "gcp" and f.vcpus is None] == []
 
 
 def test_every_source_resolves(fresh):

@@ -80,6 +80,28 @@ def test_image_feed_per_instance(kb, flavor, gpus, instances, vcpus, model, need
     assert facts["image_training"] is True and facts["pick_decode_short"] is short
 
 
+@pytest.mark.parametrize("flavor, gpus, model, need, cores, vcpus, short", [
+    # GCP's GPU-only rows with their host VM's vCPUs from Google's documentation (data/catalog/networks.yaml):
+    # ResNet-50 on one L4: 121 TFLOPS x 20 % / 24.54 = 986.1 images/s -> ceil(12.3) = 13 cores; g2-standard-4 has 4
+    # vCPUs (320 images/s): short
+    ("gcp/g2-standard-4+1xl4", 1, "resnet-50", 986.1, 13, 4, True),
+    # 8 L4: 8 x 986.1 x 0.84 = 6,626.9 -> ceil(82.8) = 83 cores; g2-standard-96 has 96 vCPUs (7,680 images/s): enough
+    ("gcp/g2-standard-96+8xl4", 8, "resnet-50", 6626.9, 83, 96, False),
+    # 4 T4 (65 TFLOPS fp16): 4 x 529.75 x 0.84 = 1,780.0 -> ceil(22.25) = 23 cores; n1-standard-64: 64 vCPUs: enough
+    ("gcp/n1-standard-64+4xt4", 4, "resnet-50", 1780.0, 23, 64, False),
+    # YOLOv8n on one T4: 65 TFLOPS x 20 % / 26.7 = 486.9 -> 7 cores; n1-highmem-4 has 4 vCPUs (320 images/s): short
+    ("gcp/n1-highmem-4+1xt4", 1, "yolov8n", 486.9, 7, 4, True),
+])
+def test_gcp_host_vcpus_decide_the_data_item(kb, flavor, gpus, model, need, cores, vcpus, short):
+    assert kb.flavors[flavor].vcpus == vcpus          # on file now, cited to Google's documentation
+    pick = _pick(kb, flavor, gpus, 1, kb.flavors[flavor].vcpus)
+    w = _vision(model, gpus=gpus, nodes=1)
+    feed = image_feed(kb, pick, w)
+    assert feed["need"] == pytest.approx(need, rel=0.002) and feed["cores"] == cores
+    assert feed["can"] == vcpus * DECODE_IMAGES_PER_CORE
+    assert pick_facts(kb, {**pick, "estimate": _Est()}, w)["pick_decode_short"] is short
+
+
 class _Est:
     per_gpu_gib = 10.0
 

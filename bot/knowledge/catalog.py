@@ -175,6 +175,7 @@ def build_flavor(provider: str, row: dict[str, str], entries: list[dict],
     notes: list[str] = []
     price_note: list[str] = []
     gpu_only = provider == "gcp" and instance_type == ""
+    host: dict = {}
 
     if gpu_only:
         host = gcp_hosts.get((accelerator, count))
@@ -204,6 +205,8 @@ def build_flavor(provider: str, row: dict[str, str], entries: list[dict],
         return None  # neither price: skipped
 
     sources = [CATALOG_SOURCE[provider]] + (["cat-skypilot-gcp-host-vm"] if gpu_only else [])
+    # a GPU-only row's host VM: its vCPUs from Google's machine-type documentation, cited
+    sources += [s for s in host.get("vcpu_sources") or [] if s not in sources]
     sources += [s for s in entry.get("sources", []) if s not in sources]
     sources += [s for s in MEMORY_SOURCES.get(gpu, []) if s not in sources]
     notes += _row_notes(row, entry, accelerator, count, gpu, gpu_count, gib) + price_note
@@ -223,7 +226,7 @@ def build_flavor(provider: str, row: dict[str, str], entries: list[dict],
         "gpu": gpu,
         "gpu_count": gpu_count,
         "gpu_memory_gib": gib,
-        "vcpus": int(row["vcpus"]) if row.get("vcpus") else None,
+        "vcpus": int(row["vcpus"]) if row.get("vcpus") else host.get("vcpus"),
         "memory_gib": entry.get("memory_gib", num(row.get("memory_gib", ""))),
         "interconnect": interconnect,
         "interconnect_evidence": entry.get("interconnect_evidence", "stated") if interconnect else "unknown",
@@ -265,8 +268,9 @@ def _gpu_only_note(row: dict[str, str], host: dict, accelerator: str, count: int
     alt_text = f" (SkyPilot may also use {', '.join(alts)})" if alts else ""
     return (f"GPU-only catalog row: {count}x {accelerator} cost {gpu_od:g} USD/h on-demand and "
             f"{gpu_spot:g} USD/h spot in {row['region']}; host VM price not in catalog, so there is no "
-            f"instance price. Host VM {host['host']} per SkyPilot's GCP host-VM rule{alt_text}; its vCPUs "
-            f"and memory are not in the catalog extract.")
+            f"instance price. Host VM {host['host']} per SkyPilot's GCP host-VM rule{alt_text}; "
+            + (f"its {host['vcpus']} vCPUs are from Google Cloud's machine-type documentation, its memory is not in "
+               f"the catalog extract." if host.get("vcpus") else "its vCPUs and memory are not in the catalog extract."))
 
 
 def build_price(provider: str, row: dict[str, str], on_demand: float | None, spot: float | None,
