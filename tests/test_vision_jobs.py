@@ -9,7 +9,7 @@ import pytest
 
 from bot.estimate.vision import DECODE_IMAGES_PER_CORE, decode_cores
 from bot.plan.checklist import image_feed, pick_facts
-from bot.plan.workload import ULTRALYTICS_NBS, grad_accumulation
+from bot.plan.workload import ULTRALYTICS_NBS, grad_accumulation, ultralytics_iterations, with_ultralytics_optimizer
 from bot.render.reply import short_time
 from bot.records.models import Workload
 
@@ -164,7 +164,10 @@ def test_short_time(core, seconds, en, zh):
 @pytest.mark.parametrize("question, optimizer, says", [
     # torchvision's reference script: --opt sgd, momentum 0.9 -> one fp32 buffer a weight (4 B), not AdamW's 8
     ("train resnet-50 on imagenet for 90 epochs", "sgd", "SGD with momentum 0.9"),
-    ("train yolov8s on coco for 10 epochs", "adamw", "AdamW optimizer"),
+    # Ultralytics' optimizer=auto: COCO x 10 epochs at batch 16 = ceil(118,287 / 64) x 10 = 1,849 x 10 = 18,490
+    # iterations > 10,000 -> SGD (one buffer a weight); 2,000 images x 100 epochs = 32 x 100 = 3,200 -> AdamW
+    ("train yolov8s on coco for 10 epochs", "sgd", "Ultralytics' default optimizer=auto picks it above 10,000"),
+    ("train yolov8s on 2000 images for 100 epochs", "adamw", "picks it at 10,000 iterations or fewer"),
     ("full fine-tune llama 3.1 8b", "adamw", "AdamW optimizer"),
 ])
 def test_the_optimizer_is_the_frameworks(core, question, optimizer, says):
@@ -172,3 +175,33 @@ def test_the_optimizer_is_the_frameworks(core, question, optimizer, says):
     assert any(says in a for a in r["assumptions"]), r["assumptions"]
     names = [t["name"] for t in r["memory"]["terms"]]
     assert any(n.lower().startswith(optimizer) for n in names), names
+
+
+@pytest.mark.parametrize("images, epochs, gpus, iterations, optimizer", [
+    # iterations = ceil(images / max(batch 16 x gpus, nbs 64)) x epochs; SGD above 10,000, else AdamW
+    (118_287, 100, 1, 184_900, "sgd"),      # ceil(1,848.2) = 1,849 x 100
+    (2_000, 100, 1, 3_200, "adamw"),        # ceil(31.25) = 32 x 100
+    (6_400, 100, 1, 10_000, "adamw"),       # 100 x 100 = 10,000: not above the switch
+    (6_401, 100, 1, 10_100, "sgd"),         # ceil(100.02) = 101 x 100
+    (40_000, 20, 1, 12_500, "sgd"),         # 625 x 20
+    (40_000, 20, 8, 6_260, "adamw"),        # batch 16 x 8 = 128 > 64: ceil(312.5) = 313 x 20
+])
+def test_ultralytics_auto_optimizer(kb, images, epochs, gpus, iterations, optimizer):
+    w = _vision("yolov8s", gpus=gpus, dataset_items=float(images), epochs=float(epochs))
+    assert ultralytics_iterations(w) == iterations
+    notes = [("assume.batch_samples", {"batch": 16}), ("assume.optimizer", {"optimizer": "AdamW"})]
+    got = with_ultralytics_optimizer(w, kb.models["yolov8s"], notes)
+    assert got.optimizer == optimizer
+    assert notes[1][0] == f"assume.optimizer_ultralytics_{optimizer}" and notes[1][1]["iterations"] == f"{iterations:,}"
+    assert len(notes) == 2                      # the framework's pick replaces the generic AdamW note
+
+
+@pytest.mark.parametrize("model, w", [
+    ("yolov8s", _vision("yolov8s")),                                                    # no dataset: size unknown
+    ("resnet-50", _vision("resnet-50", dataset_items=1_281_167.0, epochs=90.0)),       # torchvision, not Ultralytics
+    ("yolov8s", Workload(model="yolov8s", params_b=0.011, task="inference", method="inference", kind="vision",
+                         dataset_items=1000.0)),                                        # serving
+])
+def test_no_ultralytics_pick_outside_its_training(kb, model, w):
+    notes = [("assume.optimizer", {"optimizer": "AdamW"})]
+    assert with_ultralytics_optimizer(w, kb.models[model], notes) is w and notes[0][0] == "assume.optimizer"

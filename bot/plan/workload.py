@@ -40,7 +40,8 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
         w, model, notes = _training(intent, model, params_b, slots, assumed, notes)
     w = _with_kind(w, kind, slots, notes)
     w = _shard_a_big_frozen_base(w, model, slots)
-    return _with_dataset(kb, w, model, slots, notes), model, notes
+    w = _with_dataset(kb, w, model, slots, notes)
+    return with_ultralytics_optimizer(w, model, notes), model, notes
 
 
 # the usable memory of an 80 GB card (5 % kept spare): a LoRA base that does not fit one is sharded, not copied
@@ -311,6 +312,36 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
 
 # Ultralytics' nominal batch (cfg/default.yaml 'nbs: 64'): its trainer accumulates gradients up to it
 ULTRALYTICS_NBS = 64
+# Ultralytics' default optimizer=auto (engine/trainer.py build_optimizer, source wl-ultralytics-build-optimizer):
+# above this many iterations it trains with SGD (lr 0.01, momentum 0.9, Nesterov), else with AdamW
+ULTRALYTICS_AUTO_ITERATIONS = 10_000
+
+
+def ultralytics_iterations(w: Workload) -> int | None:
+    """The iterations Ultralytics' trainer counts for optimizer=auto: ceil(images / max(batch, nbs)) x epochs, its
+    batch being the whole batch over the GPUs (each GPU runs batch / world size). None without a dataset size."""
+    if not w.dataset_items:
+        return None
+    batch = w.batch_size * max(1, w.gpus)
+    return math.ceil(w.dataset_items / max(batch, ULTRALYTICS_NBS)) * int(w.epochs or 1)
+
+
+def with_ultralytics_optimizer(w: Workload, model: Model | None, notes: Assumptions) -> Workload:
+    """A detector trained in full runs under Ultralytics, whose default optimizer=auto picks by the job's iterations:
+    SGD above 10,000 (one momentum buffer a weight), AdamW at or below (two moments). The job's own count decides,
+    and the answer says which and why; a job of unknown size keeps AdamW (the larger state) as assumed."""
+    iterations = ultralytics_iterations(w)
+    if (model is None or model.kind != "detector" or w.method not in ("full", "freeze") or w.task == "inference"
+            or iterations is None):
+        return w
+    sgd = iterations > ULTRALYTICS_AUTO_ITERATIONS
+    ctx = {"iterations": f"{iterations:,}", "images": f"{w.dataset_items:,.0f}", "epochs": f"{w.epochs or 1:g}",
+           "batch": w.batch_size * max(1, w.gpus), "nbs": ULTRALYTICS_NBS,
+           # newer releases pick MuSGD at the same switch: a second momentum buffer, 4 bytes a parameter more
+           "extra": f"{model.params_b * 1e9 * 4 / 2 ** 30:.2f}"}
+    note = ("assume.optimizer_ultralytics_sgd" if sgd else "assume.optimizer_ultralytics_adamw", ctx)
+    notes[:] = [note if n[0] in ("assume.optimizer", "assume.optimizer_torchvision") else n for n in notes]
+    return w.model_copy(update={"optimizer": "sgd" if sgd else "adamw"})
 
 
 def grad_accumulation(method: str, model: Model | None, batch: int) -> tuple[int, tuple[str, dict[str, Any]] | None]:
