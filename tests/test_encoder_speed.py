@@ -186,3 +186,52 @@ def test_estimate_cli_times_an_encoder_in_requests():
     t = json.loads(res.output)["throughput"]
     assert t["encoder"] and t["batch"] == 128 and "output_tokens_per_s" not in t
     assert abs(t["request_ms"] / 1518.35 - 1) <= BAND and 70 <= t["requests_per_s"] <= 100
+
+
+@pytest.mark.parametrize("slots, rate", [
+    # N users, each with one request in flight done within the 130 ms target: N / 0.13 s (Little's law)
+    ({"concurrency": 50}, 50 / 0.130),                        # 384.6 requests/s
+    ({"concurrency": 100}, 100 / 0.130),                      # 769.2
+    ({"concurrency": 13, "latency": "low"}, 13 / 0.030),      # the low-latency target (30 ms): 433.3
+    ({"concurrency": 20, "latency_ms": 50}, 20 / 0.050),      # a stated 50 ms: 400
+    ({"qps": 100}, 100.0),                                    # a stated rate is taken as it is
+    ({"qps": 500, "concurrency": 50}, 500.0),                 # both: the larger load (385 < 500)
+    ({"qps": 100, "concurrency": 50}, 50 / 0.130),            # both: the larger load (385 > 100)
+    ({}, None),                                               # no load stated: nothing to size for
+])
+def test_encoder_users_become_a_request_rate(slots, rate):
+    from bot.plan.plans import Targets
+    got = Targets.from_slots(slots, 512).encoder_rate()
+    assert got == (pytest.approx(rate, rel=1e-6) if rate else None)
+
+
+USER_ASKS = [
+    # BERT-base at 512 tokens: 97 GFLOP a request; 50 users / 0.13 s = 385 requests/s = 37 TFLOP/s: one L4 (~48)
+    # or two T4s (~21 each). The old rule (all 50 in one batch of at most 32 on an L4) gave 2 x L4.
+    ("serve bert-base embeddings for 50 concurrent users", "en", 385, "385 requests/s"),
+    # bge-large at 512 tokens: 335 GFLOP; 100 users / 0.13 s = 769 requests/s = 258 TFLOP/s: one H100 PCIe (~416)
+    # or six L4s; the old rule (100 in one batch of at most 79) gave 2 x H100 PCIe.
+    ("部署 bge-large 做向量检索，100 个用户同时在线", "zh", 769, "每秒 769 个请求"),
+]
+
+
+@pytest.mark.parametrize("question, lang, rate, said", USER_ASKS, ids=[q[:30] for q, *_ in USER_ASKS])
+def test_encoder_users_size_the_fewest_copies_that_carry_them(core, question, lang, rate, said):
+    """The pick carries the users' rate, and one copy fewer would not: sized by Little's law, not by a batch that
+    must hold every user at once. The answer says how the users became that rate."""
+    reply, _ = core.turn(question, {})
+    r = reply.model_dump()
+    assert r["status"] == "answer" and r["lang"] == lang, r["text"]
+    pick = r["recommendations"][0]
+    replicas = max(1, pick["replicas"])
+    assert pick["requests_per_s"] * replicas >= rate, r["text"]
+    per_gpu = pick["requests_per_s"] / pick["gpus_total"]
+    assert per_gpu * (pick["gpus_total"] * replicas - 1) < rate, r["text"]
+    assert said in r["text"], r["text"]
+
+
+def test_own_cards_check_an_encoder_against_the_users(core):
+    """One T4 and 50 bert-base users: 385 requests/s needed; a T4 does about 21 TFLOP/s / 97 GFLOP = 215 a second:
+    short, about 2 cards (before, the users were not checked at all)."""
+    reply, _ = core.turn("we have 1 T4, can it serve bert-base for 50 concurrent users?", {})
+    assert "short of the 385 requests/s" in reply.text and "about 2 such cards" in reply.text, reply.text

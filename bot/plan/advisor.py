@@ -215,6 +215,8 @@ class Advisor:
         elif slots.get("latency_ms") and w.method == "inference":
             assumptions.append(("assume.latency_ttft", {"ms": f"{slots['latency_ms']:.0f}",
                                                         "tpot": f"{targets.tpot_ms:.0f}"}))
+        if w.method == "inference" and not generates(model) and targets.concurrency and not targets.items:
+            assumptions[:] = [_encoder_users(a, targets) for a in assumptions]
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
         sized_w = w
         if targets.items and w.kind in ("llm", "multimodal"):
@@ -776,6 +778,16 @@ def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -
         return assumption
     return ("assume.micro_batch", {**ctx, "micro": pick["micro_batch"], "steps": pick["layout"]["grad_accumulation"]},
             *assumption[2:])
+
+
+def _encoder_users(assumption: tuple[str, dict[str, Any]], t: Targets) -> tuple[str, dict[str, Any]]:
+    """An encoder's users said back as the request rate they were sized at (Targets.encoder_rate): the answer
+    must show that 50 users became 385 requests/s, not 50 requests in one batch."""
+    if assumption[0] != "assume.serving":
+        return assumption
+    rate = t.encoder_rate() or 0.0
+    return ("assume.encoder_users", {"users": t.concurrency, "ms": f"{t.request_ms:.0f}", "rate": f"{rate:,.0f}",
+                                     "context": assumption[1]["context"]})
 
 
 def _in_flight(assumption: tuple[str, dict[str, Any]], t: Targets, w: Workload) -> tuple[str, dict[str, Any]]:

@@ -366,7 +366,8 @@ def _encoder_rate(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets
     speed = perf.encoder_replica(w, model, gpu, w.context, targets.request_ms, cap)
     if speed is None:
         return None
-    qps = targets.qps
+    rate = targets.encoder_rate()      # the stated QPS, or the users' requests in flight (Little's law)
+    qps = round(rate, 1) if rate else None
     return {"requests_per_s": round(speed.sequences_per_s * plan.used, 1), "batch": speed.batch,
             "request_ms": round(speed.forward_ms, 1), "qps": qps,
             "cards_for_qps": math.ceil(qps / speed.sequences_per_s) if qps else None}

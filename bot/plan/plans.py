@@ -111,6 +111,14 @@ class Targets:
             return None
         return max(self.kv_tokens, math.ceil(self.window / max(1, concurrency)))
 
+    def encoder_rate(self) -> float | None:
+        """Requests per second an encoder's load means: the stated QPS, or N users each with one request always in
+        flight (the convention the LLM path keeps: a user is a sequence in flight) completing within the request
+        target, N / request time by Little's law. 50 users at 130 ms is 385 requests/s: what one GPU's copy must
+        sustain, not 50 requests in one forward pass (which had sized bert-base for 50 users at 2 x L4)."""
+        from_users = self.concurrency / (self.request_ms / 1000) if self.concurrency and self.request_ms else None
+        return max(filter(None, (self.qps, from_users)), default=None)
+
     def load_sequences(self) -> int | None:
         """Concurrent sequences the load means: stated users, or QPS x seconds per request (Little's law)."""
         from_qps = None
@@ -405,8 +413,8 @@ def size_encoder(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
             sized.breaks.append("untimed")     # no peak on file: it cannot be said to carry the load
         return sized
     per_gpu = speed.sequences_per_s * n
-    gpus = max(math.ceil(t.qps / per_gpu) if t.qps else 1,
-               math.ceil(t.concurrency / (speed.batch * n)) if t.concurrency else 1)
+    rate = t.encoder_rate()
+    gpus = max(1, math.ceil(rate / per_gpu)) if rate else 1
     engines = min(f.gpu_count // n, gpus) if fill_instance and k == 1 and n < f.gpu_count else 1
     sized.replicas = max(1, math.ceil(gpus / engines))
     sized.gpus_total = n * engines
