@@ -203,7 +203,8 @@ class Advisor:
     def _job(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> _Job:
         """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
         w, model, assumptions = self.workload(intent, slots, assumed)
-        targets = Targets.from_slots(slots, w.context)
+        # a text LLM's chat request is sized by its tokens in flight; a VLM's window also holds its image tokens
+        targets = Targets.from_slots(slots, w.context, in_flight=w.kind == "llm")
         if w.method == "inference" and is_batch(slots):
             targets = batch_targets(targets, batch_spec(slots, model if w.kind in ("llm", "multimodal") else None), w)
         if slots.get("e2e_ms") and w.method == "inference":

@@ -275,7 +275,12 @@ def _rate_date(kb: KnowledgeBase, from_ccy: str | None, to_ccy: str | None) -> s
 
 
 def _as_planned(w: Workload, pick: dict[str, Any]) -> Workload:
-    """The job as the pick runs it: per replica, on its GPUs, at the micro-batch it was sized with."""
+    """The job as the pick runs it: per replica, on its GPUs, at the micro-batch it was sized with; a serving
+    replica at the sequences and tokens in flight it was sized for (a fit hint for 500 users' full windows on one
+    replica had read 'int8 weights -> 279.7 GiB' for a pick that needs 75.7)."""
+    sized = pick.get("sized")
+    if getattr(sized, "workload", None) is not None:
+        w = sized.workload
     update: dict[str, Any] = {"gpus": max(w.gpus, pick.get("gpus_total") or w.gpus)}
     sharding = (pick.get("layout") or {}).get("sharding")
     if sharding and (w.offload != "full" or sharding in ("zero3", "fsdp", "hsdp")):

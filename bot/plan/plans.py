@@ -71,9 +71,12 @@ class Targets:
     request_ms: float = ENCODER_LATENCY_MS["normal"]   # an encoder's whole request (one forward pass)
 
     @classmethod
-    def from_slots(cls, slots: dict[str, Any], context: int) -> "Targets":
-        """The targets of the slots. With request sizes stated, a sequence holds its prompt and output in the KV
-        cache (the share-weighted mean for a mix), not the whole window: see kv_context."""
+    def from_slots(cls, slots: dict[str, Any], context: int, in_flight: bool = True) -> "Targets":
+        """The targets of the slots. A sequence holds its prompt and output in the KV cache (the share-weighted
+        mean for a mix), not the whole window (see kv_context): with request sizes stated, and, `in_flight`, for
+        the chat request assumed (1,024 + 256 tokens) when no context is stated either, as the own-cards verdict
+        and the speed model already take it (100 users of Llama-2-13b had been sized at 36 full 4,096-token
+        windows a replica: 6 H100s where 2 hold them). A stated context is sized whole: '5 users at 128k'."""
         lat = slots.get("latency") or "normal"
         days = slots.get("deadline_days")
         out_len = min(OUTPUT_LEN, max(1, context // 4))
@@ -89,7 +92,8 @@ class Targets:
         return cls(request_ms=request, deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
                    qps=slots.get("qps"), input_len=in_len, output_len=out_len, tpot_ms=tpot,
                    ttft_ms=ttft, latency_stated=stated, window=context,
-                   kv_tokens=in_len + out_len if buckets and in_len + out_len < context else None,
+                   kv_tokens=in_len + out_len if (buckets or (in_flight and not slots.get("seq_len")))
+                   and in_len + out_len < context else None,
                    buckets=tuple(buckets) if len(buckets) > 1 else ())
 
     def for_bucket(self, share: float, prompt: int) -> "Targets":
@@ -147,6 +151,9 @@ class Sized:
     items_per_s: float | None = None         # requests (a batch job's items) one replica completes per second
     request_ms: float | None = None          # an encoder's request latency: one batch's forward pass
     encoder_batch: int | None = None         # requests an encoder's GPU runs in one forward pass
+    # a serving replica's workload as its estimate was made (its sequences, the tokens each holds in flight): the
+    # checklist's fit hint starts from it, not from the whole load on one replica
+    workload: Any = None
 
 
 def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1, sharding: str | None = None) -> dict[str, Any]:
@@ -391,6 +398,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     elif speed.ttft_ms > t.ttft_ms and t.latency_stated:
         sized.breaks.append("latency")
     sized.layout = layout_of(sizer, n, k, sized.replicas)
+    sized.workload = _replica_workload(sizer, n, k, speed.concurrency, t)
     return sized
 
 
@@ -440,16 +448,22 @@ def _sized_by_memory(sized: Sized, sizer: Sizer, n: int, k: int, max_c: int, t: 
     sized.replicas = max(1, math.ceil(load / per_replica))
     sized.replica_concurrency = per_replica
     sized.estimate = _replica_estimate(sizer, n, k, per_replica, t)
+    sized.workload = _replica_workload(sizer, n, k, per_replica, t)
     return sized
 
 
-def _replica_estimate(sizer: Sizer, n: int, k: int, concurrency: int, t: Targets) -> MemoryEstimate:
-    """The replica's memory at `concurrency` sequences, its KV pool sized by tokens in flight when known."""
+def _replica_workload(sizer: Sizer, n: int, k: int, concurrency: int, t: Targets):
+    """The replica's workload at `concurrency` sequences, its KV pool sized by tokens in flight when known."""
     update: dict[str, Any] = {"concurrency": concurrency}
     ctx = t.kv_context(concurrency)
     if ctx:
         update["context"] = ctx
-    return job_memory(est_workload(sizer, n, k).model_copy(update=update), sizer.model)
+    return est_workload(sizer, n, k).model_copy(update=update)
+
+
+def _replica_estimate(sizer: Sizer, n: int, k: int, concurrency: int, t: Targets) -> MemoryEstimate:
+    """The replica's memory at `concurrency` sequences (_replica_workload)."""
+    return job_memory(_replica_workload(sizer, n, k, concurrency, t), sizer.model)
 
 
 def sizing_workload(w, t: Targets, concurrency: int):
