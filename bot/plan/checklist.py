@@ -257,6 +257,8 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
         "mfu": round(r["sized"].mfu, 3) if r.get("sized") and r["sized"].mfu else None,
         "replica_concurrency": r["sized"].replica_concurrency if r.get("sized") else None,
         "tpot_ms": round(r["sized"].tpot_ms, 1) if r.get("sized") and r["sized"].tpot_ms else None,
+        "load_tpot_ms": round(r["sized"].load_tpot_ms, 1) if r.get("sized") and r["sized"].load_tpot_ms else None,
+        "load_per_replica": r["sized"].load_per_replica if r.get("sized") else None,
         "ttft_ms": round(r["sized"].ttft_ms) if r.get("sized") and r["sized"].ttft_ms else None,
         # an encoder's request: one batch's forward pass, and what one replica completes per second
         "request_ms": round(r["sized"].request_ms, 1) if r.get("sized") and r["sized"].request_ms else None,

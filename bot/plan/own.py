@@ -308,11 +308,14 @@ def _kv_budget(rw: Workload, model: Model | None, mem: float, usable: float, n: 
         plan.estimate = job_memory(small, model)
         plan.changes.append({"change": "kv budget", "per_gpu_gib": round(plan.estimate.per_gpu_gib, 1),
                              "tokens": budget, "sequences": full, "users": users, "request": plan.request_tokens})
-    if not fits and request < rw.context:
-        # what the users need at the request length, as a paged KV cache holds them (the pool never smaller than
-        # one whole window), not a full window each: 100 users of Llama-2-13b on one A100 had read 363 GiB
+    if not fits and full >= 1 and request < rw.context:
+        # one window fits but not the users: what they need at the request length, as a paged KV cache holds them,
+        # not a full window each (100 users of Llama-2-13b on one A100 had read 363 GiB, 132 at 1,280 tokens).
+        # A window that does not fit at all keeps its own estimate: vLLM does not start, a shorter one is the fix
         held = rw.model_copy(update={"context": max(request, math.ceil(rw.context / max(1, users)))})
-        plan.workload, plan.estimate = held, job_memory(held, model)
+        est_held = job_memory(held, model)
+        if est_held.per_gpu_gib > usable:
+            plan.workload, plan.estimate = held, est_held
     if t * replicas < n:
         plan.fewer = "tp_heads"
     return plan
