@@ -235,3 +235,28 @@ def test_own_cards_check_an_encoder_against_the_users(core):
     short, about 2 cards (before, the users were not checked at all)."""
     reply, _ = core.turn("we have 1 T4, can it serve bert-base for 50 concurrent users?", {})
     assert "short of the 385 requests/s" in reply.text and "about 2 such cards" in reply.text, reply.text
+
+
+@pytest.mark.parametrize("text, model, family", [
+    ("bge embeddings for 50 users", "bge-large-en-v1.5", "bge"),            # the family alone: its default member
+    ("部署 bge 做向量检索，每秒 300 个请求", "bge-large-en-v1.5", "bge"),
+    ("serve BGE for 200 qps", "bge-large-en-v1.5", "bge"),
+    ("serve bge-large for 100 qps", "bge-large-en-v1.5", None),           # a member named: no family said back
+    ("serve bge-m3 for 100 qps", "bge-m3", None),
+    ("serve bge-small-en for 100 qps", None, None),                         # another model, not on file: asked
+    ("serve bge-reranker for 100 qps", None, None),
+])
+def test_a_family_named_alone_is_sized_as_its_default_member(core, text, model, family):
+    slots = core.parser.parse(text).slots.filled()
+    assert slots.get("model") == model and slots.get("model_family") == family, slots
+
+
+def test_bge_alone_is_answered_and_says_what_it_was_sized_as(core):
+    """'bge' alone: bge-large-en-v1.5 and bge-m3 are both 24 x 1,024 BERT-large shapes, so a 512-token request costs
+    335 GFLOP on either: asking which changes nothing. 200 QPS x 335 GFLOP = 67 TFLOP/s: two L4s (~48 each)."""
+    reply, _ = core.turn("serve bge for 200 qps", {})
+    r = reply.model_dump()
+    assert r["status"] == "answer", r["text"]
+    assert "'bge' sized as BGE-large-en-v1.5" in r["text"], r["text"]
+    pick = r["recommendations"][0]
+    assert pick["gpus_total"] * max(1, pick["replicas"]) <= 3, r["text"]

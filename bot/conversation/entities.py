@@ -218,7 +218,26 @@ class EntityMatcher:
             score = round(100.0 / len(cands), 1)
             matches.append(Match("model", None, span, score, [(c, score) for c in cands]))
             return self._mask(text, [(s, e)], M_MARK), None
+        return self._family_default(text, matches)
+
+    @cached_property
+    def _family_defaults(self) -> dict[str, str]:
+        return {w: mid for w, mid in (self.lex.get("model_family_default") or {}).items() if mid in self.kb.models}
+
+    def _family_default(self, text: str, matches: list[Match]) -> tuple[str, str | None]:
+        """A family named alone ('bge embeddings') whose members cost the same: its default member, the match
+        kept under the family word (the parser says it back). 'bge-small', 'bge_base', 'bge.' + digit are not it."""
+        for word, mid in self._family_defaults.items():
+            m = re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9]|[\-_.][a-z0-9])", text, re.I)
+            if m:
+                matches.append(Match("model", mid, m.group(), 100.0))
+                return self._mask(text, [m.span()], M_MARK), mid
         return text, None
+
+    def family_named(self, matches: list[Match], model: str | None) -> str | None:
+        """The family word a model was taken from, when it was named that way ('bge'), else None."""
+        return next((m.text.lower() for m in matches if m.slot == "model" and m.value == model
+                     and m.text.lower() in self._family_defaults), None)
 
     def _fuzzy_model(self, text: str, matches: list[Match], ambiguous: dict[str, list[str]]) -> tuple[str, str | None]:
         """Misspelt names that the token corrector could not fix ('deepseek-r1-distil-qwen-7b')."""

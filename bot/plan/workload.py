@@ -31,6 +31,8 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
     if model is None and kind in KIND_DEFAULT_MODEL and not slots.get("params_b"):
         model = kb.models.get(KIND_DEFAULT_MODEL[kind])     # never a 7B language model for an image or audio job
         notes.append(("assume.kind_model", {"model": model.name}))
+    if model is not None and slots.get("model_family"):
+        notes.append(("assume.family_member", {"family": slots["model_family"], "model": model.name}))
     params_b = slots.get("params_b") or (model.params_b if model else None) or assumed.get("params_b", 7)
     if not model and not slots.get("params_b"):
         notes.append(("assume.params", {"params_b": params_b}))

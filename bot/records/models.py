@@ -28,6 +28,7 @@ class Slots(BaseModel):
     """What is known about the job so far. None = not said (the answer states what it assumed instead)."""
     model_config = ConfigDict(extra="forbid")
     model: str | None = None
+    model_family: str | None = None   # "bge" named alone: sized as its default member (rules/lexicon.yaml), said back
     params_b: float | None = None
     method: Literal["full", "freeze", "lora", "qlora"] | None = None
     precision: Precision | None = None
