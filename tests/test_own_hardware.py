@@ -244,3 +244,24 @@ def test_their_own_cards_are_never_resized(core):
     """'we have two A100 80GB': two, as they said, even when two are too tight (the answer says what would fit)."""
     advice = core.advisor.advise("inference", {"model": "qwen2.5-72b", "gpu_model": "a100-80gb", "gpus": 2}, {}, "en")
     assert advice.gpu_verdict["row"]["cards"] == 2 and advice.gpu_verdict["row"]["one_card_gib"] is None
+
+
+@pytest.mark.parametrize("question, why, cards", [
+    # 8 x 7e9 x 1e12 = 5.6e22 FLOP at 30-40 % of 989 TFLOPS in 720 h: 54-72 H100s; doubling from the fewest that
+    # hold it (whole servers): 64, or 128 if the modelled MFU is lower
+    ("pretrain a 7B llama-style model on 1T tokens, how many H100s to finish in ~30 days", "deadline", {64, 128}),
+    # no deadline: the 30-day run the rental is sized to. 2B (a MoE whose size is all we know) on 300B tokens:
+    # 8 x 2e9 x 3e11 = 4.8e21 FLOP at ~25 % of 989 TFLOPS: ~5.4k GPU-h, 7.5 H800 over 720 h -> 8
+    ("有个2B的MoE想预训练，数据3000亿token，大概要多少H800", "horizon", {8, 16}),
+])
+def test_a_gpu_named_without_a_count_is_sized_to_the_time(core, question, why, cards):
+    """'How many H100s to pre-train ...': the cards that hold the job would take years; the count doubles until the
+    run meets the deadline (or, with none, the 30 days the rental is sized to), and the line says which."""
+    r, _ = core.turn(question, {})
+    # not theirs: the verdict is the answer's first line, its row the advisor's gpu_verdict
+    slots = {k: v for k, v in r.slots.items() if v is not None}
+    row = core.advisor.advise(r.intent, slots, {}, r.lang).gpu_verdict["row"]
+    assert row["for_deadline"] == why and row["gpus_total"] in cards, row["gpus_total"]
+    assert row["job_hours"] <= 720
+    assert core.templates.say(f"yours.fits_for_{why}", r.lang, n=row["gpus_total"], need="", have="",
+                              layout="").split(":")[0].split("：")[0] in r.text.split("\n")[0]

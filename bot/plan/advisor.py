@@ -8,6 +8,7 @@ ranking.py (rules, prices, order), checklist.py (the pick's checklist, notes, th
 from __future__ import annotations
 
 import math
+from functools import partial
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +29,7 @@ from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, own_row, plan_own
 from bot.plan import perf
 from bot.plan.layouts import zero3_workload
+from bot.plan.plans import HORIZON_DAYS
 from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload, timed_workload
 from bot.plan.ranking import Ranker, budget_fields
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
@@ -676,31 +678,49 @@ class Advisor:
         hold the job with the least moved to host RAM (16 H100s sharding a 70B full fine-tune beat 4 with every
         state offloaded to the CPU), the plan saying what one would need (`fewer_fail`); when none do, the plan on
         the most of them, with what would make it fit."""
-        def plan_on(cards: int) -> OwnPlan:
+        def plan_on(cards: int, network: str | None = job.slots.get("network")) -> OwnPlan:
             return plan_own(job.w, job.model, gpu, mem, cards, job.targets, bool(job.slots.get("batch_size")),
                             (self.kb.gpus, list(self.kb.models.values())),
-                            network=(job.slots.get("network"), job.slots.get("network_gbps")))
+                            network=(network, job.slots.get("network_gbps")))
         if gpu is None or job.slots.get("gpus") or own_cards(job.slots):
             return plan_on(job.w.gpus)
+        if not job.slots.get("network"):
+            # cards to be had, not cards they have: as a cluster of them is rented, with RDMA between its servers
+            plan_on = partial(plan_on, network="rdma")
         first = plan_on(1)
         if first.fits and first.workload.offload == "none":
-            return first
+            return self._enough_for_the_deadline(job, first, plan_on)
         plans = [first] + [plan_on(n) for n in self.ASKED_COUNTS[1:]]
         fitting = [p for p in plans if p.fits]
         if not fitting:
             return plans[-1]
         best = min(fitting, key=lambda p: (self.OFFLOAD_ORDER.index(p.workload.offload), p.cards))
+        best = self._enough_for_the_deadline(job, best, plan_on)
         if best is not first:
             best.fewer_fail = first.estimate.per_gpu_gib
             best.fewer_offload = first.workload.offload if first.fits else None
             best.fewer_steps = [] if first.fits else first.steps
         return best
-        for cards in self.ASKED_COUNTS[1:]:
-            plan = plan_on(cards)
-            if plan.fits:
-                plan.fewer_fail = first.estimate.per_gpu_gib
-                return plan
-        return first
+
+    MAX_ASKED_CARDS = 4096
+
+    def _enough_for_the_deadline(self, job: _Job, plan: OwnPlan, plan_on) -> OwnPlan:
+        """'How many H100s to pre-train 7B on 1T tokens in 30 days?': the cards that hold the job are not the answer
+        when they would take years; with a deadline, the count doubles (whole servers) until the time meets it, as
+        far as the planner's largest cluster, and the plan says it was sized for the deadline."""
+        deadline = job.targets.deadline_h or HORIZON_DAYS * 24      # no deadline: the run the rental is sized to
+        if not plan.hours or plan.hours <= deadline:
+            return plan
+        cards = plan.cards
+        while cards < self.MAX_ASKED_CARDS:
+            cards *= 2
+            bigger = plan_on(cards)
+            if bigger.fits and bigger.hours:
+                plan = bigger
+                if bigger.hours <= deadline:
+                    break
+        plan.for_deadline = "deadline" if job.targets.deadline_h else "horizon"
+        return plan
 
     @staticmethod
     def _card_verdict(gpu, job: _Job) -> dict[str, Any]:

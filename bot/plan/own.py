@@ -68,6 +68,7 @@ class OwnPlan:
     timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
     fewer_fail: float | None = None      # a GPU named without a count: GiB per card one of them would need
     zero3_hours: float | None = None     # across machines in TP x PP: what the sharded (ZeRO-3/hybrid) layout takes
+    for_deadline: str | None = None      # a GPU named without a count, sized to the time: "deadline" or "horizon"
     fewer_offload: str | None = None     # ... and what one would move to host RAM to hold it (None: one does not)
     fewer_steps: list[dict[str, Any]] = field(default_factory=list)   # ... and the job changes that fit it on one
     experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
@@ -510,7 +511,7 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         # a GPU named without a count, held by several of them: what one card would need (it does not hold it)
         "one_card_gib": round(plan.fewer_fail, 1) if plan.fewer_fail else None,
         "one_card_offload": plan.fewer_offload, "one_card_steps": list(plan.fewer_steps),
-        "zero3_hours": round(plan.zero3_hours, 1) if plan.zero3_hours else None,
+        "zero3_hours": round(plan.zero3_hours, 1) if plan.zero3_hours else None, "for_deadline": plan.for_deadline,
         # images, clips: the rate on all their cards and the dataset x epochs it is timed over; for images, what
         # their machines' CPUs must decode to feed the cards
         "items_per_s": round(plan.rate, 1) if plan.rate else None, "items": dict(plan.items) if plan.items else None,

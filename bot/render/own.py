@@ -15,7 +15,10 @@ def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned
     have = f"{row['gpu_memory_gib']:g}"
     need = f"{row['per_gpu_gib']:.1f}"
     layout = layout_text(row, t, lang)
-    if row["fits"] and row.get("one_card_gib"):
+    if row["fits"] and row.get("for_deadline"):
+        v = t.say(f"yours.fits_for_{row['for_deadline']}", lang, n=row["gpus_total"], need=need, have=have,
+                  layout=layout)
+    elif row["fits"] and row.get("one_card_gib"):
         key = "yours.fits_on_n_offload" if row.get("one_card_offload") else "yours.fits_on_n"
         steps = row.get("one_card_steps") or []
         fix = t.say("yours.one_fix", lang, steps="; ".join(
@@ -57,7 +60,8 @@ def layout_text(row: dict[str, Any], t: Templates, lang: str) -> str:
     elif lay.get("tp", 1) * lay.get("pp", 1) > 1:      # a dense model across machines: TP inside, PP across
         parts = [t.say("own.layout.3d", lang, tp=lay["tp"], pp=lay["pp"], dp=lay["dp"])]
     else:
-        parts = [t.say(f"own.layout.{lay.get('sharding') or 'none'}", lang, n=n)]
+        sharding = lay.get("sharding") or "none"
+        parts = [t.say(f"own.layout.{'ddp' if sharding == 'none' and n > 1 else sharding}", lang, n=n)]
     mb, acc = lay.get("micro_batch"), lay.get("grad_accumulation") or 1
     if mb:
         parts.append(t.say("own.layout.accum", lang, mb=mb, acc=acc) if acc > 1 else
