@@ -385,30 +385,31 @@ def _encoder_rate(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets
 def _dense_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
     """A dense model trained in full across the user's machines over a network without RDMA runs tensor parallelism
     inside each machine and pipeline stages across them when that fits and beats ZeRO-3 or hybrid sharding (as a
-    rental plan does, plans._dense_layout_if_faster); a layout that needed CPU offload or 8-bit optimizer state is
-    left as it is."""
-    w = plan.workload
-    if w.sharding not in ("zero3", "hsdp") or w.offload != "none" or w.optimizer != "adamw":
-        return
-    usable = plan.memory_gib * (1 - MIN_HEADROOM)
-    best = layouts.fastest_dense_layout(w, model, gpu, plan.used, min(plan.used, 8), usable, link, {})
-    if best is not None and best.hours < plan.hours:
-        plan.zero3_hours = plan.hours
-        plan.workload, plan.estimate, plan.hours, plan.mfu = best.w, best.estimate, best.hours, best.mfu
+    rental plan does, plans._dense_layout_if_faster); what the sharded layout took is kept to say beside it."""
+    before = plan.hours
+    if _layout_if_faster(plan, model, gpu, link, layouts.fastest_dense_layout):
+        plan.zero3_hours = before
 
 
 def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
     """A mixture of experts trained in full on the user's cards runs expert x pipeline x data parallelism when that
-    fits and beats the ZeRO-3 layout found (as a rental plan does, plans._expert_layout_if_faster); a layout that
-    needed CPU offload or 8-bit optimizer state is left as it is."""
+    fits and beats the ZeRO-3 layout found (as a rental plan does, plans._expert_layout_if_faster)."""
+    if _layout_if_faster(plan, model, gpu, link, layouts.fastest_expert_layout):
+        plan.experts = model.moe.experts
+
+
+def _layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence, search) -> bool:
+    """The plan in the fastest layout `search` finds on the user's cards, when that fits and beats the one found; a
+    layout that needed CPU offload or 8-bit optimizer state is left as it is. Whether it changed."""
     w = plan.workload
     if w.sharding not in ("zero3", "hsdp") or w.offload != "none" or w.optimizer != "adamw":
-        return
+        return False
     usable = plan.memory_gib * (1 - MIN_HEADROOM)
-    ep = layouts.fastest_expert_layout(w, model, gpu, plan.used, min(plan.used, 8), usable, link, {})
-    if ep is not None and ep.hours < plan.hours:
-        plan.workload, plan.estimate, plan.hours, plan.mfu = ep.w, ep.estimate, ep.hours, ep.mfu
-        plan.experts = model.moe.experts
+    best = search(w, model, gpu, plan.used, min(plan.used, 8), usable, link, {})
+    if best is None or best.hours >= plan.hours:
+        return False
+    plan.workload, plan.estimate, plan.hours, plan.mfu = best.w, best.estimate, best.hours, best.mfu
+    return True
 
 
 def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:

@@ -238,16 +238,7 @@ def _dense_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link
     that fits (tensor parallelism inside each instance, pipeline stages across them), when that beats ZeRO-3 or
     hybrid sharding; otherwise the plan as it is. Over RDMA the search is skipped: ZeRO-3 there times close enough,
     and the planner stays fast."""
-    if plan.hours is None or sizer.w.sharding not in ("zero3", "none") or plan.gpus_total % f.gpu_count:
-        return plan
-    usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
-    best = layouts.fastest_dense_layout(sizer.w, sizer.model, gpu, plan.gpus_total, f.gpu_count, usable, link,
-                                        sizer.layout_memo)
-    if best is None or best.hours >= plan.hours:
-        return plan
-    sizer.searched += 1
-    lay = layouts.layout_of_workload(best.w, plan.gpus_total, 0)
-    return Sized(plan.instances, plan.gpus_total, best.estimate, lay, hours=best.hours, mfu=best.mfu)
+    return _layout_if_faster(sizer, f, gpu, plan, link, layouts.fastest_dense_layout, 0)
 
 
 def _fits(est: MemoryEstimate, f: Flavor) -> bool:
@@ -257,15 +248,23 @@ def _fits(est: MemoryEstimate, f: Flavor) -> bool:
 def _expert_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence) -> Sized:
     """The plan in the fastest expert-parallel layout of its GPUs that fits, when that beats its ZeRO-3 layout (a
     mixture of experts trained in full); otherwise the plan as it is."""
+    moe = sizer.model.moe if sizer.model is not None else None
+    return _layout_if_faster(sizer, f, gpu, plan, link, layouts.fastest_expert_layout, moe.experts if moe else 0)
+
+
+def _layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence, search, experts: int
+                      ) -> Sized:
+    """The plan in the fastest layout `search` finds for its GPUs (layouts.fastest_*_layout), when that fits and
+    beats the plan's own; otherwise the plan as it is."""
     if plan.hours is None or sizer.w.sharding not in ("zero3", "none") or plan.gpus_total % f.gpu_count:
         return plan
     usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
-    ep = layouts.fastest_expert_layout(sizer.w, sizer.model, gpu, plan.gpus_total, f.gpu_count, usable, link,
-                                       sizer.layout_memo)
-    if ep is None or ep.hours >= plan.hours:
+    best = search(sizer.w, sizer.model, gpu, plan.gpus_total, f.gpu_count, usable, link, sizer.layout_memo)
+    if best is None or best.hours >= plan.hours:
         return plan
-    lay = layouts.layout_of_workload(ep.w, plan.gpus_total, sizer.model.moe.experts)
-    return Sized(plan.instances, plan.gpus_total, ep.estimate, lay, hours=ep.hours, mfu=ep.mfu)
+    sizer.searched += 1
+    lay = layouts.layout_of_workload(best.w, plan.gpus_total, experts)
+    return Sized(plan.instances, plan.gpus_total, best.estimate, lay, hours=best.hours, mfu=best.mfu)
 
 
 def _scaling(first: Sized, plan: Sized) -> float:
