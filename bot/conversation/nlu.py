@@ -110,8 +110,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader,
         if model:
             slots["model"] = model
             slots["params_b"] = self.kb.models[model].params_b
-            if self.family_named(matches, model):
-                slots["model_family"] = self.family_named(matches, model)
+            if family := self.family_named(matches, model):
+                slots["model_family"] = family
         work, gpus_named = self._find_gpus(work, matches)
         work, model2 = self._fuzzy_model(work, matches, ambiguous) if not model and "model" not in ambiguous \
             else (work, None)

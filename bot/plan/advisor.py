@@ -8,7 +8,6 @@ ranking.py (rules, prices, order), checklist.py (the pick's checklist, notes, th
 from __future__ import annotations
 
 import math
-from functools import partial
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,8 +28,8 @@ from bot.plan.links import link_of
 from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, own_row, plan_own
 from bot.plan import perf
 from bot.plan.layouts import zero3_workload
-from bot.plan.plans import HORIZON_DAYS
-from bot.plan.plans import SIZING_CONCURRENCY, Targets, size_training, sizing_workload, timed_workload
+from bot.plan.plans import (HORIZON_DAYS, MAX_SCALE_GPUS, SIZING_CONCURRENCY, Targets, size_training, sizing_workload,
+                             timed_workload)
 from bot.plan.ranking import Ranker, budget_fields
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
@@ -576,7 +575,7 @@ class Advisor:
         """The pick's compute: FLOPs and basis from cost.py, timed as the plan was (its layout over its GPUs and its
         link), so the tokens/s per GPU shown agree with the wall clock."""
         n, f = pick["gpus_total"], self.kb.flavors[pick["id"]]
-        link = perf.speed_link(pick["link"], min(n, f.gpu_count)) if pick.get("link") else None
+        link = self._pick_link(pick)
         planned = (pick.get("layout") or {}).get("sharding")
         wn = timed_workload(job.w, n, f.gpu_count, pick.get("layout")).model_copy(
             update={"nodes": max(1, math.ceil(n / f.gpu_count))})
@@ -678,15 +677,16 @@ class Advisor:
         hold the job with the least moved to host RAM (16 H100s sharding a 70B full fine-tune beat 4 with every
         state offloaded to the CPU), the plan saying what one would need (`fewer_fail`); when none do, the plan on
         the most of them, with what would make it fit."""
-        def plan_on(cards: int, network: str | None = job.slots.get("network")) -> OwnPlan:
+        as_said = gpu is None or job.slots.get("gpus") or own_cards(job.slots)
+        # cards to be had, not cards they have: as a cluster of them is rented, with RDMA between its servers
+        network = job.slots.get("network") or (None if as_said else "rdma")
+
+        def plan_on(cards: int) -> OwnPlan:
             return plan_own(job.w, job.model, gpu, mem, cards, job.targets, bool(job.slots.get("batch_size")),
                             (self.kb.gpus, list(self.kb.models.values())),
                             network=(network, job.slots.get("network_gbps")))
-        if gpu is None or job.slots.get("gpus") or own_cards(job.slots):
+        if as_said:
             return plan_on(job.w.gpus)
-        if not job.slots.get("network"):
-            # cards to be had, not cards they have: as a cluster of them is rented, with RDMA between its servers
-            plan_on = partial(plan_on, network="rdma")
         first = plan_on(1)
         if first.fits and first.workload.offload == "none":
             return self._enough_for_the_deadline(job, first, plan_on)
@@ -702,8 +702,6 @@ class Advisor:
             best.fewer_steps = [] if first.fits else first.steps
         return best
 
-    MAX_ASKED_CARDS = 4096
-
     def _enough_for_the_deadline(self, job: _Job, plan: OwnPlan, plan_on) -> OwnPlan:
         """'How many H100s to pre-train 7B on 1T tokens in 30 days?': the cards that hold the job are not the answer
         when they would take years; with a deadline, the count doubles (whole servers) until the time meets it, as
@@ -712,7 +710,7 @@ class Advisor:
         if not plan.hours or plan.hours <= deadline:
             return plan
         cards = plan.cards
-        while cards < self.MAX_ASKED_CARDS:
+        while cards < MAX_SCALE_GPUS:
             cards *= 2
             bigger = plan_on(cards)
             if bigger.fits and bigger.hours:

@@ -46,7 +46,7 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     timed = [r for r in fitting if r.get("hours") and not r.get("over_budget")]
     if timed and pick.get("hours"):
         fast = min(timed, key=lambda r: (r["hours"], job_price(r), r["id"]))
-        if _saves_time(fast, pick) and all(fast is not r for r in recs):
+        if saves_time(fast["hours"], pick["hours"]) and all(fast is not r for r in recs):
             recs.append(_label(fast, "fastest"))
     for r in meeting:
         if len(recs) >= 3:
@@ -61,10 +61,6 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
 FASTER_BY = 0.9              # policy: a faster plan is named when it takes at most 90 % of the pick's time
 MIN_HOURS_SAVED = 0.25       # and saves at least a quarter of an hour: eight GPUs to finish a 3-minute job in 1
                              # minute is not an option anyone weighs
-
-
-def _saves_time(fast: Row, pick: Row) -> bool:
-    return saves_time(fast["hours"], pick["hours"])
 
 
 def saves_time(fast_hours: float, pick_hours: float) -> bool:

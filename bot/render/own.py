@@ -21,9 +21,7 @@ def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned
     elif row["fits"] and row.get("one_card_gib"):
         key = "yours.fits_on_n_offload" if row.get("one_card_offload") else "yours.fits_on_n"
         steps = row.get("one_card_steps") or []
-        fix = t.say("yours.one_fix", lang, steps="; ".join(
-            f"{t.change(x['change'], lang)} -> {x['per_gpu_gib']:.1f} GiB" for x in steps)) \
-            if steps and steps[-1]["fits"] else ""
+        fix = t.say("yours.one_fix", lang, steps=_steps_text(steps, t, lang)) if steps and steps[-1]["fits"] else ""
         v = t.say(key, lang, n=row["gpus_total"], one=f"{row['one_card_gib']:.1f}", need=need, have=have,
                   layout=layout, offload=t.say(f"offload_what.{row.get('one_card_offload') or 'none'}", lang), fix=fix)
     elif row["fits"]:
@@ -84,12 +82,16 @@ def change_text(c: dict[str, Any], t: Templates, lang: str, n: int) -> str:
     return f"{words} -> {c['per_gpu_gib']:.1f} GiB"
 
 
+def _steps_text(steps: list[dict[str, Any]], t: Templates, lang: str) -> str:
+    """'int8 weights -> 85.2 GiB; int4 weights (AWQ/GPTQ) -> 52.5 GiB': job changes and the memory after each."""
+    return "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in steps)
+
+
 def _hint(row: dict[str, Any], t: Templates, lang: str, have: str) -> str:
     steps = row.get("fit_steps") or []
     if not steps:
         return t.say("fit.none", lang)
-    text = "; ".join(f"{t.change(s['change'], lang)} -> {s['per_gpu_gib']:.1f} GiB" for s in steps)
-    hint = t.say("fit.hint", lang, have=have, steps=text)
+    hint = t.say("fit.hint", lang, have=have, steps=_steps_text(steps, t, lang))
     return hint if steps[-1]["fits"] else f"{hint} {t.say('fit.still_too_big', lang)}"
 
 
