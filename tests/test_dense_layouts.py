@@ -88,3 +88,16 @@ def test_the_pipeline_sends_are_a_term_of_the_speed_model(core):
     vol = 2 * 128 * 1024 * 8192 * 2 / 8
     assert sends.value == pytest.approx(vol / bus_gbs(link, True), rel=1e-6)
     assert 0 < sends.value < 0.1 * sp.step_s
+
+
+def test_their_rdma_at_a_stated_rate_is_searched_too(core):
+    """'4 nodes of 8 H100 over 200G RoCE': RDMA, but one 200 Gbit/s link a machine is 25 GB/s shared by 8 cards, not
+    a cluster fabric. ZeRO-3 gathers ~65 GB of Qwen2.5-32B parameters 3 times a micro-batch over it: hundreds of
+    hours. Compute: 6 x 32.8e9 x 5e9 x 4/3 = 1.3e21 FLOP at ~30 % of 32 x 989 TFLOPS = ~38 h: TP inside each
+    machine, PP across, lands near that (25-80 h), and the sharded layout's time is said beside it."""
+    r = core.turn("we have 4 nodes of 8 H100 over 200G RoCE, full fine-tune qwen2.5 32b on 5B tokens, how long?",
+                  {})[0].model_dump()
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["inter_link"] == "rdma" and mine["network_gbps"] == 200
+    assert mine["layout"]["tp"] > 1 and mine["layout"]["pp"] > 1
+    assert 25 <= mine["job_hours"] <= 80 and mine["zero3_hours"] > 5 * mine["job_hours"]

@@ -430,7 +430,9 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
             plan.workload, plan.estimate, tt = hybrid_w, hybrid_est, hybrid
     plan.hours, plan.mfu = tt.hours, tt.mfu
     sharded = plan.workload
-    if n > per_node and link.inter != "rdma":
+    if n > per_node and (link.inter != "rdma" or link.inter_gbs):
+        # their network is TCP, or an RDMA network at the rate they gave ('200G RoCE' a machine is 25 GB/s shared by
+        # 8 cards, not a cluster fabric): every layer's gathers may then cost more than TP x PP's few sends
         _dense_layout_if_faster(plan, model, gpu, link)
     _expert_layout_if_faster(plan, model, gpu, link)
     if n > per_node and link.inter != "rdma":
