@@ -10,7 +10,8 @@ import math
 import pytest
 
 from bot.plan import batch
-from bot.plan.batch import BatchSpec, batch_spec, job_hours, max_num_seqs, replicas_for, spot_overhead
+from bot.plan.batch import BatchSpec, batch_spec, job_hours, max_num_seqs, replicas_for
+from bot.plan.billing import batch_spot_overhead as spot_overhead
 
 TODAY = dt.date(2026, 12, 3)       # a Thursday: 'by Friday' is one day
 

@@ -20,10 +20,10 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 from pydantic import BaseModel, ValidationError
-from rapidfuzz import process
 
 from bot.records.errors import KnowledgeError, NotFound, Problem
 from bot.knowledge import prices as price_rules
+from bot.knowledge.problems import did_you_mean, validation_problems  # noqa: F401 (re-exported)
 from bot.records.kb import GPU, Claim, Dataset, EstimateSpread, Flavor, Model, Provider, Rate, Source, Topic
 from bot.records.text import norm_key
 
@@ -36,11 +36,6 @@ KINDS: dict[str, type[BaseModel]] = {
 GPU_FAMILIES = {"a100": ["a100-40gb", "a100-80gb", "a100-40gb-pcie", "a100-80gb-pcie"],
                 "v100": ["v100-16gb", "v100-32gb", "v100-32gb-pcie"], "910b": ["ascend-910b", "ascend-910b4"],
                 "h100": ["h100-sxm", "h100-pcie", "h100-nvl"]}
-
-
-def did_you_mean(word: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60) -> list[str]:
-    found = process.extract(word, list(choices), limit=limit, score_cutoff=cutoff)
-    return [c for c, _score, _i in found]
 
 
 def _yaml_files(root: Path) -> list[Path]:
@@ -130,26 +125,6 @@ def read_yaml(path: Path, problems: list[Problem], rel: str) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(Problem(rel, "-", f"cannot read the file ({exc})", "check the file is UTF-8 text"))
     return None
-
-
-def validation_problems(rel: str, where: str, model: type[BaseModel], exc: ValidationError) -> list[Problem]:
-    """Turn pydantic's errors into file/key/fix lines, with "did you mean" for misspelt keys."""
-    out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        key = f"{where}.{loc}" if loc else where
-        if err["type"] == "extra_forbidden":
-            bad = str(err["loc"][-1])
-            fields = list(model.model_fields) if len(err["loc"]) == 1 else []
-            guess = did_you_mean(bad, fields) if fields else []
-            hint = f"did you mean '{guess[0]}'?" if guess else "remove it"
-            out.append(Problem(rel, key, f"unknown key '{bad}'", hint))
-        elif err["type"] == "missing":
-            out.append(Problem(rel, key, "required key is missing", f"add '{err['loc'][-1]}'"))
-        else:
-            out.append(Problem(rel, key, err["msg"], f"give a value that is {err['msg'].lower()}".replace(
-                "give a value that is input should be", "use")))
-    return out
 
 
 @dataclass(frozen=True)

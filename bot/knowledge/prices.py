@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import ValidationError
 
+from bot.knowledge.problems import validation_problems
 from bot.records.errors import NotFound, Problem
 from bot.records.kb import GPU, Flavor, Price, Provider, Rate
 
@@ -93,7 +94,6 @@ def apply_local_prices(flavors: dict[str, Flavor], path: Path, problems: list[Pr
                           currency=str(row["currency"]).strip().upper(), kind="local", date=row.get("date"),
                           region=row.get("region"), basis="your own price list", sources=[])
         except ValidationError as exc:
-            from bot.knowledge.loader import validation_problems
             problems.extend(validation_problems(rel, f"prices[{i}]", Price, exc))
             continue
         out[fid] = out[fid].model_copy(update={"price": price})

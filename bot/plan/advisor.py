@@ -760,10 +760,10 @@ class Advisor:
 def _own_batch_rate(kb: KnowledgeBase, job: _Job, plan: OwnPlan) -> tuple[float, int, int] | None:
     """(items per second on all of the user's cards, cards per engine, engines): engines of the fewest cards that
     hold the model (the layout found) or of more, whichever completes the most items, as a rented instance is
-    packed (batch.size_batch): 72B on 8 A100s runs 2 engines of 4 cards faster than 4 of 2, whose KV cache is
+    packed (batch_plans.size_batch): 72B on 8 A100s runs 2 engines of 4 cards faster than 4 of 2, whose KV cache is
     a few sequences."""
     from types import SimpleNamespace
-    from bot.plan.batch import _engine
+    from bot.plan.batch_plans import engine_rate
     from bot.plan.own import own_link
     least = max(1, plan.used // max(1, plan.replicas))
     shape = SimpleNamespace(gpu_memory_gib=plan.memory_gib, gpu_count=plan.used)
@@ -773,7 +773,7 @@ def _own_batch_rate(kb: KnowledgeBase, job: _Job, plan: OwnPlan) -> tuple[float,
         est = job.sizer.est(tp)
         if tp > least and est.per_gpu_gib > usable:
             continue
-        sized = _engine(shape, plan.gpu, 1, tp, est, job.sizer, job.targets, own_link(plan.gpu), kb)
+        sized = engine_rate(shape, plan.gpu, 1, tp, est, job.sizer, job.targets, own_link(plan.gpu), kb)
         rate = (sized.items_per_s or 0) * (plan.used // tp)
         if rate and (best is None or rate > best[0]):
             best = (rate, tp, plan.used // tp)

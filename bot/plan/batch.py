@@ -36,7 +36,6 @@ MAX_GPUS = 4096                    # the largest fleet planned (plans.MAX_SCALE_
 # vLLM's default max_num_seqs for offline runs (the LLM class): 1024 on GPUs of 70 GiB or more other than the A100,
 # else 256 (vllm/engine/arg_utils.py get_batch_defaults; source vllm-batch-defaults)
 MAX_SEQS_LARGE, MAX_SEQS = 1024, 256
-SPOT_FLUSH_H = 10 / 60             # results written every ~10 min of work (one shard): what a reclaim can lose
 
 
 @dataclass(frozen=True)
@@ -114,16 +113,6 @@ def replicas_for(items: int, items_per_s: float, deadline_h: float | None, gpus_
     return min(need, most), need <= most
 
 
-def spot_overhead() -> tuple[float, float]:
-    """(share of extra time, minutes between result flushes) on spot: a batch job checkpoints by writing each shard's
-    results, so a reclaim loses at most one shard in flight (half on average) plus a restart; the replicas are
-    reclaimed independently, so the share does not grow with their number. Reclaims every billing.RECLAIM_EVERY_H
-    hours on average (assumed, as for training)."""
-    from bot.plan.billing import RECLAIM_EVERY_H, RESTART_H
-    share = (SPOT_FLUSH_H / 2 + RESTART_H) / RECLAIM_EVERY_H
-    return share, SPOT_FLUSH_H * 60
-
-
 def summary(spec: BatchSpec, sized, gpus_per_replica: int, tokens: bool = True) -> dict[str, Any]:
     """The pick's batch numbers for the answer and `ask --json` (`batch`); an image generator's items are images,
     not tokens (tokens=False: its token fields are None)."""
@@ -166,74 +155,6 @@ def vision_encoder_s(model: Model | None, gpu: GPU, gpus: int, precision: str) -
     peak, _ = peak_flops(gpu, compute_type(precision, gpu, training=False))
     eff = PREFILL_EFFICIENCY.get(generation(gpu), PREFILL_EFFICIENCY_DEFAULT)
     return flops / (peak * gpus * eff) if peak else 0.0
-
-
-def size_batch(f, gpu: GPU, p, sizer, t, link, kb):
-    """The flavor's batch plan. One engine of n GPUs runs at its maximum batch throughput (no latency target: as
-    many sequences as its KV cache and vLLM's max_num_seqs hold); an instance holds as many engines as its cards
-    allow (data parallel inside it, as vLLM's data_parallel_size runs them), and the engine's tensor-parallel degree
-    is the one of those that holds the model which completes the most items per instance-second: a wider engine
-    frees KV memory for more sequences, a narrower one duplicates fewer weights (72B on 8 x H100: 2 engines of TP 4
-    against 1 of TP 8). A replica in the answer is one instance (or the instances one engine spans); the replicas
-    are as many as the deadline (or the horizon) needs. A card without speed figures is sized for memory, untimed."""
-    from bot.plan.candidates import MIN_HEADROOM
-    from bot.plan.plans import layout_of
-    from bot.plan.workload import tp_degrees
-    k, n, est = p
-    options = [(n, est)]
-    if k == 1 and sizer.w.kind in ("llm", "multimodal"):
-        usable = f.gpu_memory_gib * (1 - MIN_HEADROOM)
-        options += [(d, sizer.est(d)) for d in sorted(tp_degrees(sizer.model, f.gpu_count))
-                    if d > n and sizer.est(d).per_gpu_gib <= usable]
-    best = None
-    for d, e in options:
-        engines = max(1, f.gpu_count // d) if k == 1 else 1
-        sized = _engine(f, gpu, k, d, e, sizer, t, link, kb)
-        if sized.items_per_s:
-            sized.items_per_s *= engines
-            sized.gpus_total = d * engines
-            sized.layout = layout_of(sizer, d, k)
-        if best is None or (sized.items_per_s or 0) > (best[0].items_per_s or 0):
-            best = (sized, d, engines)
-    sized, d, engines = best
-    if not sized.items_per_s:
-        sized.breaks.append("untimed")     # no speed figures (GH200's bandwidth): it cannot be said to finish
-        return sized
-
-    def layout(replicas: int) -> dict[str, Any]:
-        return {**layout_of(sizer, d, k, replicas * engines), "engines_per_replica": engines}
-    return timed(sized, t, sized.gpus_total, layout)
-
-
-def _engine(f, gpu: GPU, k: int, n: int, est, sizer, t, link, kb):
-    """One engine of n GPUs at its maximum throughput: items per second (a language model's through the serving
-    speed model plus its vision encoder; an image generator's through its own speed model)."""
-    from dataclasses import replace
-    from bot.estimate.kinds import job_speed
-    from bot.plan.plans import Sized, _size_one, layout_of
-    if sizer.w.kind not in ("llm", "multimodal"):
-        sized = Sized(k, n, est, layout_of(sizer, n, k))
-        speed = job_speed(sizer.w.model_copy(update={"gpus": n}), sizer.model, gpu, kb.gpus,
-                          list(kb.models.values()))
-        sized.items_per_s = speed.rate if speed is not None and speed.unit == "images/s" else None
-        return sized
-    sized = _size_one(f, gpu, k, n, est, sizer, replace(t, max_seqs=max_num_seqs(gpu)), link)
-    sized.replicas, sized.breaks = 1, []
-    if sized.items_per_s:
-        per_image = vision_encoder_s(sizer.model, gpu, n, sizer.w.precision)
-        sized.items_per_s = 1 / (1 / sized.items_per_s + per_image)
-    return sized
-
-
-def timed(sized, t, gpus_per_replica: int, layout):
-    """The replicas for the targets and the job's hours on them, from sized.items_per_s (one replica's rate)."""
-    replicas, meets = replicas_for(t.items, sized.items_per_s, t.deadline_h, gpus_per_replica)
-    sized.replicas = replicas
-    sized.hours = job_hours(t.items, sized.items_per_s, replicas)
-    sized.layout = layout(replicas)
-    if not meets:
-        sized.breaks.append("deadline" if t.deadline_h else "horizon")
-    return sized
 
 
 def batch_targets(t, spec: BatchSpec, w):

@@ -19,6 +19,7 @@ HOURS_MONTH, HOURS_YEAR = 730, 8760
 RECLAIM_EVERY_H = 24.0          # assumed mean time between spot reclaims (no cloud publishes one)
 SPOT_MIN_H = 0.1                # a job of minutes: spot saves cents and there is nothing to checkpoint
 RESTART_H = 10 / 60             # assumed: new instance, image pull, loading the last checkpoint
+SPOT_FLUSH_H = 10 / 60          # a batch job writes its results every ~10 min of work (one shard): what a reclaim can lose
 CHECKPOINT_GBS = 1.0            # assumed write speed of a checkpoint to object storage, GB/s per instance
 
 
@@ -40,6 +41,15 @@ def spot_overhead(w: Workload, instances: int) -> tuple[float, float]:
     return share, interval
 
 
+def batch_spot_overhead() -> tuple[float, float]:
+    """(share of extra time, minutes between result flushes) on spot: a batch job checkpoints by writing each shard's
+    results, so a reclaim loses at most one shard in flight (half on average) plus a restart; the replicas are
+    reclaimed independently, so the share does not grow with their number. Reclaims every RECLAIM_EVERY_H
+    hours on average (assumed, as for training)."""
+    share = (SPOT_FLUSH_H / 2 + RESTART_H) / RECLAIM_EVERY_H
+    return share, SPOT_FLUSH_H * 60
+
+
 def billing_costs(pick: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
     """Each billing mode's cost of the picked plan, in the price's currency."""
     hourly, hours, f = pick.get("hourly"), pick.get("hours"), pick["flavor"]
@@ -53,9 +63,8 @@ def billing_costs(pick: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
         if f.price.spot and hours >= SPOT_MIN_H:
             sized = pick.get("sized")
             batch = bool(getattr(sized, "items_per_s", None))
-            if batch:        # a batch job checkpoints by writing each shard's results (batch.spot_overhead)
-                from bot.plan.batch import spot_overhead as batch_overhead
-                share, minutes = batch_overhead()
+            if batch:        # a batch job checkpoints by writing each shard's results (batch_spot_overhead)
+                share, minutes = batch_spot_overhead()
                 interval = minutes / 60
             else:
                 share, interval = spot_overhead(w, pick["instances"])

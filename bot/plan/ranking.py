@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from bot.plan.batch import size_batch
+from bot.plan.batch_plans import size_batch
 from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
