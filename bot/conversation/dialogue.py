@@ -14,9 +14,16 @@ Rules:
 - info intents (compare, explain, billing, help) are asides: answered at once, the job in progress is kept.
 - a model or GPU named with no job at all is asked back: fine-tune, train or serve? (`missing: [intent]`)
 - "reset" / "重新开始" clears the session; "new question: ..." clears it and reads the rest as a fresh question.
+- an aside is remembered until the next job turn: "what about a 13B model then?" right after "A10 or L4 for a 7B
+  chatbot, 20 users?" asks the same comparison again for the 13B, not "fine-tune, train or serve?".
+- a refinement changes only what it names, and what follows from it: "same but 2 nodes" after "one 8 x H100 node"
+  is 16 GPUs, not 8 GPUs over 2 nodes.
+- a method the job's field settles (rules/dialogue.yaml `usual`: Whisper and YOLO are fine-tuned whole; GRPO on a
+  7B trains the whole policy) is assumed and said, not asked.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,7 +58,7 @@ def load_forms(rules_dir: Path) -> dict[str, Any]:
 
 def empty_state() -> dict[str, Any]:
     return {"intent": None, "slots": {}, "follow_ups": 0, "pending": None, "lang": None, "answered": False,
-            "asked": [], "candidates": {}}
+            "asked": [], "candidates": {}, "aside": None}
 
 
 def _new_job(state: dict[str, Any], keep_slots: bool) -> None:
@@ -87,12 +94,19 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     state["lang"] = lang
     in_job = state["intent"] in JOB_INTENTS
 
+    if intent == "explain" and in_job and state["answered"] and new and _nothing_to_explain(parse, new):
+        intent = None          # 'ok so what's the cheapest setup that actually works?': the job again, refined
     if intent in INFO_INTENTS:
         # an aside: answer it, keep the job being discussed
         topic = {"topic": parse.slots.topic} if parse.slots.topic else {}   # what the aside is about, not kept
-        return state, Decision("info", intent, {**state["slots"], **new, **topic})
+        slots = {**state["slots"], **new, **topic}
+        state["aside"] = {"intent": intent, "slots": slots} if intent != "help" else None
+        return state, Decision("info", intent, slots)
+    aside, state["aside"] = state.get("aside"), None
     if intent is None:
         answering = state["pending"] not in (None, "intent") and bool(new or ambiguous or parse.unsure)
+        if aside and new and not answering and not parse.out_of_scope:
+            return _refine_aside(state, aside, new)
         # any turn about the job refines it ('use unsloth', 'the dataset is 50k samples'); only turns with nothing
         # job-related are out of scope
         refining = in_job and state["answered"] and bool(new or ambiguous or parse.job_words)
@@ -109,6 +123,8 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         _new_job(state, keep_slots=asked_intent)    # the answer to 'what do you want to do with it?' keeps the model
         if asked_intent:
             state.update(kept)
+        elif aside:      # 'ok, serve it on L4 then' after a comparison: the model and load compared are the job's
+            state["slots"] = {k: v for k, v in aside["slots"].items() if k not in ("gpu_models", "topic")}
     elif intent != state["intent"]:
         # a different job about the same model keeps what is known; a new model starts afresh
         _new_job(state, keep_slots=not (new_model or ambiguous))
@@ -128,6 +144,9 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     if new_model or ambiguous:
         for key in ("model", "params_b", "arch"):
             merged.pop(key, None)
+    new = {**new, **_rescaled_gpus(merged, new)}
+    if "gpus" in new and "nodes" not in new:
+        merged.pop("nodes", None)      # a restated count is split over machines afresh
     if "gpu_model" in new:
         merged.pop("gpu_models", None)
     if "gpu_models" in new:
@@ -170,7 +189,7 @@ def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], f
         state.update(follow_ups=state["follow_ups"] + 1, pending=slot, answered=False)
         return state, Decision("ask", intent, merged, missing=[slot], question=question, choices=choices,
                                choice_labels=labels)
-    assumed: dict[str, Any] = {}
+    assumed: dict[str, Any] = _usual_method(merged, forms) or {}
     for slot in missing:
         spec = forms["slots"][slot]
         if slot == "model":
@@ -181,6 +200,41 @@ def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], f
             assumed[slot] = spec["assume"]
     state.update(pending=None, answered=True)
     return state, Decision("answer", intent, merged, assumed=assumed)
+
+
+def _refine_aside(state: dict[str, Any], aside: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], Decision]:
+    """The aside asked again with what this turn changed ('what about a 13B model then?' after a comparison): a new
+    model replaces the old one and its size, as in a job."""
+    slots = dict(aside["slots"])
+    if "model" in new or "params_b" in new:
+        for key in ("model", "params_b", "arch"):
+            slots.pop(key, None)
+    slots.update(new)
+    state["aside"] = {"intent": aside["intent"], "slots": slots}
+    return state, Decision("info", aside["intent"], slots)
+
+
+def _rescaled_gpus(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """'same but 2 nodes' after 'one 8 x H100 node' (or after '8 H100s', one machine's worth): the machines change and
+    each keeps its cards, 16 GPUs in all. A count over 8 with no node count said was never one machine's, so it is
+    spread over the new nodes as it is."""
+    if "nodes" not in new or "gpus" in new or not old.get("gpus"):
+        return {}
+    nodes = old.get("nodes") or (1 if old["gpus"] <= 8 else None)
+    if not nodes or old["gpus"] % nodes:
+        return {}
+    return {"gpus": old["gpus"] // nodes * new["nodes"]}
+
+
+# a flavor name ('p2s.2xlarge.8', 'g6e.12xlarge', 'gpu_1x_a10', 'a2-highgpu-1g'): something to explain
+_FLAVOR_LIKE = re.compile(r"\b[a-z]+\d*[a-z]*\.\d*x?large(?:\.\d+)?\b|\bgpu_\d+x_\w+|\b[a-z]\d+-\w*gpu-\w+")
+
+
+def _nothing_to_explain(parse: Parse, new: dict[str, Any]) -> bool:
+    """An 'explain' question with no subject (no topic, GPU or flavor named) that only carries job slots ('what's the
+    cheapest setup that actually works?' after an answer): the job refined, not a request for the help text."""
+    named = parse.slots.topic or new.get("gpu_model") or new.get("gpu_models")
+    return not named and not _FLAVOR_LIKE.search(parse.text.lower())
 
 
 def _choices_for(spec: dict[str, Any], slots: dict[str, Any], text: str) -> dict[str, Any]:
@@ -208,12 +262,33 @@ def _ask_intent(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str]
                            choices=list(spec.get("choices", [])), choice_labels=labels)
 
 
+def _usual_method(slots: dict[str, Any], forms: dict[str, Any]) -> dict[str, Any] | None:
+    """The method the job's field settles when the user names none (rules/dialogue.yaml `usual`), with why, as the
+    answer's assumption ({"method": "full", "method_why": "whole_model"}); None when it is the user's choice."""
+    spec = (forms.get("slots") or {}).get("method") or {}
+    if slots.get("method"):
+        return None
+    kind = _job_kind(slots, forms)
+    params = slots.get("params_b")
+    for usual in spec.get("usual", []):
+        if usual.get("kinds") and kind not in usual["kinds"]:
+            continue
+        if not all(slots.get(s) for s in usual.get("slots", [])):
+            continue
+        if usual.get("max_params_b") is not None and (params is None or params > usual["max_params_b"]):
+            continue
+        return {"method": usual["method"], "method_why": usual["because"]}
+    return None
+
+
 def _missing(intent: str, slots: dict[str, Any], ambiguous: bool, forms: dict[str, Any]) -> list[str]:
     out = []
     for slot in forms["forms"].get(intent, []):
         spec = forms["slots"][slot]
         if slot == "model" and ambiguous and not slots.get("model"):
             out.append(slot)
+            continue
+        if slot == "method" and _usual_method(slots, forms):
             continue
         if not any(slots.get(s) is not None for s in spec.get("satisfied_by", [slot])) and \
                 _asked_here(spec.get("ask_when"), slots, forms):
@@ -227,7 +302,13 @@ def _asked_here(when: dict[str, Any] | None, slots: dict[str, Any], forms: dict[
     'ASR'), else the named model's (forms['model_kinds'], filled from the knowledge base when the turn is built)."""
     if not when:
         return True
-    kind = slots.get("kind") or (forms.get("model_kinds") or {}).get(slots.get("model") or "")
+    kind = _job_kind(slots, forms)
     if when.get("kinds") and kind not in when["kinds"]:
         return False
     return all(slots.get(s) is not None for s in when.get("slots", []))
+
+
+def _job_kind(slots: dict[str, Any], forms: dict[str, Any]) -> str | None:
+    """The job's kind: the one said ('detection', 'ASR'), else the named model's (forms['model_kinds'], filled from
+    the knowledge base when the turn is built); None for a model known only by its size."""
+    return slots.get("kind") or (forms.get("model_kinds") or {}).get(slots.get("model") or "")

@@ -347,6 +347,13 @@ class Core:
         if d.fits_for:
             reply.assumptions.insert(0, self._fits_for_line(d.fits_for, lang))
             reply.choices = [t.say(f"method.{v}", lang) for v in self.METHODS_BY_REACH if v != d.fits_for[1]]
+        if d.assumed.get("method_why") and not d.slots.get("method"):
+            # the method the job's field settles (rules/dialogue.yaml `usual`): said with why, the others as buttons
+            chosen = d.assumed["method"]
+            reply.choices = [t.say(f"method.{v}", lang) for v in self.METHODS_BY_REACH if v != chosen]
+            reply.assumptions.insert(0, t.say("assume.method_usual", lang, method=t.say(f"method.{chosen}", lang),
+                                              why=t.say(f"method_why.{d.assumed['method_why']}", lang),
+                                              others=t.say("list.sep", lang).join(reply.choices)))
         if d.same_for:
             slot, chosen, values = d.same_for
             label = {v: t.say(f"method.{v}", lang) if slot == "method" and f"method.{v}" in t.table else

@@ -280,7 +280,7 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
               notes: Assumptions) -> tuple[Workload, Model | None, Assumptions]:
     transformer = model is None or model.is_transformer
     method = slots.get("method") or assumed.get("method") or ("full" if intent in ("train", "rendering") else "lora")
-    if not slots.get("method"):
+    if not slots.get("method") and not assumed.get("method_why"):     # (a usual method is said by the dialogue)
         notes.append(("assume.method", {"method": f"method.{method}"}))
     precision = slots.get("precision") or "bf16"
     if precision in ("int4", "nf4", "int8") and method in ("lora", "qlora"):
