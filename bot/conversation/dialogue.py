@@ -50,6 +50,7 @@ class Decision:
     # (slot, value answered for, values that fit the user's own cards, values that do not, values that fit only with
     # state offloaded to host RAM)
     fits_for: tuple[str, str, list[str], list[str], list[str]] | None = None
+    cheaper: bool = False        # 'cheaper?' after an answer: what each concession would save is part of the answer
 
 
 def load_forms(rules_dir: Path) -> dict[str, Any]:
@@ -117,6 +118,11 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
                 return _ask_intent(state, new, ambiguous, parse, forms, lang, form="opener")   # 'need a gpu for ML'
             return state, Decision("out_of_scope", None, state["slots"])
         intent = state["intent"]
+        if refining and new == {"budget": "low"}:       # 'cheaper?', '便宜点的方案呢', 'the cheapest setup that works?'
+            merged = _merge(state, new, ambiguous, intent, parse)
+            state, decision = _ask_or_answer(state, intent, merged, forms, lang, parse.text)
+            decision.cheaper = decision.kind == "answer"
+            return state, decision
     elif not in_job:
         asked_intent = state["pending"] == "intent"
         kept = {k: state[k] for k in ("follow_ups", "asked", "candidates")}

@@ -20,6 +20,7 @@ from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
 from bot.records.models import Reply
 from bot.conversation.nlu import Parser, load_lexicon
+from bot.plan.cheaper import cheaper_options
 from bot.conversation.pasted import find_config, model_card
 from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_config
 from bot.records.errors import InvalidRequest
@@ -363,9 +364,34 @@ class Core:
                                               chosen=label[chosen]))
             reply.choices = [label[v] for v in values if v != chosen]
         reply.text, reply.citations = answer_text(reply.model_dump(), self.kb, t, extra)
+        if d.cheaper:
+            self._cheaper(reply, d, intent, advice, lang)
         if advice.gpu_verdict:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
         return reply
+
+    def _cheaper(self, reply: Reply, d: Decision, intent: str, advice, lang: str) -> None:
+        """'cheaper?' after an answer: the concessions that make the job cheaper (bot/plan/cheaper.py), said first, or
+        that the plan is already the cheapest that meets the job as stated."""
+        t = self.templates
+        base = next((r for r in advice.recommendations if r.get("label") != "yours"), None)
+        if base is None:
+            return
+        options = cheaper_options(lambda s: self.advisor.advise(intent, s, d.assumed, lang).recommendations, intent,
+                                  d.slots, base, advice.workload.method, list(self.kb.providers))
+        reply.cheaper = [o.as_dict() for o in options]
+        provider = self.kb.providers[base["provider"]].display_name(lang) if base["provider"] in self.kb.providers \
+            else base["provider"]
+        lines = [t.say("cheaper.already", lang, provider=provider)]
+        for o in options:
+            where = self.kb.providers[o.provider].display_name(lang) if o.provider in self.kb.providers else o.provider
+            lines.append(t.say("cheaper.option", lang, saving=f"{100 * o.saving:.0f}", instances=o.instances,
+                               flavor=o.flavor, gpus=o.gpus_total, gpu=o.gpu_name, provider=where,
+                               cost=f"{o.cost:,.2f}", currency=o.currency, per=t.say(f"cheaper.per.{o.per}", lang),
+                               change=t.say(f"cheaper.change.{o.change}", lang, provider=where)))
+        if not options:
+            lines.append(t.say("cheaper.none", lang))
+        reply.text = "\n".join(lines) + "\n" + reply.text
 
     def _fits_for_line(self, fits_for: tuple, lang: str) -> str:
         """'fits your cards: QLoRA; does not fit: full fine-tuning, LoRA. Answered for QLoRA (choose another below)'."""

@@ -395,6 +395,8 @@ class Reply(BaseModel):
     rule_trace: list[dict[str, Any]] = []
     notes: list[str] = []
     billing: list[dict[str, Any]] = []      # the billing modes the rules recommend: {mode, text}
+    # 'cheaper?' after an answer (bot/plan/cheaper.py): each concession that makes the job cheaper, cheapest first
+    cheaper: list[dict[str, Any]] = []
     kb_version: str | None = None
     # a batch job (bot/plan/batch.py): items, tokens per item, the pick's items/s per replica, replicas, hours
     batch: dict[str, Any] | None = None
