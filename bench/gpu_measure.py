@@ -231,7 +231,18 @@ PUBLISHED = [
     _lora("mistral-7b", 16, "q,k,v,o", 4, 4096, gc=True, method="qlora", kbit_prep=True),
     _lora("mistral-7b", 16, "q,k,v,o", 4, 4096, gc=True, method="qlora"),
 ]
-PRESETS = {"quick": QUICK, "full": FULL, "questions": QUESTIONS, "published": PUBLISHED}
+# Issue 31 item 7: with activation checkpointing the caching allocator reserves well above what is allocated (each
+# layer's recompute frees and re-requests blocks of shifting sizes); run each case once per allocator setting
+# (--alloc-conf expandable_segments:True in a second process: PYTORCH_CUDA_ALLOC_CONF is read when CUDA starts).
+ALLOCATOR = [
+    _full("llama-3.1-8b", "bf16-true", 8, 2048, gc=True),
+    _full("qwen2.5-7b", "bf16-true", 1, 2048, gc=True),
+    _full("qwen2.5-1.5b", "bf16", 4, 2048, gc=True),
+    _full("qwen2.5-1.5b", "bf16", 8, 4096, gc=True),
+    _lora("llama-3.1-8b", 16, ALL, 4, 2048, gc=True),
+    _lora("qwen2.5-7b", 8, ALL, 1, 8192, gc=True, varlen=True),
+]
+PRESETS = {"quick": QUICK, "full": FULL, "questions": QUESTIONS, "published": PUBLISHED, "allocator": ALLOCATOR}
 VARLEN_STEPS = 12       # measured steps of a varying-length case (fixed-length cases take two)
 
 
@@ -345,14 +356,24 @@ def method_text(case: Case, spec: dict[str, Any]) -> str:
     return f"{build}; {how}"
 
 
+def allocator_of(alloc_conf: str | None) -> str:
+    """The CUDA caching allocator's mode a PYTORCH_CUDA_ALLOC_CONF value selects: 'expandable_segments' (segments
+    grown in place by mapping more pages, so freed blocks of one size serve later requests of another) or the
+    default 'caching' (fixed-size segments; blocks split and cached, fragmenting under shifting request sizes)."""
+    conf = (alloc_conf or "").replace(" ", "").lower()
+    return "expandable_segments" if "expandable_segments:true" in conf else "caching"
+
+
 def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bool = False,
              device_name: str = "", quote: str = "", caveats: str = "", tiny: bool = False,
-             adamw_impl: str | None = None) -> dict[str, Any]:
+             adamw_impl: str | None = None, alloc_conf: str | None = None) -> dict[str, Any]:
     """One row in the measured_memory.yaml schema (what: peak-allocated | peak-reserved)."""
     spec = spec_of(case, tiny)
     suffix = "oom" if oom else {"peak-allocated": "alloc", "peak-reserved": "reserved"}.get(what, "unknown")
     model = f"gpumeasure-tiny-{spec['type']}" if tiny and not case.cnn else case.model
-    rid = f"gpum-{gpu.split(' ')[0]}-{case.id}{'-tiny' if tiny else ''}-{suffix}"
+    allocator = allocator_of(alloc_conf)
+    mode = "-expseg" if allocator == "expandable_segments" else ""
+    rid = f"gpum-{gpu.split(' ')[0]}-{case.id}{'-tiny' if tiny else ''}{mode}-{suffix}"
     row: dict[str, Any] = {"id": rid, "model": model}
     if tiny and not case.cnn:
         row["params_b"] = round(spec["params_b"], 9)
@@ -377,6 +398,8 @@ def make_row(case: Case, *, gpu: str, what: str, measured: float | None, oom: bo
         row["autocast"] = case.precision == "bf16"     # only the AMP cases run under torch.autocast
         if adamw_impl:
             row["adamw_impl"] = adamw_impl
+    if alloc_conf is not None or allocator != "caching":
+        row["allocator"] = allocator       # PYTORCH_CUDA_ALLOC_CONF as the run had it (bench rows before: unrecorded)
     if oom:
         row["oom"] = True
     row["source"] = {"title": f"gpu-advisor {SCRIPT} on {device_name or gpu}", "url": None, "quote": quote}
@@ -525,6 +548,7 @@ class TorchEnv:
             import transformers
             transformers.utils.logging.disable_progress_bar()
         self.torch = torch
+        self.alloc_conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or ""   # read by CUDA at start: set before import
         self.tiny = tiny
         self.tmp_dir = tmp_dir
         self.adamw = adamw
@@ -812,10 +836,12 @@ def rows_for(case: Case, res: Result, env, command: str, date: str) -> list[dict
     versions = (f"torch {v['torch']} (CUDA {v['cuda']}), transformers {v['transformers']}, peft {v['peft']}, "
                 f"bitsandbytes {v['bitsandbytes']}")
     cap = f"{env.total_gib:.1f} GiB" if env.total_gib else "n/a"
-    common = dict(gpu=env.gpu, device_name=env.device_name, tiny=env.tiny,
+    alloc_conf = getattr(env, "alloc_conf", None)
+    common = dict(gpu=env.gpu, device_name=env.device_name, tiny=env.tiny, alloc_conf=alloc_conf,
                   adamw_impl=(env.adamw if env.cuda else "for-loop"))     # _adamw(): fused or foreach on CUDA
     where = f"{env.device_name} ({cap} per torch.cuda.mem_get_info)" if env.cuda else env.device_name
-    details = f"First-hand measurement by {SCRIPT} on {where}, {date}, {versions}. {method_text(case, spec)}."
+    details = (f"First-hand measurement by {SCRIPT} on {where}, {date}, {versions}, "
+               f"PYTORCH_CUDA_ALLOC_CONF={alloc_conf or '(unset)'}. {method_text(case, spec)}.")
     if res.status == "oom":
         quote = (f"out of memory on {env.device_name} ({cap}); high-water mark before the failure "
                  f"{_fmt(res.peak_alloc)} GiB allocated / {_fmt(res.peak_reserved)} GiB reserved; {versions}; "
@@ -993,6 +1019,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cuda", help="torch device (default cuda; cpu only with --tiny)")
     ap.add_argument("--tiny", action="store_true", help="2-layer toy configs and small sizes: a smoke test, not data")
     ap.add_argument("--adamw", choices=("fused", "foreach"), default="fused", help="torch AdamW implementation on CUDA")
+    ap.add_argument("--alloc-conf", metavar="CONF",
+                    help="PYTORCH_CUDA_ALLOC_CONF for this run (e.g. expandable_segments:True), set before torch "
+                         "starts CUDA; rows record the allocator mode and their ids end in -expseg")
     ap.add_argument("--tmp-dir", help="where QLoRA cases write the random bf16 base before the 4-bit load")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and the estimator's figures; no torch")
     ap.add_argument("--gpu", default="h200", help="--dry-run: knowledge-base GPU id to check the fit against")
@@ -1012,6 +1041,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     command = "python " + " ".join(shlex.quote(a) for a in [SCRIPT] + (sys.argv[1:] if argv is None else argv))
     date = datetime.date.today().isoformat()
+    if args.alloc_conf is not None:
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = args.alloc_conf
     log(f"gpu_measure: {len(cases)} case(s), preset {args.preset}{' (tiny)' if args.tiny else ''}, "
         f"budget {args.time_budget:.0f} s; importing torch ...")
     env = TorchEnv(args.device, args.tiny, args.tmp_dir, args.adamw)

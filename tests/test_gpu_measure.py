@@ -152,7 +152,7 @@ def test_rows_carry_the_measured_memory_schema():
             assert CORE_KEYS <= set(row)
             assert set(row) - CORE_KEYS <= {"lora_rank", "lora_targets", "attention", "oom", "params_b", "arch",
                                             "kbit_upcast", "framework", "lora_dropout",
-                                            "autocast", "adamw_impl", "engine", "prompt_tokens"}
+                                            "autocast", "adamw_impl", "engine", "prompt_tokens", "allocator"}
             assert row["unit"] == "GiB" and row["component"] == "total" and row["gpus"] == 1
             assert row["source"]["title"] == "gpu-advisor bench/gpu_measure.py on NVIDIA H200"
             assert row["source"]["url"] is None
@@ -300,6 +300,47 @@ def test_measure_case_catches_failures_and_frees_everything(monkeypatch, step, s
         assert "Tried to allocate" in row["caveats"]
     else:
         assert gm.rows_for(case, res, env, "cmd", "2026-01-01") == []
+
+
+@pytest.mark.parametrize("conf, mode", [
+    (None, "caching"), ("", "caching"),                           # unset: PyTorch's default caching allocator
+    ("expandable_segments:True", "expandable_segments"),
+    ("max_split_size_mb:128,expandable_segments:True", "expandable_segments"),   # one option among several
+    ("expandable_segments:False", "caching"),                    # said, but off
+])
+def test_allocator_mode_is_read_from_the_alloc_conf(conf, mode):
+    assert gm.allocator_of(conf) == mode
+
+
+def test_rows_record_the_allocator_and_keep_ids_apart():
+    """The same case under both allocators gives distinct rows that say which allocator ran (issue 31 item 7)."""
+    case = gm.plan("allocator")[0]
+    assert case.grad_checkpointing
+    caching = gm.make_row(case, gpu="h200", what="peak-reserved", measured=99.0, alloc_conf="")
+    expandable = gm.make_row(case, gpu="h200", what="peak-reserved", measured=76.0,
+                             alloc_conf="expandable_segments:True")
+    assert caching["allocator"] == "caching" and expandable["allocator"] == "expandable_segments"
+    assert expandable["id"] == caching["id"].replace("-reserved", "-expseg-reserved") != caching["id"]
+    legacy = gm.make_row(case, gpu="h200", what="peak-reserved", measured=99.0)      # a stand-in env, no setting read
+    assert "allocator" not in legacy and legacy["id"] == caching["id"]
+
+
+def test_allocator_preset_is_checkpointed_and_fits_one_run():
+    cases = gm.plan("allocator")
+    assert cases and all(c.grad_checkpointing and c.method != "inference" for c in cases)
+    assert sum(gm.est_seconds(c) for c in cases) < 150     # twice (one per allocator) inside a 10-minute command
+
+
+def test_rows_carry_the_env_allocator_setting(monkeypatch):
+    monkeypatch.setattr(gm, "build_llm", fake_builder(lambda: None))
+    env = FakeEnv()
+    env.alloc_conf = "expandable_segments:True"
+    case = gm.plan("allocator")[0]
+    res = gm.measure_case(env, case, timeout_s=5)
+    rows = gm.rows_for(case, res, env, "cmd", "2026-01-01")
+    assert {r["allocator"] for r in rows} == {"expandable_segments"}
+    assert all("-expseg-" in r["id"] for r in rows)
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in rows[0]["caveats"]
 
 
 def test_skipped_case_says_why(monkeypatch):

@@ -93,10 +93,22 @@ def test_a_plan_over_a_documented_rdma_fabric_keeps_zero3_when_that_is_as_fast(c
     assert cited == (pick["layout"]["sharding"] == "hsdp")
 
 
-def test_own_cards_across_machines_are_timed_over_tcp_and_the_rdma_time_is_said(core):
-    """32 A100s are four machines whose network nobody stated: the time assumes TCP and the answer gives the time
-    over InfiniBand/RoCE beside it, so the user reads the one that is theirs."""
+def test_own_sxm_cards_with_no_network_said_are_timed_over_their_fabric_and_tcp_is_the_risk(core):
+    """32 A100 SXM are four HGX machines whose network nobody stated: the time assumes the RDMA fabric such servers
+    ship with (issue 31) and the answer gives the time over plain TCP beside it, so the user reads the one that is
+    theirs."""
     r = core.turn("我们有 32 张 A100 80G，想全参训练 7B，数据 100B tokens，多久能训完", {})[0].model_dump()
+    mine = r["recommendations"][0]
+    assert mine["label"] == "yours" and mine["inter_link"] == "rdma" and mine["network_assumed"] == "rdma"
+    assert mine["job_hours_tcp"] > mine["job_hours"]
+    assert "TCP" in r["text"] and "RDMA" in r["text"]
+
+
+def test_own_cards_across_machines_over_ethernet_are_timed_over_tcp_and_the_rdma_time_is_said(core):
+    """32 A100s on four machines joined by 25G Ethernet without RDMA: the time is over TCP and the answer gives the
+    time over InfiniBand/RoCE beside it."""
+    r = core.turn("我们有 32 张 A100 80G，4 台机器之间只有 25G 以太网，没有 RDMA，想全参训练 7B，数据 100B tokens，多久能训完",
+                  {})[0].model_dump()
     mine = r["recommendations"][0]
     assert mine["label"] == "yours" and mine["inter_link"] == "tcp"
     assert mine["job_hours_rdma"] and mine["job_hours_rdma"] < mine["job_hours"]

@@ -38,13 +38,16 @@ def _mine(core, q):
 
 
 def test_their_ethernet_is_used_and_the_rdma_time_is_said_beside_it(core):
-    """100 GbE is four times the 25 Gbit/s assumed for an unknown network: the time is shorter than with the network
-    unsaid, and longer than over InfiniBand, which the answer gives beside it."""
+    """100 GbE is four times the 25 Gbit/s Ethernet the unsaid network's risk is timed over: the time is shorter than
+    that risk, and longer than over InfiniBand, which the answer gives beside it; with the network unsaid, 8-GPU SXM
+    servers are timed over the RDMA fabric they ship with (issue 31), which is that InfiniBand time."""
     q = "we have 4 nodes of 8x H100 SXM{net}. full finetune llama 3.1 8b on 5B tokens, how long?"
     _, unsaid = _mine(core, q.format(net=""))
     r, said = _mine(core, q.format(net=" over 100GbE ethernet, no infiniband"))
     assert said["inter_link"] == "tcp" and said["network_gbps"] == 100 and said["network_said"]
-    assert said["job_hours_rdma"] < said["job_hours"] < unsaid["job_hours"]
+    assert said["job_hours_rdma"] < said["job_hours"] < unsaid["job_hours_tcp"]
+    assert unsaid["network_assumed"] == "rdma" and unsaid["job_hours"] == pytest.approx(said["job_hours_rdma"],
+                                                                                          rel=0.1)
     assert "100 Gbit/s Ethernet you describe" in r["text"]
 
 

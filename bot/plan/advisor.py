@@ -25,7 +25,7 @@ from bot.plan import fleet
 from bot.plan.batch import batch_spec, batch_targets, is_batch, job_hours, replicas_for, summary
 from bot.plan.fleet import FleetChoice
 from bot.plan.links import link_of
-from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, own_row, plan_own
+from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, fabric_sources, own_row, plan_own
 from bot.plan import perf
 from bot.plan.layouts import zero3_workload
 from bot.plan.plans import (HORIZON_DAYS, MAX_SCALE_GPUS, SIZING_CONCURRENCY, Targets, size_training, sizing_workload,
@@ -666,7 +666,7 @@ class Advisor:
             plan.bracket = bracket(plan, job.model, cards_of_memory(self.kb.gpus.values(), mem), job.targets)
             named = plan.bracket[:1] + plan.bracket[1:][-1:]          # the fastest and the slowest, as the line says
             sources = list(dict.fromkeys(s for b in named for s in self.kb.gpus[b["gpu"]].sources))
-        return plan, name, sources
+        return plan, name, sources + [s for s in fabric_sources(plan) if s not in sources]
 
     OFFLOAD_ORDER = ("none", "optimizer", "full")     # least moved to host RAM first
     ASKED_COUNTS = (1, 2, 4, 8, 16)   # a GPU named without a count: the server sizes it comes in, and two

@@ -36,6 +36,12 @@ MICRO = "micro-batch with gradient accumulation"
 # two-24 GB-card workstations had 128 GB of RAM; an 8 x 80 GB DGX A100 has 1-2 TB); the answer states what it needs.
 HOST_RAM_PER_GPU_GIB = 1.5
 HOST_RAM_MIN_GIB = 128.0
+# The network a class of training server ships with, when the user does not name theirs (issue 31): an 8-GPU SXM
+# server (HGX baseboard, DGX) carries one 400 Gb/s ConnectX-7 RDMA NIC a GPU for its compute fabric
+# (nvidia-dgx-basepod-core); an Atlas 800T A2 (8 Ascend 910B over HCCS) carries 4 dual-port 200GE RoCE NICs on its
+# parameter plane (daocloud-atlas800t-a2). Such servers bought for training are clustered over that fabric, so it is
+# the prior, said as an assumption; plain TCP Ethernet is said beside it as the risk.
+FABRIC_SOURCES = {"nvlink": "nvidia-dgx-basepod-core", "hccs": "daocloud-atlas800t-a2"}
 
 
 @dataclass
@@ -72,6 +78,8 @@ class OwnPlan:
     fewer_offload: str | None = None     # ... and what one would move to host RAM to hold it (None: one does not)
     fewer_steps: list[dict[str, Any]] = field(default_factory=list)   # ... and the job changes that fit it on one
     experts: int = 0                     # a mixture of experts run expert-parallel: its routed experts
+    network_assumed: str | None = None   # not said: the RDMA fabric their server class ships with ("rdma")
+    hours_tcp: float | None = None       # ... and the time were their machines joined by plain TCP Ethernet
     rate: float | None = None            # images, clips: items per second on all the cards the plan uses
     items: dict[str, Any] | None = None  # ... and the job they are timed over: unit, per epoch, epochs, items
 
@@ -89,6 +97,9 @@ def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: floa
         plan = _training(w, model, memory_gib, cards, batch_fixed)
     plan.gpu = gpu
     plan.network, plan.network_gbps = network
+    if (network[0] is None and gpu is not None and w.method != "inference" and plan.used > CARDS_PER_MACHINE
+            and server_fabric(gpu)):
+        plan.network_assumed = "rdma"
     plan.timed = bool(w.tokens) if w.method != "inference" else w.kind in ("llm", "multimodal")
     if plan.fits and gpu is not None:
         _time(plan, model, gpu, targets, speed_ctx)
@@ -323,14 +334,28 @@ def _kv_budget(rw: Workload, model: Model | None, mem: float, usable: float, n: 
 
 
 # ----- time ------------------------------------------------------------------------------------------------------
+def server_fabric(gpu: GPU) -> str | None:
+    """The link inside the server class the card is built into: 'nvlink' for SXM modules (HGX/DGX NVSwitch
+    baseboards), 'hccs' for Ascend NPU modules (Atlas 800 servers: 8 modules over HCCS), None for a card that goes
+    into any PCIe server, whose links say nothing about its server."""
+    form = gpu.form_factor or ""
+    if form.startswith("SXM") and gpu.nvlink_gbs:
+        return "nvlink"
+    if gpu.vendor == "huawei" and "NPU module" in form:
+        return "hccs"
+    return None
+
+
 def own_link(gpu: GPU, network: str | None = None, gbps: float | None = None) -> LinkEvidence:
-    """SXM modules sit on NVLink baseboards (HGX); any other card's link is not known and is timed as PCIe. Between
-    machines, the network the user described (InfiniBand/RoCE or Ethernet, at its rate), else unknown (timed as
-    TCP)."""
+    """SXM modules sit on NVLink baseboards (HGX), Ascend NPU modules on HCCS (Atlas 800: its bandwidth, where the
+    knowledge base has none, is timed at the PCIe rate by the speed model); any other card's link is not known and
+    is timed as PCIe. Between machines, the network the user described (InfiniBand/RoCE or Ethernet, at its rate) or
+    the one their server class ships with ('rdma', plan.network_assumed), else unknown (timed as TCP)."""
     inter = network or "unknown"
     inter_gbs = gbps / 8 if gbps else None
-    if (gpu.form_factor or "").startswith("SXM") and gpu.nvlink_gbs:
-        return LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2, inter, inter_gbs)
+    fabric = server_fabric(gpu)
+    if fabric:
+        return LinkEvidence("nvlink", "derived", gpu.nvlink_gbs / 2 if gpu.nvlink_gbs else None, inter, inter_gbs)
     return LinkEvidence("unknown", "unknown", pcie_gbs(gpu.form_factor), inter, inter_gbs)
 
 
@@ -338,10 +363,12 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
           speed_ctx: tuple[dict, list] | None = None) -> None:
     """Training: wall clock for the tokens (or the images, clips: dataset x epochs) on every card of the layout
     found; serving: the time per output token at the users each replica serves."""
-    link = own_link(gpu, plan.network, plan.network_gbps)
+    link = own_link(gpu, plan.network or plan.network_assumed, plan.network_gbps)
     plan.link = "nvlink" if link.intra == "nvlink" else "pcie"
     w = plan.workload
     if w.method != "inference":
+        if plan.network_assumed and w.tokens and not timed_by_items(w):
+            plan.hours_tcp = _tcp_risk(plan, model, gpu)
         if timed_by_items(w):
             gpus_by_id, models = speed_ctx or ({}, [])
             speed = job_speed(w.model_copy(update={"gpus": plan.used}), model, gpu, gpus_by_id, models)
@@ -445,6 +472,15 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
             plan.hours_rdma = min(times)
 
 
+def _tcp_risk(plan: OwnPlan, model: Model | None, gpu: GPU) -> float | None:
+    """The time of the same job were their machines joined by plain TCP Ethernet instead of the fabric their server
+    class ships with: the best layout over TCP (TP x PP where it beats sharding), said beside the assumed time."""
+    trial = replace(plan, network="tcp", network_assumed=None, hours=None, mfu=None, zero3_hours=None,
+                    hours_rdma=None)
+    _train_time(trial, model, gpu, own_link(gpu, "tcp"))
+    return trial.hours
+
+
 # ----- data loading ------------------------------------------------------------------------------------------------
 CARDS_PER_MACHINE = 8            # as the plan's machine count (own_row 'instances') takes it
 
@@ -482,6 +518,18 @@ def own_layout(plan: OwnPlan) -> dict[str, Any]:
     return lay
 
 
+def fabric_sources(plan: OwnPlan) -> list[str]:
+    """The source of the server class's fabric where the plan assumes it (none otherwise)."""
+    if plan.network_assumed and plan.gpu is not None:
+        return [FABRIC_SOURCES[server_fabric(plan.gpu)]]
+    return []
+
+
+def _row_sources(plan: OwnPlan) -> list[str]:
+    """The card's sources, and the server class's where its fabric is assumed."""
+    return (list(plan.gpu.sources) if plan.gpu else []) + fabric_sources(plan)
+
+
 def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
     """The `yours` recommendation (ask --json): the fields of a rental row, with no price, instance or provider
     (provider and flavor read "own"), plus the changes that made it fit and, when nothing did, the steps that would."""
@@ -497,11 +545,14 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "headroom_pct": round(100 * (1 - est.per_gpu_gib / mem), 1), "per_gpu_gib": round(est.per_gpu_gib, 2),
         "need_gpus": None, "blocked_by": None, "evidence": None, "region": None, "job_cost": None,
         "job_hours": (round(plan.hours, 1) if plan.hours >= 1 else round(plan.hours, 3)) if plan.hours else None, "ruled_out": None if plan.fits else "no_fit",
-        "over_budget": False, "sources": list(plan.gpu.sources) if plan.gpu else [], "note": None,
+        "over_budget": False, "sources": _row_sources(plan), "note": None,
         "label": "yours", "layout": own_layout(plan), "replicas": plan.replicas, "costs": [], "breaks": [], "why": [],
         "hourly_total": None, "monthly_cost": None, "interconnect_evidence": None, "intra_link": plan.link,
-        "inter_link": (plan.network or "tcp") if plan.used > 8 else None, "network_gbps": plan.network_gbps,
-        "network_said": plan.network is not None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
+        "inter_link": (plan.network or plan.network_assumed or "tcp") if plan.used > 8 else None,
+        "network_gbps": plan.network_gbps, "network_said": plan.network is not None,
+        # not said: the fabric their server class ships with, and the time over plain TCP beside it
+        "network_assumed": plan.network_assumed,
+        "job_hours_tcp": round(plan.hours_tcp, 1) if plan.hours_tcp else None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
         "job_hours_rdma": round(plan.hours_rdma, 1) if plan.hours_rdma else None,
         "replica_concurrency": plan.workload.concurrency if plan.workload.method == "inference" else None,
         "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None, "encoder": plan.encoder,

@@ -127,10 +127,12 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
         out.append(t.say("yours.hours" if row["gpus_total"] > 1 else "yours.hours_single", lang,
                          hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
-                         link=t.say(f"yours.link.{row.get('intra_link') or 'pcie'}", lang)))
+                         link=t.say(f"yours.link.{_intra(row)}", lang)))
         if row.get("zero3_hours"):
             out.append(t.say("yours.zero3_hours", lang, hours=f"{row['zero3_hours']:,.0f}",
                              days=f"{row['zero3_hours'] / 24:,.1f}"))
+        if row.get("network_assumed"):
+            out.append(_assumed_fabric(row, t, lang))
         if row.get("job_hours_rdma"):
             key = "yours.network_tcp" if row.get("network_said") else "yours.network"
             out.append(t.say(key, lang, machines=row["instances"], rate=f"{row.get('network_gbps') or 25:g}",
@@ -146,6 +148,27 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
     return out
+
+
+def _assumed_fabric(row: dict[str, Any], t: Templates, lang: str) -> str:
+    """Their network was not named: the time assumes the RDMA fabric their server class ships with (NVLink or HCCS
+    inside); the time over plain TCP Ethernet is the risk said beside it, or that it would not be much slower."""
+    server = t.say(f"yours.server.{row.get('intra_link') or 'pcie'}_{'ascend' if _ascend(row) else 'gpu'}", lang)
+    tcp = row.get("job_hours_tcp")
+    if tcp and tcp > row["job_hours"] * 1.1:
+        return t.say("yours.network_assumed", lang, machines=row["instances"], server=server,
+                     hours=f"{tcp:,.0f}", days=f"{tcp / 24:,.1f}")
+    return t.say("yours.network_assumed_same", lang, machines=row["instances"], server=server)
+
+
+def _ascend(row: dict[str, Any]) -> bool:
+    return (row.get("gpu") or "").startswith("ascend")
+
+
+def _intra(row: dict[str, Any]) -> str:
+    """The link inside their machines as said: NVLink (SXM), HCCS (Ascend NPU modules), or PCIe assumed."""
+    link = row.get("intra_link") or "pcie"
+    return "hccs" if link == "nvlink" and _ascend(row) else link
 
 
 def _items_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
