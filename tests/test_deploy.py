@@ -98,7 +98,10 @@ def test_postgres_overlay_replicas_rolling_update_pdb_and_no_volume():
     [container] = pod["containers"]
     [db] = [e for e in container["env"] if e["name"] == "ADVISOR_DB"]
     assert db["value"] is None and db["valueFrom"]["secretKeyRef"] == {"name": "gpu-advisor-db", "key": "ADVISOR_DB"}
-    assert pod["volumes"] == [{"name": "data", "$patch": "delete"}]
+    assert pod["volumes"] == [{"name": "data", "$patch": "delete"},             # no data volume: PostgreSQL holds it
+                              {"name": "spool", "emptyDir": {"sizeLimit": "256Mi"}}]   # requests kept in an outage
+    [spool] = [e for e in container["env"] if e["name"] == "ADVISOR_SPOOL_DIR"]
+    assert {"name": "spool", "mountPath": spool["value"]} in container["volumeMounts"]
     [pvc] = _yaml(DEPLOY / "k8s" / "pvc.yaml")
     [gone] = _yaml(K8S_PG / "no-volume.yaml")
     assert (gone["$patch"], gone["kind"], gone["metadata"]["name"]) == ("delete", pvc["kind"], pvc["metadata"]["name"])
@@ -132,7 +135,7 @@ def test_postgres_overlay_renders():
         assert container[probe]["httpGet"]["path"] == "/healthz"
     [db] = [e for e in container["env"] if e["name"] == "ADVISOR_DB"]
     assert "value" not in db and db["valueFrom"]["secretKeyRef"]["name"] == "gpu-advisor-db"
-    assert [m["mountPath"] for m in container["volumeMounts"]] == ["/tmp"]
+    assert sorted(m["mountPath"] for m in container["volumeMounts"]) == ["/spool", "/tmp"]
     assert not any("persistentVolumeClaim" in v for v in pod.get("volumes", []))
     labels = dep["spec"]["template"]["metadata"]["labels"]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()

@@ -251,46 +251,94 @@ def test_a_lone_surrogate_in_a_question_is_replaced_and_answered(stub, fresh):
 
 
 # ----- storage faults at the Slack edge ------------------------------------------------------------------------
-def test_a_read_only_database_is_told_to_the_user_and_on_healthz(stub, tmp_path):
-    """The inbox cannot be written: the DM is acknowledged (Slack must not retry into the same wall), the user
-    is told their question was not recorded, /healthz answers 503 naming the file, and it recovers."""
+def _dispatch(app, event: dict) -> int:
+    """One signed DM event through the Bolt app; the HTTP status Slack would see."""
     from slack_bolt.request import BoltRequest
+    body = event_callback(event, uid("Ev"))
+    headers = {k.lower(): [v] for k, v in sign(body, SECRET).items()}
+    headers["content-type"] = ["application/json"]
+    return app.dispatch(BoltRequest(body=body, headers=headers)).status
 
+
+def _healthz(app) -> tuple[str, dict, float]:
+    from bot.surfaces.slack.serve import http_health, with_inbox, wsgi_app
+    seen = {}
+    began = time.monotonic()
+    out = wsgi_app(app, with_inbox(http_health, app), SECRET)({"PATH_INFO": "/healthz", "REQUEST_METHOD": "GET"},
+                                                              lambda status, hdrs: seen.update(status=status))
+    return seen["status"], json.loads(b"".join(out)), time.monotonic() - began
+
+
+def test_a_read_only_database_keeps_the_question_and_answers_it_once_writable(stub, tmp_path):
+    """The inbox cannot be written: the DM is acknowledged (kept in the local spool, never apologised for),
+    /healthz answers at once with 503 naming the problem, and once the file is writable again the question is
+    recorded and answered -- once, with the answer, not 'could not be recorded'."""
     from bot.surfaces.service import Service
     from bot.surfaces.slack.app import build_app
-    from bot.surfaces.slack.serve import wsgi_app, with_inbox, http_health
     from bot.surfaces.slack.settings import SlackSettings
 
     stub.reset()
     settings = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=stub.api_url)
     app = build_app(settings, Service(db=tmp_path / "advisor.db"))
-    inbox = app.advisor_health.__self__.inbox
-    inbox.db.conn.execute("PRAGMA query_only = ON")               # SQLite answers as for a read-only file
+    bot = app.advisor_health.__self__
+    bot.inbox.db.conn.execute("PRAGMA query_only = ON")           # SQLite answers as for a read-only file
     channel = uid("D")
-    body = event_callback({"type": "message", "channel_type": "im", "channel": channel, "user": uid("U"),
-                           "text": "serve llama 3 8b", "ts": f"{time.time():.6f}"}, uid("Ev"))
-    headers = {k.lower(): [v] for k, v in sign(body, SECRET).items()}
-    headers["content-type"] = ["application/json"]
-    assert app.dispatch(BoltRequest(body=body, headers=headers)).status == 200
-    [note] = stub.wait_for(lambda s: posts(s, channel))
-    assert "could not be recorded" in note.body["text"]
+    event = {"type": "message", "channel_type": "im", "channel": channel, "user": uid("U"),
+             "text": "serve llama 3 8b", "ts": f"{time.time():.6f}"}
+    assert _dispatch(app, event) == 200
+    assert bot.spool.count() == 1 and bot.inbox.counts() == {}
+    status, facts, took = _healthz(app)
+    assert status.startswith("503") and facts["database"] == "down" and "read-only" in facts["storage"]
+    assert facts["spooled"] == 1 and took < 1.0
 
-    seen = {}
-    health = wsgi_app(app, with_inbox(http_health, app), SECRET)
-    out = health({"PATH_INFO": "/healthz", "REQUEST_METHOD": "GET"},
-                 lambda status, hdrs: seen.update(status=status))
-    facts = json.loads(b"".join(out))
-    assert seen["status"].startswith("503") and not facts["ok"] and "read-only" in facts["storage"]
-
-    inbox.db.conn.execute("PRAGMA query_only = OFF")              # fixed: the next request clears the alarm
-    body = event_callback({"type": "message", "channel_type": "im", "channel": channel, "user": uid("U"),
-                           "text": "serve llama 3 8b", "ts": f"{time.time():.6f}"}, uid("Ev"))
-    headers = {k.lower(): [v] for k, v in sign(body, SECRET).items()}
-    headers["content-type"] = ["application/json"]
-    assert app.dispatch(BoltRequest(body=body, headers=headers)).status == 200
+    bot.inbox.db.conn.execute("PRAGMA query_only = OFF")          # fixed: the watch's next write probe sees it
+    [answer] = stub.wait_for(lambda s: posts(s, channel), 15)
+    assert "could not be recorded" not in answer.body["text"] and answer.body.get("blocks")
+    stub.wait_for(lambda s: bot.health()[0] and bot.inbox.counts() == {"done": 1}, 5)
+    assert bot.spool.count() == 0
+    assert _dispatch(app, {**event, "ts": f"{time.time():.6f}"}) == 200
     stub.wait_for(lambda s: len(posts(s, channel)) == 2)
-    assert app.advisor_health()[0] is True
-    app.advisor_health.__self__.pool.stop()
+    bot.pool.stop()
+
+
+def test_when_nothing_can_keep_a_request_slack_is_asked_to_send_it_again(stub, tmp_path):
+    """The database and the spool both refuse: the DM gets HTTP 500 (Slack retries it) instead of an ack for
+    something lost; a slash command (never retried by Slack) is told at once to try again; one log line each,
+    no traceback."""
+    import logging
+
+    from bot.surfaces.service import Service
+    from bot.surfaces.slack.app import build_app
+    from bot.surfaces.slack.settings import SlackSettings
+
+    stub.reset()
+    settings = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SECRET, api_base_url=stub.api_url)
+    app = build_app(settings, Service(db=tmp_path / "advisor.db"))
+    bot = app.advisor_health.__self__
+    bot.inbox.db.conn.execute("PRAGMA query_only = ON")
+    (tmp_path / "spool-file").write_text("")
+    bot.spool.folder = tmp_path / "spool-file" / "spool"               # a folder that cannot be made
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("gpu_advisor").addHandler(handler)
+    try:
+        event = {"type": "message", "channel_type": "im", "channel": uid("D"), "user": uid("U"), "text": "hi",
+                 "ts": f"{time.time():.6f}"}
+        assert _dispatch(app, event) == 500
+        from slack_bolt.request import BoltRequest
+        form = urllib.parse.urlencode({"command": "/gpu-advisor", "text": "what gpu for qlora llama 3 8b",
+                                       "user_id": uid("U"), "channel_id": uid("C"), "team_id": TEAM_ID,
+                                       "response_url": stub.response_url(uid("r"))})
+        headers = {k.lower(): [v] for k, v in sign(form, SECRET).items()}
+        headers["content-type"] = ["application/x-www-form-urlencoded"]
+        response = app.dispatch(BoltRequest(body=form, headers=headers))
+        assert response.status == 200 and "could not be recorded" in response.body
+    finally:
+        logging.getLogger("gpu_advisor").removeHandler(handler)
+        bot.pool.stop()
+    assert not any(r.exc_info for r in records), [r.getMessage() for r in records if r.exc_info]
+    assert stub.of("chat.postMessage") == []
 
 
 # ----- load: 500 events, a slow Slack API, idle sockets -------------------------------------------------------------

@@ -55,6 +55,7 @@ def _model() -> type:
         port: str = "3000"
         advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
         advisor_inbox_scan_s: float = 5.0         # how often a replica claims the Slack jobs of a dead one
+        advisor_spool_dir: Path | None = None       # Slack requests kept while the database is away
         advisor_price_max_age_days: int = 90       # a price or rate older than this is flagged (answers, kb audit)
 
         @field_validator("advisor_default_provider", "advisor_log_format", mode="before")
@@ -74,7 +75,7 @@ def _model() -> type:
             return None if v is None or not str(v).strip() else v
 
         @field_validator("advisor_db", "advisor_knowledge_dir", "advisor_rules_dir", "advisor_prices_file",
-                         mode="before")
+                         "advisor_spool_dir", mode="before")
         @classmethod
         def _path(cls, v: Any) -> Any:
             if isinstance(v, str) and v.strip().lower().startswith(DB_URL_SCHEMES):

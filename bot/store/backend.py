@@ -11,7 +11,7 @@ from typing import Any
 from bot.store.pg import DatabaseUrl, is_postgres_url
 
 __all__ = ["is_postgres_url", "describe", "open_audit", "open_sessions", "open_inbox", "open_slack_state",
-           "open_installations"]
+           "open_installations", "open_spool", "spool_folder"]
 
 Target = str | os.PathLike
 
@@ -68,3 +68,25 @@ def open_installations(target: Target, cipher: Any, **options: Any) -> Any:
         return PgInstallations(target, cipher, **options)
     from bot.store.installations import Installations
     return Installations(Path(target), cipher, **options)
+
+
+def spool_folder(target: Target, configured: str | os.PathLike | None = None) -> Path:
+    """Where Slack requests wait while the database is away (bot/store/spool.py): `configured`
+    (ADVISOR_SPOOL_DIR), else beside an SQLite file (`advisor.db.spool/`), else, for PostgreSQL, one folder per
+    database under XDG_STATE_HOME (~/.local/state/gpu-advisor/spool-<hash of the URL>): the local disk, which
+    does not fail with the server. In a container it must be a volume that outlives a restart (deploy/)."""
+    if configured:
+        return Path(configured).expanduser()
+    if not _pg(target):
+        path = Path(target)
+        return path.with_name(path.name + ".spool")
+    import hashlib
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    digest = hashlib.sha256(str(DatabaseUrl(target)).encode()).hexdigest()[:12]
+    return base / "gpu-advisor" / f"spool-{digest}"
+
+
+def open_spool(target: Target, configured: str | os.PathLike | None = None) -> Any:
+    """The spool of the database at `target` (the folder is created on the first request kept)."""
+    from bot.store.spool import Spool
+    return Spool(spool_folder(target, configured))

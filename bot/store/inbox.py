@@ -32,6 +32,7 @@ from bot.store.migrations import migrate
 __all__ = ["Inbox", "Job", "OPEN_STATES"]
 
 OPEN_STATES = ("queued", "running")
+PROBE_KEY = "probe:writable"          # the key `probe(write=True)` adds and removes (never a Slack id)
 
 SCHEMA = (   # run by bot/store/migrations.py, step 3
     """CREATE TABLE IF NOT EXISTS inbox (
@@ -167,6 +168,19 @@ class Inbox(LockedDatabase):
     def _update(self, job_id: str, assignments: str, params: tuple) -> None:
         with self._write() as conn:
             conn.execute(f"UPDATE inbox SET {assignments}, updated = ? WHERE id = ?", (*params, self._now(), job_id))
+
+    def probe(self, write: bool = False) -> dict[str, int]:
+        """Jobs per state (as `counts`); with `write`, first prove the database takes a write (a probe key added
+        and removed in one transaction): what tells a full disk cleared or a server back. Raises StorageError."""
+        if write:
+            with self._write() as conn:
+                self._probe_write(conn)
+        return self.counts()
+
+    def _probe_write(self, conn: Any) -> None:
+        conn.execute("DELETE FROM slack_events WHERE event_id = ?", (PROBE_KEY,))
+        conn.execute("INSERT INTO slack_events (event_id, ts) VALUES (?, ?)", (PROBE_KEY, self._now()))
+        conn.execute("DELETE FROM slack_events WHERE event_id = ?", (PROBE_KEY,))
 
     def counts(self) -> dict[str, int]:
         """Jobs per state, for /healthz and `doctor`."""

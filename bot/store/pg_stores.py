@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 from bot.store.audit import AuditLog
 from bot.store.chain import AuditEntry, entry_of, iso_utc, utc_now, ZERO_HASH
 from bot.store.inbox import Inbox, Job, _COLUMNS as _JOB_COLUMNS, _job
-from bot.store.pg import PgDatabase, QmarkConnection
+from bot.store.pg import CONNECT_TIMEOUT_S, PgDatabase, QmarkConnection, _refused
 from bot.store.sessions import DEFAULT_TTL_S, SessionStore
 from bot.store.team_settings import TeamSettings
 
@@ -93,6 +93,7 @@ _ABANDONED = f"(owner IS NULL OR owner NOT IN ({_LIVE_OWNERS}))"
 # The owner lock is a lease: it lasts while the server can reach its connection. A killed process drops it at
 # once (its socket closes); for a host that vanished without a word, the server's TCP keepalives on that
 # connection (idle 10 s, then 3 probes 5 s apart, and at most 25 s of unacknowledged data) end it in ~25 s.
+EDGE_TIMEOUT_S = 2.0               # the longest wait for a connection where Slack waits for the answer
 LEASE_KEEPALIVES = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3",
                     "tcp_user_timeout": "25000"}
 
@@ -117,10 +118,14 @@ class PgInbox(PgDatabase, Inbox):
         import secrets
 
         import psycopg
-        conn = psycopg.connect(self.path.secret, autocommit=True, application_name="gpu-advisor inbox owner",
-                               keepalives=1, keepalives_idle=10, keepalives_interval=5, keepalives_count=3)
-        for name, value in LEASE_KEEPALIVES.items():        # the server's side: how soon it gives up on us
-            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        try:
+            conn = psycopg.connect(self.path.secret, autocommit=True, application_name="gpu-advisor inbox owner",
+                                   connect_timeout=CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=10,
+                                   keepalives_interval=5, keepalives_count=3)
+            for name, value in LEASE_KEEPALIVES.items():    # the server's side: how soon it gives up on us
+                conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        except psycopg.Error as exc:                     # the server is away: the caller retries later
+            raise _refused(self.path.secret, exc) from None
         for _ in range(100):
             owner = secrets.randbelow(2**31 - 1) + 1
             if conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (OWNER_LOCK_CLASS, owner)).fetchone()[0]:
@@ -166,11 +171,13 @@ class PgInbox(PgDatabase, Inbox):
         return [_job(r[:-1]) for r in sorted(rows, key=lambda r: r[-1])]
 
     def start(self, job_id: str) -> Job | None:
-        """Mark a job running here; None when it is finished, unknown, or running on another live replica."""
+        """Mark a job running here; None when it is finished, unknown, or running on another live replica.
+        A job running under this inbox's own owner id is one its worker pool hands back after the database was
+        away mid-job (the pool never runs one job twice at once), so it may start again."""
         with self._write() as conn:
             cursor = conn.execute("UPDATE inbox SET state = 'running', attempts = attempts + 1, updated = ?, "
                                   f"owner = ? WHERE id = ? AND (state = 'queued' OR (state = 'running' AND "
-                                  f"{_ABANDONED}))", (self._now(), self.owner, job_id))
+                                  f"(owner = ? OR {_ABANDONED})))", (self._now(), self.owner, job_id, self.owner))
             if cursor.rowcount != 1:
                 return None
             row = conn.execute(f"SELECT {', '.join(_JOB_COLUMNS)} FROM inbox WHERE id = ?", (job_id,)).fetchone()
@@ -184,7 +191,7 @@ class PgInbox(PgDatabase, Inbox):
         keys = sorted(k for k in dict.fromkeys([job_id, *keys]) if k)
         now = self._now()
         text = json.dumps(to_json_value(payload), ensure_ascii=False, separators=(",", ":"))
-        with self._write() as conn:
+        with self._write(EDGE_TIMEOUT_S) as conn:       # the ack waits on this: a server away is known in seconds
             fresh = [conn.execute("INSERT INTO slack_events (event_id, ts) VALUES (?, ?) ON CONFLICT DO NOTHING",
                                   (k, now)).rowcount == 1 for k in keys]
             if not all(fresh):
@@ -193,6 +200,15 @@ class PgInbox(PgDatabase, Inbox):
                                   "VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                                   (job_id, kind, text, now, now, self.owner))
             return cursor.rowcount == 1
+
+    def probe(self, write: bool = False) -> dict[str, int]:
+        """As Inbox.probe, each step waiting at most EDGE_TIMEOUT_S for a connection (/healthz reads the result)."""
+        if write:
+            with self._write(EDGE_TIMEOUT_S) as conn:
+                self._probe_write(conn)
+        with self._read(EDGE_TIMEOUT_S) as conn:
+            rows = conn.execute("SELECT state, count(*) FROM inbox GROUP BY state").fetchall()
+        return {state: n for state, n in rows}
 
     def open_jobs(self) -> list[Job]:
         """Open jobs whose replica is gone (queued or running there), not those a live replica holds."""

@@ -15,7 +15,7 @@ The one log line per turn is Service.ask's (bot/surfaces/service.py).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector,
                                generate_latest)
@@ -35,10 +35,28 @@ AUDIT_ROWS = Gauge("gpu_advisor_audit_rows", "Rows in the audit log (read at scr
 SESSIONS = Gauge("gpu_advisor_sessions", "Live conversation sessions (read at scrape time).", registry=REGISTRY)
 
 
+_DATABASE_UP: list[Callable[[], bool]] = [lambda: True]
+
+
 def bind(service: Any) -> None:
-    """Read the audit-log and session gauges from this service's database when scraped."""
-    AUDIT_ROWS.set_function(lambda: float(service.audit.count()))
-    SESSIONS.set_function(lambda: float(service.sessions.count()))
+    """Read the audit-log and session gauges from this service's database when scraped: NaN while the database
+    is away (known from `database_up`, see gate) or when the read fails, so a scrape never waits on it or fails."""
+    AUDIT_ROWS.set_function(lambda: _read(service.audit.count))
+    SESSIONS.set_function(lambda: _read(service.sessions.count))
+
+
+def gate(database_up: Callable[[], bool]) -> None:
+    """What tells the gauges that the database is away (the Slack app's database watch)."""
+    _DATABASE_UP[0] = database_up
+
+
+def _read(count: Callable[[], int]) -> float:
+    if not _DATABASE_UP[0]():
+        return float("nan")
+    try:
+        return float(count())
+    except Exception:                                    # noqa: BLE001 - the database failed meanwhile
+        return float("nan")
 
 
 def observe_turn(surface: str, outcome: str, seconds: float) -> None:

@@ -30,7 +30,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -46,7 +46,7 @@ from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_pla
 from bot.surfaces.slack.controls import answer_controls, currency_note
 from bot.surfaces.slack.interactions import Interactions
 from bot.surfaces.slack.views import explain_messages, history_messages
-from bot.store.backend import open_inbox, open_slack_state
+from bot.store.backend import open_inbox, open_slack_state, open_spool
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
 from bot.store.chain import redact_question
@@ -107,9 +107,9 @@ class SlackBot(Interactions):
         self.teams = teams or TeamClients(client or web_client(settings))   # one workspace, or each team's token
         self.out = self.teams.default
         self.inbox = inbox or open_inbox(service.audit.path)
-        self.storage_error: str | None = None         # the last failure to record a job, until one succeeds
+        self.spool = open_spool(service.audit.path, conf().advisor_spool_dir)   # requests kept while it is away
         self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts,
-                               scan_s=conf().advisor_inbox_scan_s)
+                               scan_s=conf().advisor_inbox_scan_s, spool=self.spool)
 
     def register(self, app: App) -> App:
         app.event("app_mention")(self.on_mention)
@@ -124,19 +124,24 @@ class SlackBot(Interactions):
                 ) -> str:
         """Write the job (deduplicated by id and keys) and hand it to the workers.
 
-        Returns "queued", "duplicate", or "unrecorded" when the database refused it: then the user is told
-        (in the background: the ack must not wait) and /healthz reports it until a job is recorded again.
+        Returns "queued", "duplicate", "kept" (the database is away: the job waits in the local spool and is
+        recorded and answered when it is back), or "unrecorded" when neither could keep it: then the caller does
+        not acknowledge an event (Slack sends it again), and a slash command is told to try again.
         """
         payload = scrub(payload)                        # lone surrogates -> U+FFFD: always storable as UTF-8
         for name in ("text", "echo", "rest"):           # a pasted credential never reaches the disk
             if isinstance(payload.get(name), str):
                 payload[name] = redact_question(payload[name])[0]
-        try:
-            new = self.inbox.put(job_id, kind, payload, keys)
-        except StorageError as exc:
-            self._unrecorded(exc, payload)
-            return "unrecorded"
-        self.storage_error = None
+        if self.pool.watch.is_up():
+            try:
+                new = self.inbox.put(job_id, kind, payload, keys)
+            except StorageError as exc:
+                self.pool.watch.down(exc)
+            else:
+                return self._queued(job_id, kind, new, request)
+        return self._keep(job_id, kind, payload, keys)
+
+    def _queued(self, job_id: str, kind: str, new: bool, request: Any) -> str:
         if not new:
             header = (lambda name: (request.headers.get(name) or [None])[0]) if request is not None else lambda n: None
             retry = f" (retry {header('x-slack-retry-num')}, {header('x-slack-retry-reason')})" \
@@ -146,22 +151,16 @@ class SlackBot(Interactions):
         self.pool.submit(job_id)
         return "queued"
 
-    def _unrecorded(self, exc: StorageError, payload: dict[str, Any]) -> None:
-        """The job could not be written: log it, remember it for /healthz, and tell the user (slash: in the ack)."""
-        self.storage_error = exc.render()
-        log.error("could not record a Slack request: %s", exc.render())
-        lang = payload.get("lang") or lang_of(payload.get("text") or "")
-        if payload.get("surface") == "slash" or "place" not in payload:
-            return
-        place = Place(**payload["place"])
-        message = [(T.say("not_recorded", lang), None)]
-
-        def tell() -> None:
-            try:
-                self._out(payload).deliver(message, place, payload.get("response_url"))
-            except Exception as failed:                 # noqa: BLE001 - the database is failing already
-                log.error("could not tell the user either: %s", type(failed).__name__)
-        threading.Thread(target=tell, name="slack-unrecorded", daemon=True).start()
+    def _keep(self, job_id: str, kind: str, payload: dict[str, Any], keys: Iterable[str]) -> str:
+        """The database is away: keep the job in the local spool (recorded when it is back), or say it is lost."""
+        try:
+            self.spool.put(job_id, kind, payload, keys)
+        except OSError as exc:
+            log.error("could not keep a Slack %s: the database is away and the spool %s cannot be written (%s); "
+                      "Slack is answered with an error so it sends events again", kind, self.spool.folder,
+                      exc.strerror or exc)
+            return "unrecorded"
+        return "kept"
 
     def _out(self, payload: dict[str, Any]) -> Outbound:
         """Who posts for this job: the one workspace's client, or the installed bot's of the job's team (a job
@@ -175,24 +174,35 @@ class SlackBot(Interactions):
         channel = event.get("channel") or ""
         if event.get("channel_type") == "im" or channel.startswith("D"):
             self._on_event(body, event, context, request, "dm")
-        elif self._thread_follow_up(event, context):
-            self._on_event(body, event, context, request, "mention")
+            return
+        follow_up = self._thread_follow_up(event, context)
+        if follow_up:
+            self._on_event(body, event, context, request, "mention",
+                           {"if_in_thread": True} if follow_up == "maybe" else None)
         # other channel messages: one that mentions the bot also arrives as app_mention, answered there
 
-    def _thread_follow_up(self, event: dict, context: Any) -> bool:
+    def _thread_follow_up(self, event: dict, context: Any) -> bool | str:
         """A reply in a thread the bot has answered in continues without a new @mention, unless it mentions
-        someone else (people talking to each other in the thread)."""
+        someone else (people talking to each other in the thread). "maybe" while the database is away: the job
+        is kept and the worker asks again (`if_in_thread`) once it is back."""
         thread, ts = event.get("thread_ts"), event.get("ts")
         if not thread or thread == ts or not event.get("channel"):
             return False
         others = set(re.findall(r"<@([A-Z0-9]+)", event.get("text") or "")) - {getattr(context, "bot_user_id", None)}
-        return not others and self.state.in_thread(event["channel"], thread)
+        if others:
+            return False
+        try:
+            return self.state.in_thread(event["channel"], thread)
+        except StorageError as exc:
+            self.pool.watch.down(exc)
+            return "maybe"
 
     def on_mention(self, body: dict, event: dict, context: Any, request: Any) -> None:
         kind = "dm" if (event.get("channel") or "").startswith("D") else "mention"
         self._on_event(body, event, context, request, kind)
 
-    def _on_event(self, body: dict, event: dict, context: Any, request: Any, kind: str) -> None:
+    def _on_event(self, body: dict, event: dict, context: Any, request: Any, kind: str,
+                  extra: dict[str, Any] | None = None) -> None:
         user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
         if self._from_bot(event, context):
             log.debug("ignored a message from a bot in %s", channel)
@@ -206,12 +216,23 @@ class SlackBot(Interactions):
             place = Place("dm", channel, None, event.get("thread_ts"), user)
         team = body.get("team_id") or event.get("team") or context.team_id or ""
         text = to_plain(event.get("text"), context.bot_user_id) or "help"
-        if kind == "mention":
-            self.state.join_thread(channel, place.session_thread or ts)
+        payload = {"task": "answer", "text": text, "place": asdict(place), "team": team, "surface": kind,
+                   **(extra or {})}
+        if kind == "mention" and not self._join_thread(channel, place.session_thread or ts):
+            payload["join_thread"] = True               # the database is away: the worker joins it later
         message_key = f"msg:{channel}:{ts}"            # also collapses a mention sent as message + app_mention
         job_id = body.get("event_id") or message_key
-        self.enqueue(job_id, kind, {"task": "answer", "text": text, "place": asdict(place), "team": team,
-                                    "surface": kind}, [message_key], request)
+        if self.enqueue(job_id, kind, payload, [message_key], request) == "unrecorded":
+            raise NotKept(f"the {kind} {job_id} could not be recorded or kept")
+
+    def _join_thread(self, channel: str, thread_ts: str) -> bool:
+        """Remember a thread the bot answers in (its replies continue without a mention); False: not now."""
+        try:
+            self.state.join_thread(channel, thread_ts)
+            return True
+        except StorageError as exc:
+            self.pool.watch.down(exc)
+            return False
 
     @staticmethod
     def _from_bot(event: dict, context: Any) -> bool:
@@ -271,10 +292,12 @@ class SlackBot(Interactions):
         if message.get("blocks") and not container.get("is_ephemeral"):
             chosen = {"ts": message_ts, "text": message.get("text"), "blocks": message["blocks"],
                       "block_id": action.get("block_id"), "label": ((action.get("text") or {}).get("text")) or value}
-        self.enqueue(f"act:{channel}:{message_ts}", "button",
-                     {"task": "answer", "text": value, "place": asdict(place), "team": team, "surface": "button",
-                      "lang": lang, "response_url": body.get("response_url"), "chosen": chosen,
-                      "echo": value if place.kind == "slash" else None}, keys)
+        state = self.enqueue(f"act:{channel}:{message_ts}", "button",
+                             {"task": "answer", "text": value, "place": asdict(place), "team": team,
+                              "surface": "button", "lang": lang, "response_url": body.get("response_url"),
+                              "chosen": chosen, "echo": value if place.kind == "slash" else None}, keys)
+        if state == "unrecorded":
+            raise NotKept("a button click could not be recorded or kept")
 
     # ----- one job, in a worker thread -------------------------------------------------------------------------
     def process(self, job: Job) -> None:
@@ -292,6 +315,11 @@ class SlackBot(Interactions):
             self.inbox.finish(job.id, advice_id=None, delivered=True)
             return
         place = Place(**p["place"])
+        if p.get("join_thread"):                        # the edge could not record the thread (database away)
+            self.state.join_thread(place.channel, place.session_thread or "")
+        if p.get("if_in_thread") and not self.state.in_thread(place.channel, place.session_thread or ""):
+            self.inbox.finish(job.id, advice_id=None, delivered=False, error="not a thread the bot answers in")
+            return
         if task == "notice":
             messages = [(T.say(p["say"], p.get("lang") or "en", cmd=self.cmd), None)]
             advice_id = None
@@ -409,7 +437,7 @@ class SlackBot(Interactions):
         state = self.enqueue(f"out:{uuid.uuid4().hex}", "button",
                              {"task": "messages", "messages": [[text, blocks]], "team": team,
                               "place": asdict(Place("dm", channel, None, thread_ts, ""))})
-        return True if state == "queued" else None
+        return True if state in ("queued", "kept") else None
 
     def publish_home(self, client: Any, user: str, team: str) -> None:
         """Queue the App Home's views.publish, so neither app_home_opened nor a Home click waits for Slack."""
@@ -418,21 +446,27 @@ class SlackBot(Interactions):
 
     # ----- health -------------------------------------------------------------------------------------------
     def health(self) -> tuple[bool, dict[str, Any]]:
-        """(ok, facts) for /healthz: jobs per state and the queue, or what is wrong with the database."""
-        try:
-            counts = self.inbox.counts()
-        except Exception as exc:                        # noqa: BLE001 - reported, never raised to the client
-            return False, {"storage": str(exc)}
-        facts = {"inbox": counts, "waiting": self.pool.depth(), "workers": self.pool.size}
-        if self.storage_error:
-            return False, {**facts, "storage": self.storage_error}
-        return True, facts
+        """(ok, facts) for /healthz: the database's state as the watch last saw it (up, or down since when and
+        why), jobs per state, the queue and what waits for the database. No database call: it answers at once."""
+        facts = {**self.pool.watch.snapshot(), "waiting": self.pool.depth(), "workers": self.pool.size}
+        return facts["database"] == "up", facts
 
     # ----- errors -------------------------------------------------------------------------------------------
     def on_error(self, error: Exception, body: dict) -> None:
         kind = body.get("type") if isinstance(body, dict) else None
+        if isinstance(error, StorageError):             # the database is away: said once by the watch, no trace
+            if not isinstance(error, NotKept):
+                self.pool.watch.down(error)
+            log.warning("a %s request was answered with an error (Slack may send it again): %s", kind,
+                        error.render())
+            return
         log.error("unhandled error in a %s listener: %s: %s", kind, type(error).__name__, error,
                   exc_info=(type(error), error, error.__traceback__))
+
+
+class NotKept(StorageError):
+    """A request that neither the database nor the spool could keep: the listener raises it so that Bolt answers
+    HTTP 500 (Socket Mode: no ack) and Slack delivers the event again, instead of acknowledging what is lost."""
 
 
 def _epoch(iso: str) -> float:
@@ -509,6 +543,8 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     bot = SlackBot(settings, service, templates, client=app.client, teams=teams)
     bot.register(app)
     bot.pool.start()
+    from bot.surfaces.metrics import gate
+    gate(bot.pool.watch.is_up)                      # /metrics reads no gauge from a database known to be away
     app.advisor_health = bot.health                 # for GET /healthz (wsgi_app): the inbox and the database
     return app
 

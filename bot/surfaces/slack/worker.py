@@ -18,9 +18,11 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import Callable
+from typing import Any, Callable
 
+from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
+from bot.surfaces.slack.dbwatch import DatabaseWatch
 
 log = logging.getLogger("gpu_advisor.slack")
 
@@ -35,7 +37,7 @@ class WorkerPool:
 
     def __init__(self, inbox: Inbox, handle: Callable[[Job], None], give_up: Callable[[Job, BaseException], bool],
                  *, size: int = DEFAULT_WORKERS, max_attempts: int = DEFAULT_ATTEMPTS, retry_delay_s: float = 0.5,
-                 scan_s: float = DEFAULT_SCAN_S):
+                 scan_s: float = DEFAULT_SCAN_S, spool: Any = None):
         self.inbox, self.handle, self.give_up = inbox, handle, give_up
         self.size, self.max_attempts, self.retry_delay_s = max(1, size), max(1, max_attempts), retry_delay_s
         self.scan_s = max(0.1, scan_s)
@@ -44,6 +46,8 @@ class WorkerPool:
         self._busy = 0
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._running: set[str] = set()                 # job ids a worker of this process is running now
+        self.watch = DatabaseWatch(inbox, spool, self.submit)
 
     def start(self) -> int:
         """Start the workers and queue every job left open; returns how many were resumed."""
@@ -57,6 +61,7 @@ class WorkerPool:
             thread.start()
             self._threads.append(thread)
         threading.Thread(target=self._scan_loop, name="slack-inbox-scan", daemon=True).start()
+        self.watch.start()
         return len(resumed)
 
     def submit(self, job_id: str) -> None:
@@ -70,6 +75,7 @@ class WorkerPool:
     def stop(self, timeout: float = 5.0) -> None:
         """Let the workers finish their current job and exit (jobs still queued stay in the inbox)."""
         self._stopping.set()
+        self.watch.stop()
         for _ in self._threads:
             self._queue.put(None)
         for thread in self._threads:
@@ -92,11 +98,15 @@ class WorkerPool:
     def _scan_loop(self) -> None:
         wait = self.scan_s
         while not self._stopping.wait(wait):
+            wait = self.scan_s
+            if not self.watch.is_up():                  # the watch renews the lease when the database is back
+                continue
             try:
                 wait = BACKLOG_SCAN_S if self.scan() else self.scan_s
-            except Exception:                           # noqa: BLE001 - the database is away: try again later
+            except StorageError as exc:                 # the database is away: said once, by the watch
+                self.watch.down(exc)
+            except Exception:                           # noqa: BLE001 - a defect: keep scanning, say what it was
                 log.warning("could not scan the inbox for jobs left by stopped replicas", exc_info=True)
-                wait = self.scan_s
 
     def _loop(self) -> None:
         while True:
@@ -104,21 +114,32 @@ class WorkerPool:
             if job_id is None:
                 return
             with self._lock:
+                if job_id in self._running:             # a duplicate submit while it runs: that run finishes it
+                    continue
                 self._busy += 1
+                self._running.add(job_id)
             try:
                 self._run(job_id)
+            except StorageError as exc:                 # the database is away: run it again when it is back
+                self.watch.park(job_id, exc)
             except Exception:                           # noqa: BLE001 - the inbox itself failed: keep the worker
                 log.exception("could not run Slack job %s (the inbox is not usable)", job_id)
             finally:
                 with self._lock:
                     self._busy -= 1
+                    self._running.discard(job_id)
 
     def _run(self, job_id: str) -> None:
+        if not self.watch.is_up():                      # known to be away: do not try the job against it
+            self.watch.hold(job_id)
+            return
         job = self.inbox.start(job_id)
         if job is None:                                 # finished meanwhile (a duplicate submit): nothing to do
             return
         try:
             self.handle(job)
+        except StorageError:                            # not the job's fault: handed back by _loop
+            raise
         except Exception as exc:                        # noqa: BLE001 - retried, then reported to the user
             self._failed(job, exc)
 
