@@ -28,7 +28,9 @@ from bot.conversation.intents import JOB_INTENTS, IntentScorer
 from bot.conversation.normalise import MAX_CHARS, Normaliser
 from bot.conversation.number_patterns import _DIGITS, _ZH_RUN, NumberPatterns
 from bot.conversation.parsed import Match, Parse, load_lexicon
+from bot.conversation.quantities import QuantityGrammar
 from bot.conversation.slots import SlotReader
+from bot.conversation.work_slots import WorkReader
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.models import Slots
 from bot.records.text import has_cjk, normalize
@@ -37,7 +39,8 @@ __all__ = ["Parser", "Parse", "Match", "Cue", "CueSet", "load_lexicon", "JOB_INT
            "G_MARK"]
 
 
-class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader, DatasetReader, IntentScorer):
+class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, BatchReader, DatasetReader,
+             IntentScorer):
     """Built once per (knowledge base, lexicon); `parse` is a pure function of the text. Each step lives in its own
     module (normalise, entities, number_patterns + slots, intents); this class holds the tables and the order."""
 
@@ -55,6 +58,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, BatchReader,
         self._compile_numbers()
         self._compile_batch()
         self._compile_datasets()
+        self.quantities = QuantityGrammar(lx["quantities"], self.words)
 
     # ----- tables built once ------------------------------------------------------------------------------------
     def _compile_cues(self) -> None:

@@ -7,7 +7,8 @@ import datetime as dt
 import re
 from typing import Any
 
-from bot.records.text import has_cjk, zh_to_number
+from bot.conversation.quantities import read_number
+from bot.records.text import has_cjk
 
 # beyond these a number is not a job any cloud can take: the reply says so instead of sizing it
 MAX_GPUS = 100_000          # more GPUs than any cloud region rents to one customer
@@ -59,15 +60,7 @@ class SlotReader:
 
     # ----- numbers ---------------------------------------------------------------------------------------------
     def _num(self, word: str | None) -> float | None:
-        if word is None:
-            return None
-        w = word.strip()
-        if w in self.words:
-            return self.words[w]
-        try:
-            return float(w)
-        except ValueError:
-            return zh_to_number(w)
+        return read_number(word, self.words)
 
     @staticmethod
     def _blank(text: str, span: tuple[int, int]) -> str:
@@ -109,6 +102,7 @@ class SlotReader:
             t = self.rx_around_the_clock.sub(lambda m: " " * len(m.group()), t)
         self._gpus_and_nodes(t, slots)
         t = self._budget_amount(t, slots)
+        t = self._training_work(t, slots)
         t = self._batch_job(t, slots)
         t = self._request_sizes(t, slots)
         t = self._dataset_slots(t, slots)
@@ -117,6 +111,8 @@ class SlotReader:
         if not have_model:
             t = self._param_count(t, slots)
         t = self._seq_len(t, slots, per_sample)
+        if "seq_len" not in slots and slots.get("sample_tokens"):
+            slots["seq_len"] = slots["sample_tokens"]     # a sample of that length is what one sequence holds
         m = self.rx_batch.search(t)
         if m and 1 <= int(m.group(1)) <= 4096:
             slots["batch_size"] = int(m.group(1))

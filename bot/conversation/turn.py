@@ -26,6 +26,7 @@ from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_con
 from bot.records.errors import InvalidRequest
 from bot.render.reply import Citer, answer_text, compare_lines, sources_line
 from bot.render.templates import Templates, default_templates
+from bot.render.work import work_text
 
 
 @dataclass
@@ -330,6 +331,8 @@ class Core:
                       considered=advice.considered, checklist=checklist,
                       rule_trace=advice.trace, notes=notes,
                       billing=[{"mode": b, "text": t.say(f"billing_mode.{b}", lang)} for b in advice.billing])
+        if advice.work is not None:
+            reply.work = {**advice.work.model_dump(), "derivation": work_text(advice.work.model_dump(), t, lang)}
         w = advice.workload
         model_name = advice.model.name if advice.model else None
         if w.kind == "rendering":
@@ -339,7 +342,10 @@ class Core:
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
                  "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
-                 "note_sources": note_sources}
+                 "note_sources": note_sources,
+                 # a language model's training with no amount said: the pick stands, its time needs the dataset
+                 "work_missing": advice.work is None and not w.tokens and w.task != "inference"
+                 and w.kind in ("llm", "multimodal") and not advice.speed}
         same = [c for c in same_arch or [] if c in self.kb.models]
         if same and d.slots.get("model") in same:
             names = t.say("list.sep", lang).join(self.kb.models[c].name for c in same)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from bot.estimate.cost import peak_tflops
 from bot.estimate.diffusion import diffusion_speed
 from bot.estimate.memory import estimate_memory
 from bot.estimate.posttrain import posttrain_memory, posttrain_speed
@@ -55,8 +56,8 @@ def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, mode
     the plan's link between GPUs, which post-training's training passes are timed over (the GPU's usual link when
     None)."""
     try:
-        if w.algorithm != "sft":
-            return posttrain_speed(w, model, gpu, link)
+        if w.algorithm != "sft":      # a card whose throughput is not on file has no speed to give
+            return posttrain_speed(w, model, gpu, link) if peak_tflops(gpu, w.precision)[0] else None
         if w.kind == "vision" and model is not None:
             return _target(w, vision_speed(w, model, gpu))
         if w.kind == "diffusion" and model is not None:
@@ -85,7 +86,10 @@ def _target(w: Workload, speed: JobSpeed) -> JobSpeed:
 
 
 def timed_by_items(w: Workload) -> bool:
-    """A training job of images, audio or denoising steps whose size is known (a dataset and its epochs): it is
-    timed by its own speed model (images/s, clips/s), as an LLM's is by its tokens."""
-    return (w.kind in ("vision", "diffusion", "speech") and w.task != "inference" and w.algorithm == "sft"
-            and bool(w.dataset_items or w.dataset_clips))
+    """A training job of images, audio or denoising steps, or a language model's post-training, whose size is known
+    (a dataset and its epochs): it is timed by its own speed model (images/s, clips/s, pairs or prompts/s), as an
+    LLM's supervised training is by its tokens."""
+    items_kind = w.kind in ("vision", "diffusion", "speech") and w.algorithm == "sft"
+    # post-training counts its pairs or prompts (posttrain_speed: samples/s), as the user does
+    posttraining = w.kind in ("llm", "multimodal") and w.algorithm != "sft"
+    return (items_kind or posttraining) and w.task != "inference" and bool(w.dataset_items or w.dataset_clips)

@@ -31,9 +31,10 @@ from bot.plan.layouts import zero3_workload
 from bot.plan.plans import (HORIZON_DAYS, MAX_SCALE_GPUS, SIZING_CONCURRENCY, Targets, size_training, sizing_workload,
                              timed_workload)
 from bot.plan.ranking import Ranker, budget_fields
+from bot.plan.work import training_work
 from bot.plan.workload import build_workload, own_cards, request_buckets, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
-from bot.records.models import Link, MemoryEstimate, Workload
+from bot.records.models import Link, MemoryEstimate, Work, Workload
 from bot.render.templates import Templates
 
 # policy: a batch fleet above this many GPUs (eight 8-GPU machines) gets a note to secure quota and capacity first;
@@ -64,6 +65,7 @@ class Advice:
     fallback: dict[str, Any] | None = None
     billing: list[str] = field(default_factory=list)
     plans_searched: int = 0      # flavor x instances x replicas evaluated for this answer
+    work: Work | None = None     # the amount of work in the user's units and its derivation (bot/plan/work.py)
 
 
 @dataclass
@@ -195,6 +197,7 @@ class Advisor:
         advice = self._assemble(job, pick, recs, considered, fallback)
         if pick and pick.get("sized") and pick["sized"].parts and advice.recommendations:
             self._attach_fleet(job, advice, pick, mixed)
+        advice.work = training_work(job.slots, job.w)
         self._extras(job, pick, advice)
         if advice.recommendations and advice.recommendations[0].get("mixed"):
             advice.throughput = None      # each pool's speed is on its fleet line, not one GPU's for the whole load

@@ -44,6 +44,9 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     if cheap is not pick and job_price(cheap) < job_price(pick):
         recs.append(_label(cheap, "cheapest"))
     timed = [r for r in fitting if r.get("hours") and not r.get("over_budget")]
+    if job_price(pick) < math.inf:
+        # beside a priced pick, a faster plan must say what it costs: one with no public price is no option to weigh
+        timed = [r for r in timed if job_price(r) < math.inf]
     if timed and pick.get("hours"):
         fast = min(timed, key=lambda r: (r["hours"], job_price(r), r["id"]))
         if saves_time(fast["hours"], pick["hours"]) and all(fast is not r for r in recs):

@@ -11,6 +11,7 @@ from bot.estimate.hfconfig import model_from_config
 from bot.estimate.kinds import job_memory, kind_of_model
 from bot.estimate.posttrain import rollout_tp
 from bot.plan.batch import batch_spec, is_batch
+from bot.plan.work import training_work, with_work
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -43,6 +44,7 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
     w = _with_kind(w, kind, slots, notes)
     w = _shard_a_big_frozen_base(w, model, slots)
     w = _with_dataset(kb, w, model, slots, notes)
+    w = with_work(w, training_work(slots, w), slots, notes)
     return with_ultralytics_optimizer(w, model, notes), model, notes
 
 

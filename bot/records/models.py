@@ -63,8 +63,16 @@ class Slots(BaseModel):
     # '1.2M images', '500 小时语音'), in dataset_unit; and the passes over it
     dataset: str | None = None
     dataset_items: float | None = None
-    dataset_unit: Literal["images", "samples", "audio_hours"] | None = None
+    dataset_unit: Literal["images", "samples", "audio_hours", "pairs", "prompts"] | None = None
+    dataset_items_low: float | None = None   # a range's lower end ('50-80k samples': dataset_items is 80,000)
     epochs: float | None = None
+    # a language model's training work in the user's units (bot/conversation/work_slots.py): each sample's tokens
+    # (a pair's: prompt + one response), whether sequences are packed, and for online RL (GRPO/PPO) the completions
+    # sampled per prompt and the tokens each generates
+    sample_tokens: int | None = None
+    packing: bool | None = None
+    generations: int | None = None
+    generation_tokens: int | None = None
     sharding: Sharding | None = None  # "deepspeed zero3", "FSDP": how the user shards (or will shard) the job
     offload: Offload | None = None    # "zero3 offload" (full), "offload_optimizer" (optimizer)
     region: str | None = None
@@ -90,6 +98,30 @@ class Slots(BaseModel):
 
     def filled(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
+
+
+class WorkFactor(BaseModel):
+    """One factor of a job's amount of work: a figure the user gave (said) or one assumed and said back."""
+    value: float
+    unit: str                  # samples, pairs, prompts, tokens, sequences, completions, epochs, images, hours
+    said: bool = True
+    bound: Literal["exact", "at_most", "at_least"] = "exact"   # a stated max length is an upper bound of each sample
+
+
+class Work(BaseModel):
+    """A job's amount of work in the user's own units and how it was derived: the product of `factors` is `amount`,
+    in `unit` ('50,000 samples x 1,024 tokens x 3 epochs = 153.6M tokens'). The planner times it (an LLM's tokens,
+    post-training's pairs or prompts), the renderer shows the multiplication, the verdicts read it ('is my budget
+    enough for it')."""
+    kind: Literal["training", "posttraining"]
+    amount: float = Field(gt=0)
+    unit: str                          # tokens (trained), or what post-training counts: pairs, samples, prompts
+    factors: list[WorkFactor]
+    tokens: float | None = None        # tokens trained in all (the amount when unit is tokens)
+    generated_tokens: float | None = None     # online RL: tokens the rollout engine generates in all
+    timed_as: Literal["tokens", "items"] = "tokens"   # timed by the LLM training speed model, or post-training's
+    packing: bool | None = None        # sequences packed (True), padded (False), not said (None: packed assumed)
+    assumed: list[str] = []            # the factors' units that were assumed, not said
 
 
 class Workload(BaseModel):
@@ -400,3 +432,5 @@ class Reply(BaseModel):
     kb_version: str | None = None
     # a batch job (bot/plan/batch.py): items, tokens per item, the pick's items/s per replica, replicas, hours
     batch: dict[str, Any] | None = None
+    # the amount of work in the user's units: Work (bot/plan/work.py) and `derivation`, its multiplication as text
+    work: dict[str, Any] | None = None

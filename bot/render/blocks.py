@@ -71,7 +71,7 @@ def text_parts(text: str, t: Templates, lang: str) -> dict[str, list[str]]:
     starts which part, so it follows any reordering. Lines before the pick (a verdict on the user's GPU, a
     fallback) go to `lead`; indented lines continue the part above them."""
     starts = {key: t.say(f"label.{key}", lang) for key in
-              ("pick", "why", "compute", "batch", "considered", "checklist", "assumed", "notes", "sources")}
+              ("pick", "why", "work", "compute", "batch", "considered", "checklist", "assumed", "notes", "sources")}
     parts: dict[str, list[str]] = {"lead": []}
     current = "lead"
     for line in (text or "").split("\n"):
@@ -120,6 +120,7 @@ def answer_blocks(reply: dict[str, Any], t: Templates) -> list[dict[str, Any]]:
     why = parts.get("why", [])
     section(label("why"), [escape(_strip_label(why[0], label("why")))] if why else [])
     cost = [escape(x.strip()) for x in why[1:] + parts.get("pick", [])[1:]]
+    cost += [escape(_strip_label(x, label("work"))) for x in parts.get("work", [])]        # samples x tokens x epochs
     cost += [escape(_strip_label(x, label("compute"))) for x in parts.get("compute", [])]
     cost += [escape(_strip_label(x, label("batch"))) for x in parts.get("batch", [])]     # a batch job's rate, hours
     section(t.say("label.time_cost", lang), cost)

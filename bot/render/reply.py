@@ -169,6 +169,10 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
     claims = extra.get("claims") or {}
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     lines: list[str] = []
+    if reply.get("work"):
+        lines.append(f"{label('work')}: {reply['work']['derivation']}")
+    elif extra.get("work_missing"):
+        lines.append(f"{label('work')}: {t.say('work.missing_size', lang)}")
     if reply.get("compute") and not reply["compute"].get("items"):
         c = reply["compute"]
         gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]

@@ -1,0 +1,96 @@
+"""The amount of a language model's training or post-training work, read with the quantity grammar
+(quantities.py): how many samples, conversations, rows, preference pairs or prompts, how long each is, how many
+completions per prompt and how long each completion, and whether sequences are packed.
+
+'lora finetune qwen2.5 7b on 50k samples of 1024 tokens, 3 epochs' -> dataset_items 50,000 (samples), sample_tokens
+1,024; '5万条样本，每条约2000 token，训练3个epoch' -> 50,000 samples of 2,000 tokens; 'DPO, 60k preference pairs, prompts
+300 tokens and responses 500 tokens' -> 60,000 pairs of 800-token sequences; 'GRPO, 10k prompts, 8 samples per prompt,
+1024 generation tokens' -> 10,000 prompts, 8 generations of 1,024 tokens. The epochs stay with dataset_slots.py.
+What was read is blanked, so that no later pattern reads '1024 tokens' as a context or '60k' as a parameter count.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.conversation.quantities import Quantity, QuantityGrammar
+
+TRAINING_ITEM_UNITS = ("samples", "pairs", "prompts")
+MAX_TRAINING_ITEMS = 1e11          # more samples than any public training set by far (dataset_slots.MAX_ITEMS)
+MAX_SAMPLE_TOKENS = 10_000_000     # the longest context any model on file takes
+MAX_GENERATIONS = 1024             # completions per prompt (Workload.rl_group's bound)
+
+_PACKING_ON = re.compile(r"(?<![a-z])(?:with\s+)?(?:sample\s+|sequence\s+)?packing(?:\s+on|=true)?(?![a-z])|packed|打包|拼接")
+_PACKING_OFF = re.compile(r"(?:no|without|not|w/o|disable|disabled)\s+(?:sample\s+|sequence\s+)?packing|packing\s*(?:off|=\s*false)"
+                          r"|unpacked|不\s*(?:打包|拼接)|padding\s+to\s+max")
+_POSTTRAIN_WORDS = re.compile(r"(?<![a-z])(?:dpo|grpo|ppo|orpo|kto|simpo|dapo|rlhf|reward model)(?![a-z])|偏好|强化学习")
+
+
+class WorkReader:
+    """Mixin of Parser: needs self.quantities (a QuantityGrammar), self._blank and rx_train_words (batch_slots)."""
+
+    quantities: QuantityGrammar
+
+    def _training_work(self, t: str, slots: dict[str, Any]) -> str:
+        """Samples, pairs or prompts with their lengths in a training question; nothing in a serving one."""
+        qs = self.quantities.find(t)
+        training = self.rx_train_words.search(t) or _POSTTRAIN_WORDS.search(t) or any(q.unit == "epochs" for q in qs)
+        if not training:
+            return t
+        if _PACKING_OFF.search(t):
+            slots["packing"] = False
+        elif _PACKING_ON.search(t):
+            slots["packing"] = True
+        taken: list[Quantity] = []
+        items = next((q for q in qs if q.unit in TRAINING_ITEM_UNITS and not q.each and not q.rate), None)
+        if items is not None and self._training_items(items, slots):
+            taken.append(items)
+        gens = next((q for q in qs if q.unit == "completions" and not q.rate), None)
+        if gens is not None and not gens.negative and 1 <= gens.value <= MAX_GENERATIONS:
+            slots["generations"] = int(gens.value)
+            taken.append(gens)
+        taken += self._sample_lengths(qs, slots)
+        for q in taken:
+            t = self._blank(t, q.span)
+        return t
+
+    @staticmethod
+    def _training_items(q: Quantity, slots: dict[str, Any]) -> bool:
+        """The dataset's size: refused when negative or zero, beyond any dataset when over MAX_TRAINING_ITEMS."""
+        if q.negative or q.value <= 0:
+            slots.setdefault("_bad", {})["dataset_items"] = -q.value if q.negative else 0
+            return True
+        if q.value > MAX_TRAINING_ITEMS:
+            slots.setdefault("_absurd", {})["dataset_items"] = q.value
+            return True
+        slots["dataset_items"] = float(round(q.value))
+        slots["dataset_unit"] = q.unit
+        if q.low is not None:
+            slots["dataset_items_low"] = float(round(q.low))
+        return True
+
+    @staticmethod
+    def _sample_lengths(qs: list[Quantity], slots: dict[str, Any]) -> list[Quantity]:
+        """Each sample's tokens: one length ('of 1024 tokens', '每条约 2000 token', 'averaging 800 tokens'), or a
+        prompt and a response ('prompts 300 tokens and responses 500 tokens': 800 a sequence); for online RL the
+        generated length is the completion's ('1024 generation tokens')."""
+        per_item = [q for q in qs if q.unit == "tokens" and not q.rate and (q.each or q.role or q.average)
+                    and 1 <= q.value <= MAX_SAMPLE_TOKENS and not q.negative]
+        taken = []
+        prompt = next((q for q in per_item if q.role == "input"), None)
+        output = next((q for q in per_item if q.role == "output"), None)
+        plain = next((q for q in per_item if q.role is None), None)
+        if output is not None and _online(slots, qs):
+            slots["generation_tokens"] = output.as_length()       # what each completion generates
+            taken.append(output)
+            output = None
+        parts = [plain] if plain is not None else [q for q in (prompt, output) if q is not None]
+        if parts:
+            slots["sample_tokens"] = sum(q.as_length() for q in parts)   # a prompt and its response: one sequence
+            taken += parts
+        return taken
+
+
+def _online(slots: dict[str, Any], qs: list[Quantity]) -> bool:
+    """Online RL: completions per prompt said, or prompts counted as the dataset."""
+    return any(q.unit == "completions" for q in qs) or any(q.unit == "prompts" and not q.each for q in qs)
