@@ -79,10 +79,63 @@ def test_every_price_has_currency_kind_and_date(flavors):
         assert (price.kind == "flagged") == bool(price.flags), flavor.id
         assert price.region == flavor.region and price.region, flavor.id
         assert price.unit == "hour", flavor.id
-        assert price.date == dt.date(2026, 11, 30), flavor.id
-        assert "not known exactly" in price.basis, flavor.id
         assert price.on_demand is not None or price.spot is not None, flavor.id
-        assert price.sources == [f"cat-skypilot-{flavor.provider}"], flavor.id
+        assert price.sources[0] == f"cat-skypilot-{flavor.provider}", flavor.id
+        # dated by a dated reading it cites, or said to be undated; never a stand-in date
+        assert (price.date is None) == price.date_basis.startswith("Undated"), flavor.id
+        assert price.date is None or len(price.sources) == 2, flavor.id
+
+
+def test_a_dated_price_carries_the_date_of_the_source_that_gives_it(flavors):
+    """The date of a catalog price is the publication date of the dated reading it cites, never the import day."""
+    sources = {s["id"]: s for s in yaml.safe_load((KNOWLEDGE / "sources" / "catalog.yaml").read_text())["sources"]}
+    dated = [f for f in flavors.values() if f.price and f.price.date]
+    assert len(dated) == 4 + 7 + 22 + 5      # aws (p4d, p4de, p5, p5en), azure, every lambda row, nebius (versions.yaml)
+    for f in dated:
+        reading = sources[f.price.sources[1]]
+        assert reading["published"] == f.price.date, f.id
+        assert f.price.sources[1] in f.price.date_basis, f.id
+
+
+# (flavor, on-demand USD/h, date, spot, spot date): from the dated readings (sources named in versions.yaml)
+DATED_ROWS = [
+    # Lambda: its page on 2026-09-25 (silybench) and 2026-09-20 (API Evangelist) gives the 0f407038 file's prices
+    ("lambda/gpu_1x_h100_sxm5", 4.29, dt.date(2026, 9, 25), None, None),
+    ("lambda/gpu_8x_h100_sxm5", 31.92, dt.date(2026, 9, 25), None, None),        # 3.99 x 8
+    ("lambda/gpu_1x_rtx6000", 0.69, dt.date(2026, 9, 20), None, None),
+    ("lambda/gpu_8x_b200_sxm6", 53.52, dt.date(2026, 9, 20), None, None),        # 6.69 x 8
+    # AWS: p5 from the 2026-11-09 price-list reading; p5en's spot observed in us-east-1 on 2026-08-06
+    ("aws/p5.48xlarge", 55.04, dt.date(2026, 11, 9), 17.6289, None),
+    ("aws/p5en.48xlarge", 63.296, dt.date(2026, 8, 6), 27.1988, dt.date(2026, 8, 6)),
+    # Azure refreshed: the 2026-11-09 eastus prices replace the v6 file's (7.346, 14.692, 13.96); spot dropped
+    ("azure/Standard_NC48ads_A100_v4", 9.554, dt.date(2026, 11, 9), None, None),
+    ("azure/Standard_NC96ads_A100_v4", 19.108, dt.date(2026, 11, 9), None, None),
+    ("azure/Standard_NC80adis_H100_v5", 17.64, dt.date(2026, 11, 9), None, None),
+    ("azure/Standard_NC24ads_A100_v4", 3.673, dt.date(2026, 11, 9), 0.444433, None),
+    # Nebius: nebius.com/prices on 2026-09-25, H100 3.85 and H200 4.50 per GPU-hour (the file had 2.95 and 3.50)
+    ("nebius/gpu-h100-sxm_8gpu-128vcpu-1600gb", 30.8, dt.date(2026, 9, 25), None, None),
+    ("nebius/gpu-h200-sxm_1gpu-16vcpu-200gb", 4.5, dt.date(2026, 9, 25), None, None),
+]
+
+
+@pytest.mark.parametrize("fid,on_demand,date,spot,spot_date", DATED_ROWS)
+def test_rows_dated_or_replaced_by_dated_readings(flavors, fid, on_demand, date, spot, spot_date):
+    p = flavors[fid].price
+    assert (p.on_demand, p.date, p.spot, p.spot_date) == (pytest.approx(on_demand), date, spot, spot_date)
+
+
+def test_a_row_no_dated_source_gives_is_undated(flavors):
+    for fid in ("gcp/a3-highgpu-8g", "verda/1B200.30V", "aws/g6.xlarge"):
+        p = flavors[fid].price
+        assert p.date is None and p.date_basis.startswith("Undated") and p.spot_date is None, fid
+
+
+def test_a_dated_reading_that_disagrees_without_replace_stops_the_import(tmp_path):
+    versions = yaml.safe_load((CATALOG / "versions.yaml").read_text())
+    versions["providers"]["lambda"]["checks"][0]["prices"]["gpu_1x_h100_sxm5"] = 2.99
+    dating = importer.PriceDating.from_versions("lambda", versions)
+    with pytest.raises(importer.ImportError_, match="replace: true"):
+        dating.for_row("gpu_1x_h100_sxm5", 1, 4.29, None)
 
 
 def test_a100_80gb_rows_map_to_80_gib(flavors):

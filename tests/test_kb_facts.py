@@ -159,8 +159,11 @@ def test_four_rtx_4090s_talk_over_pcie_because_ada_has_no_nvlink_connector(kb):
     f = kb.flavors["runpod/4x_RTX4090_SECURE"]
     assert (f.interconnect, f.interconnect_evidence, f.nvlink) == ("pcie", "derived", False)
     assert quoted(kb, f, "have no NVLink physical connector")
+    # issue 35: the RTX 5090 record says nvlink_capable false (its sources: "No NVLink"), so two of them can only use
+    # PCIe; the loader derives it (was: left unknown, and answers asked to confirm an NVLink the card lacks)
     two_5090 = kb.flavors["runpod/2x_RTX5090_SECURE"]
-    assert (two_5090.interconnect, two_5090.interconnect_evidence) == (None, "unknown")
+    assert (two_5090.interconnect, two_5090.interconnect_evidence) == ("pcie", "derived")
+    assert "no NVLink" in two_5090.note and set(kb.gpus["rtx-5090"].sources) <= set(two_5090.sources)
 
 
 def test_gp_vnt1_is_called_probably_v100_32gb_from_huaweis_images_and_2021_notebook_spec(kb):

@@ -74,9 +74,20 @@ def test_audit_lists_the_four_kinds_of_finding():
     assert any(r["id"] == "ascend-910b4" and r["field"] == "bf16" for r in report["unknown_decision_fields"])
     assert not any(r["id"] == "v100-16gb" for r in report["unknown_decision_fields"])   # "unsupported" in its note
     stale = {r["id"] for r in report["stale_prices"]}
-    assert "EUR-CNY" in stale and "aws/p5.48xlarge" not in stale     # rates from May, prices from 30 November
+    # rates from May; p5en's price from the 2026-08-06 reading (119 days); p5's from 2026-11-09 (24 days)
+    assert {"EUR-CNY", "aws/p5en.48xlarge"} <= stale and "aws/p5.48xlarge" not in stale
     later = audit(kb, max_age_days=90, today=dt.date(2027, 6, 1))
     assert any(r["id"] == "aws/p5.48xlarge" for r in later["stale_prices"])
+    # an undated price is listed as undated, never as fresh; no date stands in for an unknown one
+    assert any(r["id"] == "gcp/a3-highgpu-8g" for r in report["undated_prices"])
+    assert report["stand_in_dates"] == []
+
+
+def test_update_prices_without_a_date_leaves_rows_undated_not_stamped_with_the_import_day(tmp_path, kdir):
+    report = update_prices(cheaper_verda(tmp_path), kdir)
+    assert report["date"] is None and "verda/1B200.30V" in report["undated"]
+    p = load_knowledge(kdir).flavors["verda/1B200.30V"].price
+    assert p.date is None and p.date_basis.startswith("Undated")
 
 
 def test_cli_audit_json():
@@ -108,7 +119,16 @@ def test_a_user_price_file_in_cny_stays_in_cny(tmp_path):
     assert kb.convert(p.on_demand, p.currency, "USD") == pytest.approx(25 * 1.1761 / 7.9989)
 
 
-def test_every_published_price_has_a_date_and_region():
-    for f in default_knowledge().flavors.values():
+def test_every_published_price_has_a_source_date_or_says_it_is_undated():
+    """Issue 35: no stand-in date. A list or flagged price is dated by a dated source it cites (its `published` day),
+    or has date null and a basis that says "Undated"."""
+    kb = default_knowledge()
+    for f in kb.flavors.values():
         if f.price and f.price.kind in ("list", "flagged"):
-            assert f.price.date and f.price.region, f.id
+            p = f.price
+            assert p.region and p.date_basis, f.id
+            if p.date is None:
+                assert p.date_basis.startswith("Undated"), f.id
+            else:
+                assert p.date in {kb.sources[s].published for s in p.sources}, f.id
+                assert not any(w in (p.date_basis + (p.basis or "")).lower() for w in ("stands in", "stand-in")), f.id

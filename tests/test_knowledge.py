@@ -16,7 +16,8 @@ GOOD_GPU = {"id": "t4", "name": "NVIDIA T4", "vendor": "nvidia", "architecture":
 GOOD_PROVIDER = {"id": "acme", "name": "Acme Cloud", "sources": ["s1"]}
 GOOD_FLAVOR = {"id": "acme/g1.small", "provider": "acme", "flavor": "g1.small", "family": "g1", "gpu": "t4",
                "gpu_count": 1, "gpu_memory_gib": 16, "evidence": "vendor", "sources": ["s1"],
-               "price": {"on_demand": 1.0, "currency": "USD", "kind": "list", "date": "2026-11-30", "region": "r1",
+               "price": {"on_demand": 1.0, "currency": "USD", "kind": "list", "date": "2026-11-30",
+                         "date_basis": "Dated 2026-11-30: s1 gives it.", "region": "r1",
                          "sources": ["s1"]}}
 
 

@@ -27,7 +27,8 @@ def cheapest_price(kb: KnowledgeBase, gid: str) -> dict[str, Any] | None:
             per = f.price.on_demand / f.gpu_count
             if best is None or per < best["per_gpu_hour"]:
                 best = {"per_gpu_hour": round(per, 3), "currency": f.price.currency, "flavor": f.id,
-                        "date": f.price.date.isoformat(), "sources": list(f.price.sources)}
+                        "date": f.price.date.isoformat() if f.price.date else None,
+                        "sources": list(f.price.sources)}
     return best
 
 

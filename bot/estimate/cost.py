@@ -106,5 +106,6 @@ def job_costs(gpu_hours: float, flavors: Iterable[Flavor]) -> list[dict[str, Any
         per_gpu, f = min(priced, key=lambda pf: (pf[0], pf[1].id))
         out.append({"mode": mode, "per_gpu_hour": round(per_gpu, 4), "currency": f.price.currency,
                     "cost": round(per_gpu * gpu_hours, 2), "flavor": f.id, "price_kind": f.price.kind,
-                    "price_date": f.price.date.isoformat()})
+                    "price_date": f.price.date.isoformat() if f.price.date else None,
+                    "price_date_basis": f.price.date_basis})
     return out

@@ -45,15 +45,36 @@ def _unknown_fields(kb: KnowledgeBase) -> list[dict[str, str]]:
     return out
 
 
+# The words an imported price's date basis used while a fixed date stood in for the unknown catalog date.
+STAND_IN_WORDS = ("stands in", "stand-in", "not known exactly")
+
+
 def _stale(kb: KnowledgeBase, max_age_days: int, today: dt.date) -> list[dict[str, Any]]:
     out = []
     for fid, f in kb.flavors.items():
-        if f.price and (today - f.price.date).days > max_age_days:
+        if f.price and f.price.date and (today - f.price.date).days > max_age_days:
             out.append({"id": fid, "date": f.price.date.isoformat(), "age_days": (today - f.price.date).days,
                         "kind": f.price.kind})
     for rid, r in kb.rates.items():
         if (today - r.date).days > max_age_days:
             out.append({"id": rid, "date": r.date.isoformat(), "age_days": (today - r.date).days, "kind": "rate"})
+    return out
+
+
+def _undated(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    """Published prices no dated source gives: answers call them undated; a dated reading would date them."""
+    return [{"id": fid, "why": f.price.date_basis or "no date and no basis", "kind": f.price.kind}
+            for fid, f in kb.flavors.items()
+            if f.price and f.price.kind in ("list", "flagged", "local") and f.price.date is None]
+
+
+def _stand_ins(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    """A date that stands in for an unknown one (the old catalog import did this) makes the age warning a lie."""
+    out = []
+    for fid, f in kb.flavors.items():
+        text = " ".join(filter(None, [f.price.date_basis, f.price.basis])).lower() if f.price else ""
+        if f.price and f.price.date and any(w in text for w in STAND_IN_WORDS):
+            out.append({"id": fid, "why": f"date {f.price.date} stands in for an unknown one"})
     return out
 
 
@@ -66,4 +87,6 @@ def audit(kb: KnowledgeBase, max_age_days: int, today: dt.date | None = None) ->
                             for fid, f in kb.flavors.items() if f.evidence == "same-stack"],
         "unknown_decision_fields": _unknown_fields(kb),
         "stale_prices": _stale(kb, max_age_days, today),
+        "undated_prices": _undated(kb),
+        "stand_in_dates": _stand_ins(kb),
     }

@@ -269,6 +269,23 @@ def _group_order(item: tuple[tuple, list[Flavor]]) -> tuple:
 
 
 # ----- loading -------------------------------------------------------------------------------------------------
+def with_pcie_links(flavors: dict[str, Flavor], gpus: Mapping[str, GPU]) -> dict[str, Flavor]:
+    """Several cards of a model that has no NVLink at all (its GPU record says nvlink_capable: false, from sources
+    that say "No NVLink") can only talk over PCIe: such a flavor with no link on file gets interconnect "pcie",
+    evidence "derived", citing the card's sources, so answers stop asking to confirm an NVLink the card lacks."""
+    out = dict(flavors)
+    for fid, f in flavors.items():
+        gpu = gpus.get(f.gpu)
+        if f.gpu_count < 2 or f.interconnect is not None or f.vgpu or gpu is None or gpu.nvlink_capable is not False:
+            continue
+        note = (f"{gpu.name} has no NVLink (its sources), so these {f.gpu_count} cards talk over PCIe.")
+        out[fid] = f.model_copy(update={
+            "interconnect": "pcie", "interconnect_evidence": "derived",
+            "sources": [*f.sources, *(s for s in gpu.sources if s not in f.sources)],
+            "note": f"{f.note} {note}" if f.note else note})
+    return out
+
+
 def load_knowledge(root: Path | None = None, prices_file: Path | None = None) -> KnowledgeBase:
     """Load and validate; raise KnowledgeError listing every problem. A knowledge base that validated is cached
     by the content of every file it was built from, so an unchanged one loads without re-validating."""
@@ -353,6 +370,7 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
         digest.update(b"local\0" + Path(prices_file).read_bytes())
         flavors = price_rules.apply_local_prices(flavors, Path(prices_file), problems, read_yaml, _guess_fix)
     flavors = price_rules.with_indicative_prices(flavors, tables["gpus"])
+    flavors = with_pcie_links(flavors, tables["gpus"])
     problems += price_rules.price_problems(flavors, tables["providers"], tables["rates"], loc)
     problems += price_rules.alias_size_problems(tables["gpus"], loc)
     if problems:

@@ -62,13 +62,16 @@ def rates_used(rates: Mapping[str, Rate], from_ccy: str, to_ccy: str) -> list[Ra
 
 
 # ----- age ---------------------------------------------------------------------------------------------------------
-def price_age_days(price: Price, today: dt.date | None = None) -> int:
-    return ((today or dt.date.today()) - price.date).days
+def price_age_days(price: Price, today: dt.date | None = None) -> int | None:
+    """Days since the price's dated source; None for an undated price (its age is unknown, not zero)."""
+    return ((today or dt.date.today()) - price.date).days if price.date else None
 
 
 def is_stale(price: Price, max_age_days: int, today: dt.date | None = None) -> bool:
-    """A price older than the warning age: answers say so, `kb audit` lists it."""
-    return price_age_days(price, today) > max_age_days
+    """A price older than the warning age: answers say so, `kb audit` lists it. An undated price is not "stale" (its
+    own note says it is undated)."""
+    age = price_age_days(price, today)
+    return age is not None and age > max_age_days
 
 
 # ----- the operator's own prices -------------------------------------------------------------------------------
@@ -101,7 +104,8 @@ def apply_local_prices(flavors: dict[str, Flavor], path: Path, problems: list[Pr
 
 
 # ----- indicative prices ---------------------------------------------------------------------------------------
-_Row = tuple[float, float | None, dt.date, list[str], str | None]     # per-GPU on-demand, spot, date, sources, region
+# per-GPU on-demand, spot, date (None: undated), sources, region
+_Row = tuple[float, float | None, dt.date | None, list[str], str | None]
 
 
 def _lowest_list_per_gpu(flavors: Mapping[str, Flavor]) -> dict[tuple[str, str], _Row]:
@@ -145,7 +149,22 @@ def _own_rate(f: Flavor, row: _Row) -> Price:
     basis = (f"{f.provider}'s own lowest list price per GPU-hour of this GPU ({per:g} USD), times {f.gpu_count}: "
              f"the catalog has no on-demand price for this size")
     return Price(on_demand=round(per * f.gpu_count, 4), spot=None, currency="USD", kind="indicative",
-                 date=date, region=region, basis=basis, sources=sorted(set(sources)))
+                 date=date, date_basis=_derived_date_basis([date]), region=region, basis=basis,
+                 sources=sorted(set(sources)))
+
+
+def _derived_date_basis(dates: list[dt.date | None]) -> str:
+    """How a derived price is dated: by the oldest price it rests on, or undated when any of them is."""
+    known = sorted(d for d in dates if d is not None)
+    undated = len(dates) - len(known)
+    if undated:
+        return (f"Undated: rests on {undated} undated price(s)"
+                + (f" and {len(known)} dated {known[0]} to {known[-1]}" if known else "") + ".")
+    return f"Dated by the oldest price it rests on ({known[0]})" if len(known) > 1 else f"Dated {known[0]}."
+
+
+def _derived_date(dates: list[dt.date | None]) -> dt.date | None:
+    return None if any(d is None for d in dates) or not dates else min(dates)
 
 
 def _median_rate(f: Flavor, rows: list[tuple[str, _Row]], gpus: Mapping[str, GPU]) -> Price:
@@ -157,7 +176,8 @@ def _median_rate(f: Flavor, rows: list[tuple[str, _Row]], gpus: Mapping[str, GPU
     basis = (f"median over {', '.join(providers)} of each cloud's lowest list price per {name} GPU-hour, "
              f"times {f.gpu_count} GPU(s); not a {f.provider} price")
     return Price(on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency="USD",
-                 kind="indicative", date=max(r[2] for _p, r in rows), region=None, basis=basis,
+                 kind="indicative", date=_derived_date([r[2] for _p, r in rows]),
+                 date_basis=_derived_date_basis([r[2] for _p, r in rows]), region=None, basis=basis,
                  sources=sorted({s for _p, r in rows for s in r[3]}))
 
 
@@ -176,6 +196,10 @@ def price_problems(flavors: Mapping[str, Flavor], providers: Mapping[str, Provid
         if p.kind == "list" and p.flags:
             out.append(Problem(loc("flavors", fid), where, "a price the catalog flags as a data quirk is shown as "
                                "a list price", "set kind: flagged (scripts/import_catalog.py does this)"))
+        if p.kind in PUBLISHED_KINDS and not p.date_basis:
+            out.append(Problem(loc("flavors", fid), f"{where}.date_basis", f"a {p.kind} price that does not say how "
+                               "its date is known", "add date_basis: the dated source that gives this price, or "
+                               "'Undated: ...' with date: null (never a stand-in date)"))
         if p.kind in PUBLISHED_KINDS and not p.region:
             out.append(Problem(loc("flavors", fid), where, f"a {p.kind} price without a region",
                                "add region: (the catalog row's region)"))

@@ -17,7 +17,8 @@ from bot.estimate.speed_encoder import encoder_efficiency, generates
 from bot.estimate.scaling import INTER_NODE, INTRA_NODE, dp_efficiency
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.checklist import FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, Checklist, claim_sources, note_ctx, pick_facts, public
+from bot.plan.checklist import (FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, PRICE_NOTES, Checklist, claim_sources,
+                                note_ctx, pick_facts, public)
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose, saves_time
@@ -509,7 +510,8 @@ class Advisor:
         checks = evaluate(self.rules, check_facts, "check", job.lang)
         checklist = self._checklist.build(checks, pick, job.w, job.model, job.lang, job.base)
         select = job.shapes.job
-        notes = [(key, note_ctx(self.kb, pick, job.provider, job.lang), cite)
+        ctx = note_ctx(self.kb, pick, job.provider, job.lang)
+        notes = [(key, ctx, [*cite, *(s for s in ctx.get("price_sources", []) if key in PRICE_NOTES and s not in cite)])
                  for key, cite, _rid in select.notes + checks.notes]
         billing = [b for b, _c, _r in select.billing]
         return Advice(workload=job.w, model=job.model, memory=pick["estimate"] if pick else job.base,

@@ -58,6 +58,7 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
             "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16, "pick_arch": arch_family(kb.gpus[f.gpu]),
             "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
+            "pick_price_undated": bool(f.price and f.price.on_demand is not None and f.price.date is None),
             "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
             "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (
                 w.sharding in ("zero3", "fsdp") or pick["gpus_total"] != w.gpus),
@@ -94,12 +95,20 @@ def _feed_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[st
     return {"image_training": True, "pick_decode_short": None if feed["can"] is None else feed["can"] < feed["need"]}
 
 
+# Notes about the pick's price: they cite the price's own sources (the catalog file, the dated reading), which say
+# what the note claims (its date, or that none is known), besides the rule's fixed citation.
+PRICE_NOTES = ("note.price_old", "note.price_undated", "note.indicative_price", "note.flagged_price")
+
+
 def note_ctx(kb: KnowledgeBase, pick, provider: str, lang: str = "en") -> dict[str, Any]:
     ctx = {"provider": kb.providers[provider].display_name(lang)}
     if pick:
         f = pick["flavor"]
-        ctx.update(flavor=f.flavor, price_date=f.price.date.isoformat() if f.price else "-",
-                   price_age_days=price_age_days(f.price) if f.price else "-")
+        age = price_age_days(f.price) if f.price else None
+        ctx.update(flavor=f.flavor,
+                   price_date=(f.price.date.isoformat() if f.price.date else "@price.undated") if f.price else "-",
+                   price_age_days=age if age is not None else "-",
+                   price_sources=list(f.price.sources) if f.price else [])
     return ctx
 
 
@@ -219,7 +228,10 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "price_per_hour": round(price.on_demand * k, 4) if price and price.on_demand is not None else None,
         "spot_price_per_hour": round(price.spot * k, 4) if price and price.spot is not None else None,
         "currency": price.currency if price else None, "price_kind": price.kind if price else None,
-        "price_date": price.date.isoformat() if price else None, "price_basis": price.basis if price else None,
+        "price_date": price.date.isoformat() if price and price.date else None,
+        "price_date_basis": price.date_basis if price else None,
+        "spot_price_date": price.spot_date.isoformat() if price and price.spot_date else None,
+        "price_basis": price.basis if price else None,
         "fits": r["ruled_out"] != "no_fit", "headroom_pct": r.get("headroom", -1.0),
         "per_gpu_gib": est.per_gpu_gib if est else r.get("need"),
         "need_gpus": r.get("need_gpus") if not est else None, "blocked_by": r.get("blocked_by"),

@@ -190,7 +190,12 @@ class Price(Record):
     currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")   # ISO 4217
     unit: Literal["hour"] = "hour"
     kind: PriceKind
-    date: dt.date
+    # the date of the dated source the price is known from (a provider page read on that day, a dated third-party
+    # reading that gives the same figure); null = no dated source gives this price: answers say "undated"
+    date: dt.date | None
+    # how `date` is known (which dated source matches, or why there is none); list and flagged prices must say
+    date_basis: str | None = None
+    spot_date: dt.date | None = None  # the spot price's own date where a dated source gives it; null = undated
     region: str | None = None     # where the price applies; list and flagged prices must name one
     flags: list[str] = []         # the catalog's data-quality warnings for this row, verbatim
     basis: str | None = None      # how an indicative price was derived

@@ -68,7 +68,8 @@ def price_text(t: Templates, rec: dict[str, Any], lang: str) -> str:
     if rec.get("price_per_hour") is None:
         return t.say("label.no_price", lang)
     kind = t.say(f"price.{rec['price_kind']}", lang)
-    text = f"{rec['price_per_hour']:.2f} {rec['currency']}{t.say('label.per_hour', lang)} ({kind}, {rec['price_date']})"
+    when = rec.get("price_date") or t.say("price.undated", lang)
+    text = f"{rec['price_per_hour']:.2f} {rec['currency']}{t.say('label.per_hour', lang)} ({kind}, {when})"
     if rec.get("price_per_hour_user") is not None:
         text += " " + t.say("label.approx_in", lang, amount=f"{rec['price_per_hour_user']:.2f}",
                             currency=rec["user_currency"], date=rec.get("user_rate_date") or "-")

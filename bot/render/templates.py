@@ -35,7 +35,13 @@ class Templates:
         text = entry.get(lang) or entry["en"]
         if "{" not in text:
             return text
-        return text.format_map(_Default({k: _fmt(v) for k, v in ctx.items()}))
+        return text.format_map(_Default({k: self._word(v, lang) for k, v in ctx.items()}))
+
+    def _word(self, v: Any, lang: str) -> Any:
+        """A value "@key" is another template's wording (the plan says "@price.undated"; the words live here)."""
+        if isinstance(v, str) and v.startswith("@") and v[1:] in self.table:
+            return self.say(v[1:], lang)
+        return _fmt(v)
 
 
 def _fmt(v: Any) -> Any:

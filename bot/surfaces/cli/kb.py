@@ -19,7 +19,10 @@ def flavor_json(f: Flavor) -> dict[str, Any]:
             "price_region": p.region if p else None, "price_flags": list(p.flags) if p else [],
             "price_per_hour": p.on_demand if p else None, "spot_price_per_hour": p.spot if p else None,
             "currency": p.currency if p else None, "price_kind": p.kind if p else None,
-            "price_date": p.date.isoformat() if p else None, "price_basis": p.basis if p else None,
+            "price_date": p.date.isoformat() if p and p.date else None,
+            "price_date_basis": p.date_basis if p else None,
+            "spot_price_date": p.spot_date.isoformat() if p and p.spot_date else None,
+            "price_basis": p.basis if p else None,
             "region": f.region, "evidence": f.evidence, "sources": list(f.sources), "note": f.note}
 
 
@@ -104,7 +107,9 @@ def print_update_report(r: dict[str, Any], as_json: bool) -> None:
         click.echo(json.dumps(r, ensure_ascii=False, default=str))
         return
     verb = "would change" if r["dry_run"] else "changed"
-    click.echo(f"catalog for {', '.join(r['providers'])}, prices dated {r['date']}: "
+    dated = (f"prices dated {r['date']}" + (f" (version {r['version']})" if r.get("version") else "")
+             if r["date"] else "prices dated by versions.yaml where a dated source gives them")
+    click.echo(f"catalog for {', '.join(r['providers'])}, {dated}: "
                f"{len(r['added'])} added, {len(r['removed'])} removed, {len(r['changed'])} price field(s) {verb}")
     for fid in r["added"]:
         click.echo(f"  + {fid}")
@@ -115,6 +120,9 @@ def print_update_report(r: dict[str, Any], as_json: bool) -> None:
     if r["flagged"]:
         click.echo(f"  ! {len(r['flagged'])} row(s) the catalog flags as data quirks, imported as 'flagged' "
                    f"(never a list price): {', '.join(r['flagged'][:6])}{' ...' if len(r['flagged']) > 6 else ''}")
+    if r.get("undated"):
+        click.echo(f"  ? {len(r['undated'])} row(s) undated (no --date and no dated reading): answers say so; give "
+                   f"--date with the catalog commit's date to date them")
     for path in r["written"]:
         click.echo(f"  wrote {path}")
     if r["written"]:
@@ -128,7 +136,9 @@ def print_audit(report: dict[str, Any], as_json: bool) -> None:
     titles = {"weakly_sourced": "facts without a findable or independent source",
               "same_stack_only": "flavors documented only by a same-stack cloud (Open Telekom Cloud)",
               "unknown_decision_fields": "decision-relevant fields no source fills (unknown, not 'no')",
-              "stale_prices": f"prices and rates older than {report['max_age_days']} days (on {report['today']})"}
+              "stale_prices": f"prices and rates older than {report['max_age_days']} days (on {report['today']})",
+              "undated_prices": "prices no dated source gives (answers say 'undated')",
+              "stand_in_dates": "prices whose date is a stand-in, not a source's"}
     for key, title in titles.items():
         rows = report[key]
         click.echo(f"{title}: {len(rows)}")

@@ -280,12 +280,16 @@ def kb_validate() -> None:
 @kb.command("update-prices")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--date", "price_date", type=click.DateTime(formats=["%Y-%m-%d"]),
-              help="The date the prices were collected (default: the newest CSV's modification date).")
+              help="The date of the catalog version (its commit date, or the day the provider's page was read). "
+                   "Without it, rows are dated by a versions.yaml beside the CSVs, else left undated.")
+@click.option("--version", "version", default=None,
+              help="The catalog version the CSVs come from (e.g. a skypilot-catalog commit), kept with the date.")
 @click.option("--networks", type=click.Path(exists=True, path_type=Path),
               help="networks.yaml with interconnects per family (default: next to the CSVs, else data/catalog/).")
 @click.option("--dry-run", is_flag=True, help="Report what would change without writing knowledge/flavors/.")
 @click.option("--json", "as_json", is_flag=True)
-def kb_update_prices(path: Path, price_date, networks: Path | None, dry_run: bool, as_json: bool) -> None:
+def kb_update_prices(path: Path, price_date, version: str | None, networks: Path | None, dry_run: bool,
+                     as_json: bool) -> None:
     """Re-import a SkyPilot-format price catalog (a directory of <provider>.csv, or one such file) into
     knowledge/flavors/ and report what changed. Rows the catalog flags as data quirks stay 'flagged'."""
     from bot.knowledge.catalog import ImportError_, update_prices
@@ -293,7 +297,7 @@ def kb_update_prices(path: Path, price_date, networks: Path | None, dry_run: boo
     from bot.surfaces.cli.kb import print_update_report
     try:
         report = update_prices(path, config.knowledge_dir(), networks,
-                               price_date.date() if price_date else None, dry_run)
+                               price_date.date() if price_date else None, dry_run, version)
     except (ImportError_, OSError, ValueError, KeyError) as exc:
         _fail(ConfigError(f"cannot import {path}: {exc}",
                           fix="check the CSV has the SkyPilot columns of data/catalog/README.md"))
