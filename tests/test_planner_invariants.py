@@ -428,7 +428,9 @@ def test_a_card_without_nvlink_is_pcie_between_its_cards_not_unknown(kb):
     from bot.plan.links import link_of
     for fid in ("aws/g6e.12xlarge", "nebius/gpu-l40s-d_4gpu-128vcpu-768gb"):
         f = kb.flavors[fid]
-        assert f.nvlink is None and link_of(kb, f).intra == "pcie" and link_of(kb, f).intra_how == "derived"
+        # issue 35: the knowledge base itself records the link (pcie, derived from the card), not only the planner
+        assert (f.interconnect, f.interconnect_evidence, f.nvlink) == ("pcie", "derived", False)
+        assert link_of(kb, f).intra == "pcie" and link_of(kb, f).intra_how == "derived"
         assert nvlink_of(kb, f) is False
     a30 = next(f for f in kb.flavors.values() if f.gpu == "a100-80gb-pcie" and f.gpu_count > 1 and f.nvlink is None
                and not f.interconnect)

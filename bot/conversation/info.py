@@ -20,12 +20,15 @@ def gpu_facts(kb: KnowledgeBase, gid: str) -> dict[str, Any]:
 
 
 def cheapest_price(kb: KnowledgeBase, gid: str) -> dict[str, Any] | None:
-    """The lowest list price per GPU-hour of a GPU across the catalog, for comparisons."""
-    best = None
-    for f in kb.flavors.values():
-        if f.gpu == gid and f.price and f.price.kind == "list" and f.price.on_demand:
+    """The lowest list price per GPU-hour of a GPU across the catalog, for comparisons; prices in other currencies
+    compared in USD at the dated rates, shown in their own."""
+    best, best_usd = None, None
+    for f in kb.flavors_with_gpu(gid):
+        if f.price and f.price.kind == "list" and f.price.on_demand:
             per = f.price.on_demand / f.gpu_count
-            if best is None or per < best["per_gpu_hour"]:
+            usd = kb.convert(per, f.price.currency, "USD")
+            if best_usd is None or usd < best_usd:
+                best_usd = usd
                 best = {"per_gpu_hour": round(per, 3), "currency": f.price.currency, "flavor": f.id,
                         "date": f.price.date.isoformat() if f.price.date else None,
                         "sources": list(f.price.sources)}

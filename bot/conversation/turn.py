@@ -463,7 +463,8 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
     """One GPU's spec and cheapest list price, citing the spec's and the price's sources."""
     price = g["price"]
     ptxt = (f"{price['per_gpu_hour']:.2f} {price['currency']}/GPU-h ({t.say('price.list', lang)}, "
-            f"{price['flavor']}, {price['date']})") if price else t.say("label.no_price", lang)
+            f"{price['flavor']}, {price['date'] or t.say('price.undated', lang)})") if price else \
+        t.say("label.no_price", lang)
     flops = g["bf16_tflops"] or g["fp16_tflops"]
     return cite.after(f"{g['name']}: {g['memory_gib']:g} GiB, {g['memory_bandwidth_gbs'] or '?'} GB/s, "
                       f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "

@@ -244,19 +244,49 @@ class KnowledgeBase:
             out[p] = tuple(tuple(sorted(g, key=_price_order)) for _k, g in sorted(groups.items(), key=_group_order))
         return MappingProxyType(out)
 
+    @cached_property
+    def _markets(self) -> Mapping[str, frozenset[str]]:
+        """Per provider: the markets its flavors with a region on file are sold in (mainland China for cn-*)."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for f in self.flavors.values():
+            if f.region:
+                out[f.provider].add(market(f.region))
+        return MappingProxyType({p: frozenset(m) for p, m in out.items()})
+
+    def sold_in(self, f: Flavor, region: str) -> bool:
+        """Whether a flavor is sold in `region` as far as the knowledge base knows: its own region is in the same
+        market (a cn-* region and "cn-mainland" are one market), or it has no region on file and its provider
+        sells other flavors there (availability of that size unknown; answers say to check the region)."""
+        want = market(region)
+        if f.region:
+            return f.region == region or market(f.region) == want
+        return want in self._markets.get(f.provider, frozenset())
+
     def candidates(self, provider: str | None = None, *, exclude: str | None = None,
-                   per_shape: int = 12) -> tuple[Flavor, ...]:
+                   per_shape: int = 12, region: str | None = None) -> tuple[Flavor, ...]:
         """The flavors worth ranking: of each shape only the `per_shape` cheapest. A ranking that orders flavors
         of one shape by price (then id) and shows its best N <= per_shape rows gets the same N rows as when it
         ranks every flavor; the work then grows with the number of shapes, not of flavors (10 000 flavors that
         are regional or priced copies of 200 shapes cost like 200). `provider` None: all providers but
         `exclude`."""
         providers = [provider] if provider else [p for p in sorted(self._shapes) if p != exclude]
+        if region:      # of each shape the per_shape cheapest of those sold in the region
+            return tuple(f for p in providers for group in self._shapes.get(p, ())
+                         for f in [g for g in group if self.sold_in(g, region)][:per_shape])
         return tuple(f for p in providers for group in self._shapes.get(p, ()) for f in group[:per_shape])
 
     def claims_naming(self, name: str) -> list[Claim]:
         key = norm_key(name)
         return [c for c in self.claims.values() if any(norm_key(n) == key for n in c.names)]
+
+
+# A region id names one cloud region; regions of mainland China (cn-north-4, cn-southwest-2 ...) and the general
+# "cn-mainland" of the rental platforms are one market: a question asked "in China" is answered from any of them.
+MAINLAND_CHINA = "cn-mainland"
+
+
+def market(region: str) -> str:
+    return MAINLAND_CHINA if region == MAINLAND_CHINA or region.startswith("cn-") else region
 
 
 def _price_order(f: Flavor) -> tuple:

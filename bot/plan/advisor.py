@@ -15,7 +15,7 @@ from bot.estimate import cost
 from bot.estimate.kinds import job_speed
 from bot.estimate.speed_encoder import encoder_efficiency, generates
 from bot.estimate.scaling import INTER_NODE, INTRA_NODE, dp_efficiency
-from bot.knowledge.loader import KnowledgeBase
+from bot.knowledge.loader import MAINLAND_CHINA, KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM, Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.checklist import (FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, PRICE_NOTES, Checklist, claim_sources,
                                 note_ctx, pick_facts, public)
@@ -88,6 +88,12 @@ class _Job:
 
 
 SAID_SPEED_NOTES = ("sp.clip_len", "dif.train_share")     # speed notes an item-timed answer states as assumptions
+
+
+def _region_word(region: str) -> str:
+    """The region as an answer names it: a template key for the mainland-China market (worded in bot/render), the
+    cloud's own region id otherwise."""
+    return "@region.cn-mainland" if region == MAINLAND_CHINA else region
 
 
 class Advisor:
@@ -238,7 +244,9 @@ class Advisor:
         provider = slots.get("provider") or self.default_provider
         if provider not in self.kb.providers:
             provider = self.default_provider
-        if not slots.get("provider"):
+        if slots.get("region"):
+            assumptions.append(("assume.region", {"region": _region_word(slots["region"])}))
+        elif not slots.get("provider"):
             assumptions.append(("assume.provider", {"provider": self.kb.providers[provider].display_name(lang)}))
         job = _Job(intent, slots, lang, w, model, assumptions, sizer, base, provider, targets)
         job.facts = job_facts(intent, w, model, slots, base, gpus_needed(self.kb, sizer), provider)
@@ -251,7 +259,20 @@ class Advisor:
         return job
 
     def _rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        """The provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
+        """The rows of the region the question names (every provider selling there, or the one it names), else
+        the provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
+        region = job.slots.get("region")
+        if region and not job.gpu_ids:
+            pool = list(self.kb.candidates(job.slots.get("provider"), per_shape=SHOWN_PER_SHAPE, region=region))
+            ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets) if pool else []
+            if any(not r["ruled_out"] for r in ranked):
+                return ranked, None
+            rows, fallback = self._provider_rows(job)
+            where = _region_word(region)
+            return rows, {"provider": where, "requirement": "", "key": "fallback.no_region"}
+        return self._provider_rows(job)
+
+    def _provider_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         if job.gpu_ids:
             pool = [f for f in self.kb.candidates(None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
             return self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets), None
@@ -749,7 +770,9 @@ class Advisor:
                               "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
                               "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
                               "hours": row["job_hours"], "link": plan.link, "sources": sources, "row": row,
-                              "owned": own_cards(job.slots)}
+                              "owned": own_cards(job.slots),
+                              # no flavor on file carries the card (MI300X, GB200): the answer says it is not covered
+                              "rentable": bool(self.kb.flavors_with_gpu(plan.gpu.id)) if plan.gpu else True}
         deadline = job.slots.get("deadline_days")
         row["card_decides"] = deadline if card_decides(plan, deadline) else None     # the deadline it decides
         if advice.gpu_verdict["owned"]:

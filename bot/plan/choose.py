@@ -14,7 +14,10 @@ SHOWN_CONSIDERED = 6
 
 
 def job_price(r: Row) -> float:
-    """What the plan costs the user: the whole job when its length is known, else per hour."""
+    """What the plan costs the user: the whole job when its length is known, else per hour; in USD at the dated
+    rates when the ranking converted it (a 1.24 CNY/h plan is cheaper than a 0.80 USD/h one)."""
+    if r.get("price_usd") is not None:
+        return r["price_usd"]
     if r.get("job_cost") is not None:
         return r["job_cost"]
     return r["hourly"] if r.get("hourly") is not None else math.inf

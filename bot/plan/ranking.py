@@ -189,6 +189,7 @@ class Ranker:
         if base_cost is not None and ccy != "USD":
             # rank prices in one currency (knowledge/rates.yaml): a 25 CNY/h price is not cheaper than 4 USD/h
             base_cost = self.kb.convert(base_cost, ccy, "USD")
+        row["price_usd"] = base_cost        # what choose() compares: plans in CNY and in USD side by side
         user_ccy = slots.get("budget_currency")
         if user_ccy and hourly is not None and user_ccy != ccy:
             row["user_currency"], row["hourly_user"] = user_ccy, self.kb.convert(hourly, ccy, user_ccy)

@@ -37,6 +37,8 @@ def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned
         first = t.say("why.user_gpu", lang, gpu=row["gpu_name"], verdict=v)
     lines = [f"{first} {refs}".rstrip()]
     lines += ["      " + x for x in _details(row, t, lang)]
+    if not owned and verdict.get("rentable") is False:
+        lines.append("      " + t.say("yours.not_rented", lang, gpu=row["gpu_name"]))
     return lines
 
 

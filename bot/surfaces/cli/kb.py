@@ -147,3 +147,32 @@ def print_audit(report: dict[str, Any], as_json: bool) -> None:
             click.echo(f"  {row['id']}{' ' + row['field'] if row.get('field') else ''}: {detail}")
         if len(rows) > 40:
             click.echo(f"  ... and {len(rows) - 40} more (--json lists all)")
+
+
+def print_offers(report: dict[str, Any], as_json: bool) -> None:
+    """`kb gpus`: per GPU a table, one offer a line, cheapest per GPU-hour first; an undated price says so."""
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, default=str))
+        return
+    where = f" in {report['region']}" if report["region"] else ""
+    for g in report["gpus"]:
+        _print_gpu_offers(g, where)
+
+
+def _print_gpu_offers(g: dict[str, Any], where: str) -> None:
+    offers = g["offers"]
+    click.echo(f"{g['name']} ({g['memory_gib']:g} GiB): {len(offers)} offer(s){where}")
+    if not offers:
+        click.echo("  none on file: no cloud or platform read rents it" + (" there" if where else "")
+                   + "; ask a provider for a quote.")
+        return
+    click.echo(f"  {'PROVIDER':<12} {'FLAVOR':<34} {'GPUS':>4} {'REGION':<13} {'PER GPU-H':>14} {'SPOT/GPU-H':>11}"
+               f"  PRICE DATE")
+    for o in offers:
+        price = f"{o['per_gpu_hour']:.2f} {o['currency']}" if o["per_gpu_hour"] is not None else "ask for quote"
+        spot = f"{o['spot_per_gpu_hour']:.2f}" if o["spot_per_gpu_hour"] is not None else "-"
+        when = o["price_date"] or ("undated" if o["price_per_hour"] is not None else "-")
+        if o["price_kind"] and o["price_kind"] != "list":
+            when += f" ({o['price_kind']})"
+        click.echo(f"  {o['provider']:<12} {o['flavor']:<34} {o['gpu_count']:>4} {o['region'] or '-':<13} "
+                   f"{price:>14} {spot:>11}  {when}")

@@ -344,6 +344,19 @@ def kb_list(what: str, provider: str | None, as_json: bool) -> None:
     list_records(what, provider, as_json)
 
 
+@kb.command("gpus")
+@click.argument("gpu")
+@click.option("--region", default=None, help="Only offers sold in this region's market (us-east-1, cn-mainland ...).")
+@click.option("--json", "as_json", is_flag=True)
+def kb_gpus(gpu: str, region: str | None, as_json: bool) -> None:
+    """One GPU across clouds, platforms and regions (like `sky show-gpus`): price and spot price per GPU-hour, the
+    price's date (or 'undated'), cheapest first."""
+    from bot.knowledge.loader import default_knowledge
+    from bot.knowledge.offers import gpu_offers
+    from bot.surfaces.cli.kb import print_offers
+    print_offers(gpu_offers(default_knowledge(), gpu, region), as_json)
+
+
 @kb.command("show")
 @click.argument("record_id")
 @click.option("--json", "as_json", is_flag=True)
