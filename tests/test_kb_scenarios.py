@@ -91,19 +91,20 @@ def test_full_fine_tune_on_910b_splits_over_one_node_and_does_not_say_it_runs_ou
 
 
 @pytest.mark.parametrize("question, lang, words", [
-    ("4090 或 A800 跑 32B 推理?", "zh", ["4x_RTX4090_SECURE", "2.96 USD", "RunPod", "只有它有带公开价格的可租用规格",
-                                      "知识库中没有出租它的规格", "1 张卡放得下"]),
-    ("4090 or A800 for 32B inference?", "en", ["4x_RTX4090_SECURE", "2.96 USD", "RunPod",
-                                               "the only one with a rentable size and a public price on file",
-                                               "no flavor on file rents it", "needs 1 in one machine"]),
+    ("4090 或 A800 跑 32B 推理?", "zh", ["4x_RTX4090_SECURE", "2.96 USD", "RunPod", "a800-80gb-1x", "5.15 CNY", "无日期"]),
+    ("4090 or A800 for 32B inference?", "en", ["4x_RTX4090_SECURE", "2.96 USD", "RunPod", "a800-80gb-1x", "5.15 CNY",
+                                               "undated", "mainland China"]),
 ])
-def test_4090_or_a800_for_a_32b_model_prices_the_4090s_and_says_no_a800_is_offered(question, lang, words):
+def test_4090_or_a800_for_a_32b_model_prices_both_and_compares_them_in_one_currency(question, lang, words):
+    """Issue 35: an A800 is rented in mainland China (晨涧云, 5.15 CNY per GPU-hour, about 0.76 USD at the dated rates),
+    so both cards are priced (was: 'no flavor on file rents' the A800) and the A800 at 0.76 USD/h is the cheaper plan
+    than four RTX 4090s at 2.96 USD/h: compared in one currency, not 5.15 against 2.96."""
     r = ask(question)
     assert (r["intent"], r["lang"]) == ("compare", lang)
     for w in words:
         assert w in r["text"], w
     first = r["text"].split("\n")[0]
-    assert "RTX 4090" in first and "A800" not in first
+    assert "A800" in first
 
 
 @pytest.mark.parametrize("question, words", [

@@ -146,8 +146,7 @@ class Advisor:
         if len(side) < 2:
             return None
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
-        best = min(fitting, key=lambda x: (x["pick"].get("job_cost") or x["pick"]["hourly_total"] or math.inf,
-                                           x["gpu"])) if fitting else None
+        best = min(fitting, key=lambda x: (self._usd(x["pick"]), x["gpu"])) if fitting else None
         if best is None and all(not x["rented"] and x["cards"] for x in side):
             # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
             # no tensor parallelism over PCIe) is the verdict, and the answer says it rests on the cards alone
@@ -163,6 +162,12 @@ class Advisor:
                         "training": intent != "inference"}
         return {"intent": intent, "side": side, "best": best["name"] if best else None,
                 "training": intent != "inference"}
+
+    def _usd(self, rec: dict[str, Any]) -> float:
+        """A plan's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h set of
+        4090s compare in one currency."""
+        cost = rec.get("job_cost") or rec.get("hourly_total")
+        return self.kb.convert(cost, rec["currency"], "USD") if cost and rec.get("currency") else math.inf
 
     def _cards_needed(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                       gpu) -> dict[str, Any]:
