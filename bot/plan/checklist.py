@@ -58,7 +58,9 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
             "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16, "pick_arch": arch_family(kb.gpus[f.gpu]),
             "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
-            "pick_price_undated": bool(f.price and f.price.on_demand is not None and f.price.date is None),
+            # an indicative price's own note already says it is undated
+            "pick_price_undated": bool(f.price and f.price.on_demand is not None and f.price.date is None
+                                       and f.price.kind != "indicative"),
             "multi_gpu": pick["gpus_total"] > 1, "multi_node": pick["instances"] > 1,
             "sharded_adapters": w.method in ("lora", "qlora") and pick["gpus_total"] > 1 and (
                 w.sharding in ("zero3", "fsdp") or pick["gpus_total"] != w.gpus),
