@@ -138,6 +138,10 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         unknown = None
         if "model" not in slots and "model" not in ambiguous and "params_b" not in slots:
             unknown = self._unknown_model_word(work)
+        elif "model" not in slots and "model" not in ambiguous:
+            named = self._unknown_model_word(text)      # 'FooLM-13B': its size is known, its name is not on file
+            if named:
+                slots["model_name"] = _as_written(raw, named)
         scores, recommend = self._intent_scores(work, slots)
         intent, oos = self._decide_intent(work, scores, recommend, slots, ambiguous)
         invalid, absurd = slots.pop("_bad", {}), slots.pop("_absurd", {})
@@ -151,3 +155,9 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
                      unknown_model=unknown, unsure=self.unsure.any(text), candidate_params=cparams,
                      lang_sure=lang_sure, invalid=invalid, absurd=absurd,
                      job_words=not oos and (self.refine.any(text) or self.domain.any(text)))
+
+
+def _as_written(text: str, word: str) -> str:
+    """A word found in the normalised text, as the user wrote it ('FooLM-13B', not 'foolm-13b')."""
+    m = re.search(re.escape(word), text, flags=re.IGNORECASE)
+    return m.group(0) if m else word

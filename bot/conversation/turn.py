@@ -329,7 +329,7 @@ class Core:
                       memory=memory, compute=advice.compute, speed=advice.speed, batch=advice.batch,
                       recommendations=advice.recommendations,
                       considered=advice.considered, checklist=checklist,
-                      rule_trace=advice.trace, notes=notes,
+                      rule_trace=advice.trace, notes=notes, targets=advice.targets,
                       billing=[{"mode": b, "text": t.say(f"billing_mode.{b}", lang)} for b in advice.billing])
         if advice.work is not None:
             reply.work = {**advice.work.model_dump(), "derivation": work_text(advice.work.model_dump(), t, lang)}
@@ -342,7 +342,7 @@ class Core:
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
                  "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
-                 "note_sources": note_sources,
+                 "note_sources": note_sources, "recommendations": reply.recommendations,
                  # a language model's training with no amount said: the pick stands, its time needs the dataset
                  "work_missing": advice.work is None and not w.tokens and w.task != "inference"
                  and w.kind in ("llm", "multimodal") and not advice.speed}
@@ -370,6 +370,11 @@ class Core:
                                               chosen=label[chosen]))
             reply.choices = [label[v] for v in values if v != chosen]
         reply.text, reply.citations = answer_text(reply.model_dump(), self.kb, t, extra)
+        if d.slots.get("model_name") and not d.slots.get("model") and advice.workload.params_b:
+            # a model the knowledge base does not know is never silently another one: the first line says what it
+            # was sized as (the critic's honesty invariant)
+            reply.text = t.say("honesty.sized_as", lang, name=d.slots["model_name"],
+                               params=f"{advice.workload.params_b:g}") + "\n" + reply.text
         if d.cheaper:
             self._cheaper(reply, d, intent, advice, lang)
         if advice.gpu_verdict:

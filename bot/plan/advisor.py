@@ -22,6 +22,7 @@ from bot.plan.checklist import (FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, P
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
 from bot.plan.choose import choose, saves_time
+from bot.plan.critic import Critic, JobView, is_implausible, stated_targets
 from bot.plan import fleet
 from bot.plan.batch import batch_spec, batch_targets, is_batch, job_hours, replicas_for, summary
 from bot.plan.fleet import FleetChoice
@@ -67,6 +68,7 @@ class Advice:
     billing: list[str] = field(default_factory=list)
     plans_searched: int = 0      # flavor x instances x replicas evaluated for this answer
     work: Work | None = None     # the amount of work in the user's units and its derivation (bot/plan/work.py)
+    targets: list[dict[str, Any]] = field(default_factory=list)     # each stated target, met or not (critic.py)
 
 
 @dataclass
@@ -85,6 +87,14 @@ class _Job:
     gpu_ids: list[str] | None = None          # a comparison: only flavors of these GPUs, on any cloud
     facts: dict[str, Any] = field(default_factory=dict)
     shapes: Shapes | None = None
+    critic: dict[str, dict[str, Any]] = field(default_factory=dict)    # invariant -> its rule_trace entry
+
+    def view(self) -> JobView:
+        serving = self.w.method == "inference" and not self.targets.items
+        encoder = serving and not generates(self.model)
+        return JobView(training=self.w.method != "inference", deadline_days=self.slots.get("deadline_days"),
+                       users=self.targets.concurrency if serving and not encoder else None,
+                       rate=(self.targets.encoder_rate() if encoder else self.targets.qps) if serving else None)
 
 
 SAID_SPEED_NOTES = ("sp.clip_len", "dif.train_share")     # speed notes an item-timed answer states as assumptions
@@ -103,6 +113,7 @@ class Advisor:
         self.default_provider = default_provider if default_provider in kb.providers else "huaweicloud"
         self._ranker = Ranker(kb, self._attr_cache)
         self._checklist = Checklist(kb, templates)
+        self._critic = Critic(rules.invariants)
 
     # ----- the decision ------------------------------------------------------------------------------------------
     def workload(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
@@ -198,6 +209,13 @@ class Advisor:
         job.gpu_ids = gpu_ids
         rows, fallback = self._rows(job)
         rows = self._user_gpu_first(job, rows)
+        quote = self._critic.promote_unpriced(rows, job.lang)
+        job.critic[quote["rule"]] = quote
+        # training only: a served model's KV cache fills the memory by design (vLLM caps it; requests queue)
+        roomy = self._critic.prefer_roomy(rows, job.lang) if job.w.method != "inference" \
+            and not job.sizer.user_fixed else None
+        if roomy:
+            job.critic[roomy["rule"]] = roomy
         recs, considered = choose(rows, self._passes_for(job))
         pick = recs[0] if recs else None
         if pick and pick.get("micro_batch"):
@@ -211,10 +229,29 @@ class Advisor:
             self._attach_fleet(job, advice, pick, mixed)
         advice.work = training_work(job.slots, job.w)
         self._extras(job, pick, advice)
+        self._targets(job, advice)
+        advice.trace += list(job.critic.values())
         if advice.recommendations and advice.recommendations[0].get("mixed"):
             advice.throughput = None      # each pool's speed is on its fleet line, not one GPU's for the whole load
         advice.plans_searched = job.sizer.searched
         return advice
+
+    def _targets(self, job: _Job, advice: Advice) -> None:
+        """Every target the user stated, met or missed by the answer's first plan (theirs, or the pick), and a
+        stated amount of work timed and costed (critic.py: targets-stated, work-timed-and-costed)."""
+        first = advice.recommendations[0] if advice.recommendations else None
+        serving = job.w.method == "inference" and not job.targets.items
+        advice.targets = stated_targets(job.slots, first, serving, encoder=serving and not generates(job.model))
+        missed = [t for t in advice.targets if t["met"] is False]
+        if advice.targets:
+            said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)
+            job.critic["critic.targets-stated"] = self._critic.trace_entry(
+                "targets-stated", bool(missed), job.lang, target=", ".join(t["target"] for t in missed), verdict=said)
+        if first and first.get("label") != "yours" and (job.w.tokens or job.targets.items):
+            lacking = [name for name, value in (("time", first.get("job_hours")), ("cost", first.get("job_cost")))
+                       if value is None and (name == "time" or first.get("price_per_hour") is not None)]
+            job.critic["critic.work-timed-and-costed"] = self._critic.trace_entry(
+                "work-timed-and-costed", bool(lacking), job.lang, flavor=first["flavor"], missing="/".join(lacking))
 
     def _job(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> _Job:
         """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
@@ -280,9 +317,9 @@ class Advisor:
     def _provider_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         if job.gpu_ids:
             pool = [f for f in self.kb.candidates(None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
-            return self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets), None
+            return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
         pool = list(self.kb.candidates(job.provider, per_shape=SHOWN_PER_SHAPE))
-        ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)
+        ranked = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
         if any(not r["ruled_out"] for r in ranked):
             return self._elsewhere(job, ranked)
         # the requirements that ruled this provider's flavors out (the job's own, or those of a candidate's
@@ -291,7 +328,8 @@ class Advisor:
                        if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
                       | {c.attribute for c, _ in job.shapes.job.require})
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
-        alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets) if not r["ruled_out"]]
+        alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
+               if not r["ruled_out"]]
         fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
         lang = job.lang
         reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard else ""
@@ -305,7 +343,21 @@ class Advisor:
             reqs = self.t.say("requirement.too_big", lang, total=f"{big:,.0f}") + (f"; {reqs}" if reqs else "")
         fallback = {"provider": self.kb.providers[job.provider].display_name(lang), "requirement": reqs,
                     "key": "fallback.other_provider" if alt else "fallback.nothing"}
+        insane = [r for r in ranked if is_implausible(r)]
+        if insane:
+            # plans that hold the job exist here, and none is sane: say why, and what would
+            why = min(insane, key=lambda r: r.get("hours") or math.inf)["implausible"]      # the nearest
+            fallback.update(requirement=why["because"] + (f"; {reqs}" if reqs else ""),
+                            fix=self.t.say(f"critic.fix.{why['rule']}", lang),
+                            key="fallback.no_sane" if alt else "fallback.no_sane_anywhere")
         return alt + ranked, fallback
+
+    def _sane(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The critic's plausibility invariants over ranked rows: a plan that breaks one is ruled out, and said."""
+        for entry in self._critic.prune(rows, job.view(), job.lang):
+            if entry["fired"] or entry["rule"] not in job.critic:
+                job.critic[entry["rule"]] = entry if entry["fired"] else job.critic.get(entry["rule"], entry)
+        return rows
 
     def _elsewhere(self, job: _Job, ranked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict | None]:
         """The provider was assumed, not asked for, and none of its plans meets the targets (a deadline, the
@@ -315,7 +367,7 @@ class Advisor:
         if job.slots.get("provider") or any(_meets(r) and not r.get("demoted") for r in fitting):
             return ranked, None
         others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
-        alt = [r for r in self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets)
+        alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
                if not r["ruled_out"] and _meets(r)]
         if any(_meets(r) for r in fitting):
             # its plans meet the job only across instances over a network no source documents as RDMA: plans
@@ -494,11 +546,21 @@ class Advisor:
         row = {**pick, "instances": quick.instances, "gpus_total": quick.gpus_total, "estimate": quick.estimate,
                "layout": quick.layout, "hours": quick.hours, "hourly": hourly, "job_cost": hourly * quick.hours,
                "headroom": round(100 * (1 - quick.estimate.per_gpu_gib / f.gpu_memory_gib), 1),
-               "label": "fastest", "breaks": []}
+               "label": "fastest", "breaks": [], "sized": quick}
+        if self._faster_breaks(job, row, recs):
+            return
         row.update(budget_fields(self.kb, hourly, row["job_cost"], f, job.slots))
         row["why"] = ["costs_more"] if row["job_cost"] > pick["job_cost"] * 1.0005 else ["same_cost"]
         recs.insert(1, row)
         del recs[3:]
+
+    def _faster_breaks(self, job: _Job, row: dict[str, Any], recs: list[dict[str, Any]]) -> bool:
+        """The pick scaled out to finish sooner is offered only if it is a sane plan (the critic: its MFU against
+        the pick's on the same card, the floor); if not, the trace says why it is not shown."""
+        broken = self._critic.breaks_row(row, job.view(), job.lang, recs)
+        if broken:
+            job.critic[f"critic.{broken[0]}"] = {"rule": f"critic.{broken[0]}", "fired": True, "because": broken[1]}
+        return broken is not None
 
     def _faster_batch(self, job: _Job, pick, recs: list[dict[str, Any]]) -> None:
         """A batch job goes faster on more replicas of the same plan at about the same cost (the same GPU-hours,
@@ -524,6 +586,8 @@ class Advisor:
                         layout={**sized.layout, "dp": sized.layout["dp"] // max(1, pick["replicas"]) * replicas})
         row = {**pick, "replicas": replicas, "sized": quick, "layout": quick.layout, "hours": hours,
                "hourly": hourly, "job_cost": hourly * hours, "label": "fastest", "breaks": []}
+        if self._faster_breaks(job, row, recs):
+            return
         row.update(budget_fields(self.kb, hourly, row["job_cost"], pick["flavor"], job.slots))
         row["why"] = ["costs_more"] if row["job_cost"] > pick["job_cost"] * 1.0005 else ["same_cost"]
         recs.insert(1, row)
@@ -535,6 +599,9 @@ class Advisor:
         check_facts.update(pick_facts(self.kb, pick, job.w) if pick else NO_PICK_FACTS)
         checks = evaluate(self.rules, check_facts, "check", job.lang)
         checklist = self._checklist.build(checks, pick, job.w, job.model, job.lang, job.base)
+        if pick is None and fallback and fallback["key"].startswith("fallback.no_sane"):
+            # plans held the job and were not sane: a memory verdict on one card would say something false
+            checklist = [c for c in checklist if c["item"] != "oom"]
         select = job.shapes.job
         ctx = note_ctx(self.kb, pick, job.provider, job.lang)
         notes = [(key, ctx, [*cite, *(s for s in ctx.get("price_sources", []) if key in PRICE_NOTES and s not in cite)])

@@ -131,7 +131,9 @@ class Checklist:
             if pick:
                 ctx = self._pick_ctx(chk, pick, w, model, lang, cites)
             else:
-                ctx = {"need": f"{base.per_gpu_gib:.1f}", "have": "-", "fit_hint": ""}
+                # no plan: against the largest card on file, never a blank ('does not fit in - GiB')
+                ctx = {"need": f"{base.per_gpu_gib:.1f}", "fit_hint": "",
+                       "have": f"{max(g.memory_gib for g in self.kb.gpus.values()):g}"}
             items.append({"item": chk.item, "status": chk.status, "say": chk.say, "ctx": ctx,
                           "citations": [c for c in cites if c in self.kb.sources], "rule": rid})
         order = {"oom": 0, "topology": 1, "data": 2, "billing": 3}
@@ -247,6 +249,8 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "user_currency": r.get("user_currency"),
         "price_per_hour_user": round(r["hourly_user"], 2) if r.get("hourly_user") is not None else None,
         "budget": r.get("budget_use"),           # the plan's spend against a stated budget, in its currency
+        # the critic (critic.py): the invariant that ruled the plan out and why; a plan offered for a quote
+        "implausible": r.get("implausible"), "quote": bool(r.get("quote")),
         "user_rate_date": _rate_date(kb, price.currency if price else None, r.get("user_currency")),
     }
 

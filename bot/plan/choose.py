@@ -28,8 +28,10 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     fitting = [r for r in rows if not r["ruled_out"]]
     priced = [r for r in fitting if job_price(r) < math.inf]
     meeting = [r for r in priced if not r.get("breaks") and not r.get("over_budget")]
-    if not priced or (fitting and fitting[0].get("named") and job_price(fitting[0]) == math.inf):
-        # nothing has a price, or the GPU the user asked for has none ('on Ascend 910B'): cost cannot decide between
+    if not priced or (fitting and (fitting[0].get("named") or fitting[0].get("quote"))
+                      and job_price(fitting[0]) == math.inf):
+        # nothing has a price, or the GPU the user asked for has none ('on Ascend 910B'), or the only plans that meet
+        # the job have none (critic.promote_unpriced: 'ask for a quote'): cost cannot decide between
         # it and the others, so the order stands (theirs first) and the targets still rule; a priced plan stays in
         # view as the cheapest
         meeting = [r for r in fitting if not r.get("breaks")]
@@ -98,6 +100,7 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
     def worth(r: Row) -> float:
         return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
     simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
+               and not (r.get("tight") and not pick.get("tight"))      # critic.prefer_roomy: not back to an OOM risk
                and not _slower(r, pick) and _no_more_demoted(r, pick) and (r.get("named") or not pick.get("named"))]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
 

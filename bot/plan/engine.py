@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from bot.records.errors import KnowledgeError, Problem
 from bot.knowledge.loader import did_you_mean, read_yaml, validation_problems
+from bot.plan.critic import FILE as CRITIC_FILE, check_invariants
 from bot.plan.operators import OPERATORS
 
 ATTRIBUTES = {   # candidate attributes that require / prefer / demote / exclude may name
@@ -117,6 +118,7 @@ class RuleSet:
     rules: tuple[Rule, ...]
     facts: dict[str, Fact]
     version: str
+    invariants: dict[str, Any] = field(default_factory=dict)     # the critic's (rules/critic.yaml, bot/plan/critic.py)
 
 
 @dataclass
@@ -155,7 +157,7 @@ def check_rules(rules_dir: Path, source_ids: set[str] | None = None, template_ke
     digest = hashlib.sha256()
     for path in sorted(rules_dir.glob("*.yaml")):
         digest.update(path.name.encode() + path.read_bytes())
-        if path.name in ("facts.yaml", "lexicon.yaml", "dialogue.yaml"):
+        if path.name in ("facts.yaml", "lexicon.yaml", "dialogue.yaml", CRITIC_FILE):
             continue
         doc = read_yaml(path, problems, path.name) or {}
         seen: set[str] = set()
@@ -172,10 +174,12 @@ def check_rules(rules_dir: Path, source_ids: set[str] | None = None, template_ke
             problems.extend(_check_rule(path.name, rule, facts, source_ids, template_keys))
             rules.append(rule)
     problems.extend(_contradictions(rules))
+    invariants, critic_problems = check_invariants(rules_dir, source_ids)
+    problems.extend(critic_problems)
     if problems:
         return None, problems
     rules.sort(key=lambda r: (-r.priority, r.id))
-    return RuleSet(tuple(rules), facts, digest.hexdigest()[:12]), []
+    return RuleSet(tuple(rules), facts, digest.hexdigest()[:12], invariants), []
 
 
 def _conds(node: Node) -> list[Cond]:

@@ -29,6 +29,9 @@ class Slots(BaseModel):
     model_config = ConfigDict(extra="forbid")
     model: str | None = None
     model_family: str | None = None   # "bge" named alone: sized as its default member (rules/lexicon.yaml), said back
+    # a model named with its size that the knowledge base does not know ("FooLM-13B"): sized by its size, and the
+    # answer's first line says so (the critic's honesty invariant: never silently another model)
+    model_name: str | None = None
     params_b: float | None = None
     method: Literal["full", "freeze", "lora", "qlora"] | None = None
     precision: Precision | None = None
@@ -425,6 +428,9 @@ class Reply(BaseModel):
     checklist: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
     rule_trace: list[dict[str, Any]] = []
+    # each target the user stated (deadline, budget, ttft, tpot, users, rate, latency): {target, asked, plan, unit,
+    # met (null: no figure to judge by), by (how far past the target, in its unit)}
+    targets: list[dict[str, Any]] = []
     notes: list[str] = []
     billing: list[dict[str, Any]] = []      # the billing modes the rules recommend: {mode, text}
     # 'cheaper?' after an answer (bot/plan/cheaper.py): each concession that makes the job cheaper, cheapest first

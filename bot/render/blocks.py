@@ -71,7 +71,7 @@ def text_parts(text: str, t: Templates, lang: str) -> dict[str, list[str]]:
     starts which part, so it follows any reordering. Lines before the pick (a verdict on the user's GPU, a
     fallback) go to `lead`; indented lines continue the part above them."""
     starts = {key: t.say(f"label.{key}", lang) for key in
-              ("pick", "why", "work", "compute", "batch", "considered", "checklist", "assumed", "notes", "sources")}
+              ("pick", "targets", "why", "work", "compute", "batch", "considered", "checklist", "assumed", "notes", "sources")}
     parts: dict[str, list[str]] = {"lead": []}
     current = "lead"
     for line in (text or "").split("\n"):
@@ -116,7 +116,9 @@ def answer_blocks(reply: dict[str, Any], t: Templates) -> list[dict[str, Any]]:
                        for chunk in _chunks(text, SLACK_SECTION_MAX - 10))
 
     pick = [_strip_label(x, label("pick")) for x in parts.get("pick", [])[:1]]
-    section(None, [escape(x.strip()) for x in parts["lead"]] + [f"*{escape(pick[0])}*" if pick else ""])
+    # the decision, and every stated target met or missed (the critic's `targets`) right under it
+    section(None, [escape(x.strip()) for x in parts["lead"]] + [f"*{escape(pick[0])}*" if pick else ""]
+            + [escape(x.strip()) for x in parts.get("targets", [])])
     why = parts.get("why", [])
     section(label("why"), [escape(_strip_label(why[0], label("why")))] if why else [])
     cost = [escape(x.strip()) for x in why[1:] + parts.get("pick", [])[1:]]

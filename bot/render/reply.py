@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
-from bot.render.own import hours_text, money_text, own_lines
+from bot.render.own import hours_text, layout_text, money_text, own_lines
 from bot.render.templates import Templates
 
 def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
@@ -101,10 +101,82 @@ def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, cite: Citer) 
     verdict = extra.get("gpu_verdict")
     if verdict:
         lines += own_lines(verdict, t, lang, cite(verdict.get("sources", [])), verdict.get("owned", False))
+        lines += _bridge(verdict, extra.get("recommendations") or [], t, lang)
     if extra.get("fallback"):
         fb = extra["fallback"]
-        lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"]))
+        lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"],
+                           fix=fb.get("fix", "")))
     return lines
+
+
+def _bridge(verdict: dict[str, Any], recs: list[dict[str, Any]], t: Templates, lang: str) -> list[str]:
+    """The card asked about, judged on its own, and the pick on the same card laid out another way: say how, so the
+    answer never shows 23.0 GiB a card in one line and 8.1 in the next for the same 64 H100s without a word."""
+    recs = rentals(recs)
+    if verdict.get("owned") or not recs or recs[0].get("mixed") or recs[0]["gpu"] != verdict["row"].get("gpu"):
+        return []
+    pick, row = recs[0], verdict["row"]
+    if pick.get("per_gpu_gib") is None or abs(pick["per_gpu_gib"] - row["per_gpu_gib"]) < 0.5:
+        return []
+    n = pick["gpus_total"] * max(1, pick.get("replicas") or 1)
+    return ["      " + t.say("yours.bridge", lang, n=n, need=f"{pick['per_gpu_gib']:.1f}",
+                             layout=layout_text(pick, t, lang))]
+
+
+def targets_line(targets: list[dict[str, Any]], t: Templates, lang: str) -> str | None:
+    """'Targets: deadline 30 days - meets (29.7 days); budget 5,000 USD - misses by 1,200 USD (6,200 USD)': every
+    target the user stated, met or missed and by how much (the critic's `targets`), for the first lines."""
+    if not targets:
+        return None
+    sep = "；" if lang == "zh" else "; "
+    return f"{t.say('label.targets', lang)}: " + sep.join(_target_text(x, t, lang) for x in targets)
+
+
+def infeasible_line(reply: dict[str, Any], t: Templates, lang: str) -> str | None:
+    """'Not feasible as asked: deadline 7 days - misses by 63 days (70 days). Below is the nearest plan; what would
+    work: ...': a job no plan on offer can do as asked is said to be so first, not headlined as a pick (the
+    critic's targets, on the first rental plan when it is the nearest rather than one that meets the job)."""
+    recs = rentals(reply["recommendations"])
+    if not recs or len(recs) < len(reply["recommendations"]) or not (recs[0].get("breaks") or
+                                                                    recs[0].get("over_budget")):
+        return None
+    missed = [x for x in reply.get("targets") or [] if x["met"] is False]
+    if not missed:
+        return None
+    sep = "；" if lang == "zh" else "; "
+    return t.say("infeasible.head", lang, missed=sep.join(_target_text(x, t, lang) for x in missed),
+                 fix=_fix(missed[0], reply, t, lang))
+
+
+def _fix(x: dict[str, Any], reply: dict[str, Any], t: Templates, lang: str) -> str:
+    """What would meet the first missed target, from the nearest plan's own numbers."""
+    if x["target"] == "deadline":
+        days = f"{math.ceil(x['plan'] or 0):,}"
+        gpus = (reply.get("compute") or {}).get("gpus_for_deadline")
+        return t.say("infeasible.fix.deadline_gpus", lang, gpus=f"{gpus:,}", days=days) if gpus else \
+            t.say("infeasible.fix.deadline", lang, days=days)
+    if x["target"] == "budget":
+        return t.say("infeasible.fix.budget", lang, spend=f"{_num(x['plan'] or 0)} {x['unit']}")
+    key = f"infeasible.fix.{x['target']}"
+    return t.say(key, lang) if key in t.table else t.say("infeasible.fix.latency", lang)
+
+
+def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
+    unit = t.say(f"target.unit.{x['unit']}", lang) if f"target.unit.{x['unit']}" in t.table else x["unit"]
+    name = t.say(f"target.{x['target']}", lang, asked=_num(x["asked"]), unit=unit)
+    if x["met"] is None:
+        verdict = t.say("target.unknown", lang)
+    elif x["plan"] is None:     # judged by the plan's breaks, with no figure of its own to show
+        verdict = t.say("target.meets_plain" if x["met"] else "target.misses_plain", lang)
+    else:
+        plan = f"{_num(x['plan'])} {unit}" if x["plan"] is not None else "?"
+        by = f"{_num(abs(x['by']))} {unit}" if x.get("by") is not None else "?"
+        verdict = t.say("target.meets" if x["met"] else "target.misses", lang, plan=plan, by=by)
+    return f"{name} - {verdict}"
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}".rstrip("0").rstrip(".") if v != int(v) else f"{v:,.0f}"
 
 
 def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]
@@ -115,12 +187,23 @@ def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     lang = reply["lang"]
     cite = Citer(kb)
     lines = _verdict_lines(extra, t, lang, cite)
+    infeasible = infeasible_line(reply, t, lang)
+    if infeasible:       # the decision first: the job cannot be done as asked (then the nearest plan)
+        lines.insert(0, infeasible)
     recs = rentals(reply["recommendations"])
     if recs and len(recs) < len(reply["recommendations"]):
         lines.append(t.say("yours.rent", lang))
     if recs:
         lines += _plan_part(reply, recs, kb, t, extra, cite)
     lines += _time_part(reply, kb, t, extra, cite)
+    said = targets_line(reply.get("targets") or [], t, lang)
+    if said:      # next to the plan it judges: after the lines of theirs or the pick's first line
+        heads = (t.say("label.pick", lang) + ":", t.say("label.yours", lang) + ":")
+        at = next((i for i, line in enumerate(lines) if line.startswith(heads)), -1) + 1
+        if at and lines[at - 1].startswith(heads[1]):
+            while at < len(lines) and lines[at].startswith(" "):
+                at += 1
+        lines.insert(at, said)
     if reply["checklist"]:
         lines.append(t.say("label.checklist", lang))
         for item in reply["checklist"]:
@@ -411,13 +494,19 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
         return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours, instances=r.get("instances") or 1)
                          for w in r["why"] if f"lost.{w}" in t.table)
     if r.get("ruled_out") == "no_fit":
-        if (r.get("per_gpu_gib") or 0) <= r["gpu_memory_gib"]:
-            return t.say("ruled.no_room", lang, need=f"{(r.get('per_gpu_gib') or 0):.1f}",
-                         have=f"{r['gpu_memory_gib']:g}")
+        per = r.get("per_gpu_gib") or 0
+        if per <= r["gpu_memory_gib"] and (r.get("need_gpus") or 1) > r["gpu_count"] and per <= r["gpu_memory_gib"] * 0.95:
+            # it holds the job only over more cards than one instance has: not 'too tight' at 3 of 16 GiB
+            return t.say("ruled.no_fit_split", lang, need=f"{per:.1f}", have=f"{r['gpu_memory_gib']:g}",
+                         gpus=r["need_gpus"], count=r["gpu_count"])
+        if per <= r["gpu_memory_gib"]:
+            return t.say("ruled.no_room", lang, need=f"{per:.1f}", have=f"{r['gpu_memory_gib']:g}")
         need, have = gib_up(r.get("per_gpu_gib") or 0), f"{r['gpu_memory_gib']:g}"
         if (r.get("need_gpus") or 1) > 1:
             return t.say("ruled.no_fit_over", lang, need=need, have=have, gpus=r["need_gpus"])
         return t.say("ruled.no_fit", lang, need=need, have=have)
+    if r.get("implausible"):
+        return t.say("ruled.implausible", lang, because=r["implausible"]["because"])
     if r.get("ruled_out"):
         return t.say("ruled.requirement", lang, requirement=t.say(r["ruled_out"], lang))
     if r.get("instances", 1) > 1 and r["instances"] != top.get("instances"):

@@ -1,0 +1,351 @@
+"""The critic: named invariants every answer is checked against before it leaves the planner (rules/critic.yaml).
+
+Why a stage of its own: every scenario written for the planner passed while answers to new questions offered plans
+no engineer would sign (a 13B pre-training at 6 % MFU for three years, a LoRA of a 671B MoE at 0.1 % MFU over TCP).
+Each of those breaks one sanity check an expert makes without thinking; here each check has a name, a one-line
+reason and thresholds read from data with their justification, and the answer's rule_trace says when one removed
+or changed a plan.
+
+- `prune` (plausibility): a plan row that breaks an invariant is ruled out as `implausible.<id>` (so it is never
+  the pick, and the considered rows say why); the planner's fallback then offers the next sane plan, or says that
+  nothing sane is on offer and what would work.
+- `promote_unpriced`: a plan that meets the job without a public price goes ahead of priced plans that miss it.
+- `stated_targets`: every target the user stated, met or missed and by how much (ask --json `targets`).
+
+Cheap by design: one pass over rows already sized (no speed model calls), so the warm planner's latency holds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.knowledge.loader import read_yaml
+from bot.knowledge.problems import did_you_mean, validation_problems
+from bot.records.errors import Problem
+
+Row = dict[str, Any]
+FILE = "critic.yaml"
+
+# The invariants the code implements, each with the limits it reads: critic.yaml must declare exactly these.
+CHECKS: dict[str, tuple[str, ...]] = {
+    "mfu-floor": ("mfu_min", "min_gpus"),
+    "scale-efficiency": ("ratio_max",),
+    "wall-time-horizon": ("days_max",),
+    "memory-slack": ("headroom_min",),
+    "unpriced-feasible": (),
+    "serving-load": (),
+    "roomy-pick": ("headroom_pct_min", "cost_ratio_max"),
+    "targets-stated": (),
+    "work-timed-and-costed": (),
+}
+PRUNING = ("memory-slack", "serving-load", "wall-time-horizon", "mfu-floor", "scale-efficiency")    # in the order they are said
+
+
+class Invariant(BaseModel):
+    """One invariant as critic.yaml declares it."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    kind: Literal["plausibility", "targets", "completeness", "consistency", "honesty", "continuity"]
+    reason: str
+    limits: dict[str, float] = {}
+    justify: str
+    because: dict[Literal["en", "zh"], str]
+    cite: list[str] = []
+
+    def limit(self, name: str) -> float:
+        return self.limits[name]
+
+    def say(self, lang: str, **ctx: Any) -> str:
+        return self.because.get(lang, self.because["en"]).format(**ctx)
+
+
+def check_invariants(rules_dir: Path, source_ids: set[str] | None = None
+                     ) -> tuple[dict[str, Invariant], list[Problem]]:
+    """critic.yaml read and validated: every invariant the code implements declared once, with the limits it reads,
+    the sources behind its thresholds known, and its sentences naming only what the check supplies."""
+    problems: list[Problem] = []
+    path = rules_dir / FILE
+    if not path.exists():      # a rules directory without a critic (a test's own rules): no invariants to check
+        return {}, []
+    doc = read_yaml(path, problems, FILE) or {}
+    out: dict[str, Invariant] = {}
+    for i, item in enumerate(doc.get("invariants") or []):
+        iid = item.get("id", f"#{i}") if isinstance(item, dict) else f"#{i}"
+        where = f"invariants[{iid}]"
+        try:
+            inv = Invariant(**item)
+        except ValidationError as exc:
+            problems.extend(validation_problems(FILE, where, Invariant, exc))
+            continue
+        if inv.id in out:
+            problems.append(Problem(FILE, where, "duplicate invariant id", "rename one of them"))
+        if inv.id not in CHECKS:
+            guess = did_you_mean(inv.id, CHECKS)
+            problems.append(Problem(FILE, where, "no check implements this invariant",
+                                    f"did you mean '{guess[0]}'?" if guess else "implement it in bot/plan/critic.py"))
+        else:
+            missing = [n for n in CHECKS[inv.id] if n not in inv.limits]
+            if missing:
+                problems.append(Problem(FILE, f"{where}.limits", f"missing limit(s) {', '.join(missing)}",
+                                        "add them with the value and say where it comes from in `justify`"))
+        if inv.limits and not inv.cite:
+            problems.append(Problem(FILE, f"{where}.cite", "thresholds with no source",
+                                    "cite the knowledge/sources ids the thresholds rest on"))
+        for sid in inv.cite:
+            if source_ids is not None and sid not in source_ids:
+                guess = did_you_mean(sid, source_ids)
+                problems.append(Problem(FILE, f"{where}.cite", f"unknown source '{sid}'",
+                                        f"did you mean '{guess[0]}'?" if guess else "cite a source id from knowledge/"))
+        out[inv.id] = inv
+    for iid in CHECKS:
+        if iid not in out and not any(p.key.startswith(f"invariants[{iid}]") for p in problems):
+            problems.append(Problem(FILE, "invariants", f"invariant '{iid}' is not declared",
+                                    "declare it with its reason, limits and justification"))
+    return out, problems
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What the critic needs to know of the job: is it trained (MFU matters), and the deadline the user stated."""
+    training: bool
+    deadline_days: float | None = None
+    users: int | None = None          # a service's concurrent users (sequences in flight)
+    rate: float | None = None         # a service's requests per second (an encoder's users as their rate)
+
+
+class Critic:
+    """The checks, over the invariants as loaded."""
+
+    def __init__(self, invariants: dict[str, Invariant], held: dict[str, str] | None = None):
+        self.inv = invariants
+        self.held = held or {"en": "every plan offered clears it", "zh": "所给方案都满足"}
+
+    # ----- plausibility ------------------------------------------------------------------------------------------
+    def prune(self, rows: list[Row], job: JobView, lang: str) -> list[dict[str, Any]]:
+        """Rule out every row that breaks a plausibility invariant (`implausible.<id>`, with the sentence why), keep
+        the ranking's order among the rest, and return one rule_trace entry per invariant evaluated."""
+        best = _best_mfu(rows) if job.training else {}
+        fired: dict[str, list[str]] = {iid: [] for iid in PRUNING if iid in self.inv}
+        for r in rows:
+            if r["ruled_out"]:
+                continue
+            broken = self.first_broken(r, job, best, lang)
+            if broken:
+                iid, because = broken
+                r["ruled_out"], r["implausible"] = f"implausible.{iid}", {"rule": iid, "because": because}
+                fired[iid].append(because)
+        rows.sort(key=lambda r: r["ruled_out"] is not None)          # stable: the ranking's order otherwise
+        return [self._trace(iid, said, lang) for iid, said in fired.items()]
+
+    def first_broken(self, r: Row, job: JobView, best: dict[str, float], lang: str) -> tuple[str, str] | None:
+        """(invariant id, why) of the first plausibility invariant the row breaks, or None."""
+        for iid in PRUNING:
+            if iid not in self.inv:
+                continue
+            ctx = getattr(self, "_" + iid.replace("-", "_"))(r, job, best)
+            if ctx is not None:
+                return iid, self.inv[iid].say(lang, flavor=r["flavor"].flavor, **ctx)
+        return None
+
+    def _memory_slack(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
+        est, have = r.get("estimate"), r["flavor"].gpu_memory_gib
+        slack = self.inv["memory-slack"].limit("headroom_min")
+        if est is None or est.per_gpu_gib <= have * (1 - slack) + 1e-6:
+            return None
+        return {"need": f"{est.per_gpu_gib:.1f}", "have": f"{have:g}", "slack": f"{slack:.0%}"}
+
+    def _serving_load(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
+        s = r.get("sized")
+        if job.training or s is None or not (job.users or job.rate) or s.parts:     # a mix: its buckets apart
+            return None
+        replicas = max(1, r.get("replicas") or 1)
+        if job.users and s.replica_concurrency and not s.encoder_batch and s.replica_concurrency * replicas < job.users:
+            return {"replicas": replicas, "capacity": f"{s.replica_concurrency * replicas} users",
+                    "load": f"{job.users} users"}
+        if job.rate and s.items_per_s and s.items_per_s * replicas < job.rate * 0.999:
+            return {"replicas": replicas, "capacity": f"{s.items_per_s * replicas:,.1f} requests/s",
+                    "load": f"{job.rate:,.1f} requests/s"}
+        return None
+
+    def _wall_time_horizon(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
+        limit = max(self.inv["wall-time-horizon"].limit("days_max"), job.deadline_days or 0)
+        hours = r.get("hours")
+        if not hours or hours <= limit * 24:
+            return None
+        return {"days": f"{hours / 24:,.0f}", "gpus": _gpus(r), "limit": f"{limit:,.0f}"}
+
+    def _mfu_floor(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
+        inv = self.inv["mfu-floor"]
+        mfu = _mfu(r)
+        if not job.training or mfu is None or _gpus(r) < inv.limit("min_gpus") or mfu >= inv.limit("mfu_min"):
+            return None
+        return {"gpus": _gpus(r), "mfu": _pct(mfu), "floor": _pct(inv.limit("mfu_min"))}
+
+    def _scale_efficiency(self, r: Row, job: JobView, best: dict[str, float]) -> dict[str, Any] | None:
+        mfu, top = _mfu(r), best.get(r["gpu"])
+        if not job.training or not mfu or not top or _gpus(r) < 2:
+            return None
+        ratio = top / mfu
+        if ratio <= self.inv["scale-efficiency"].limit("ratio_max"):
+            return None
+        return {"gpus": _gpus(r), "mfu": _pct(mfu), "best": _pct(top), "ratio": f"{ratio:.1f}"}
+
+    def breaks_row(self, r: Row, job: JobView, lang: str, reference: list[Row] = ()) -> tuple[str, str] | None:
+        """A row made after the search (the pick's flavor scaled out to finish sooner): the invariant it breaks, or
+        None; its MFU is judged against the rows it was made from."""
+        return self.first_broken(r, job, _best_mfu([*reference, r]) if job.training else {}, lang)
+
+    # ----- a feasible plan with no public price ------------------------------------------------------------------
+    def promote_unpriced(self, rows: list[Row], lang: str) -> dict[str, Any]:
+        """No priced plan meets the job, and a plan with no public price does: it goes first (offered as 'ask for a
+        quote'), ahead of priced plans that miss the deadline or the horizon."""
+        fitting = [r for r in rows if not r["ruled_out"]]
+        # a target missed, not a budget: an unpriced plan cannot be shown to keep to a budget either
+        priced_meeting = [r for r in fitting if r.get("hourly") is not None and not r.get("breaks")]
+        timed = any(r.get("hours") for r in fitting)
+        # feasible: it misses no target and, when the job has a length, is timed (an untimed plan is not shown to
+        # meet a deadline or the horizon)
+        unpriced = [r for r in fitting if r.get("hourly") is None and not r.get("breaks")
+                    and (r.get("hours") or not timed)]
+        inv = self.inv.get("unpriced-feasible")
+        if inv is None:
+            return {"rule": "critic.unpriced-feasible", "fired": False, "because": ""}
+        if priced_meeting or not unpriced or not any(r.get("breaks") for r in fitting if r.get("hourly") is not None):
+            return {"rule": f"critic.{inv.id}", "fired": False, "because": self.held.get(lang, self.held["en"])}
+        for r in unpriced:
+            r["quote"] = True
+        rows[:] = unpriced + [r for r in rows if all(r is not u for u in unpriced)]
+        return {"rule": f"critic.{inv.id}", "fired": True, "because": inv.say(lang, flavor=unpriced[0]["flavor"].flavor)}
+
+    # ----- a pick the answer warns will OOM ----------------------------------------------------------------------
+    def prefer_roomy(self, rows: list[Row], lang: str) -> dict[str, Any] | None:
+        """The first plan that meets every target leaves under 10 % of its memory free, and another that meets them
+        with room costs at most twice as much: the roomy one goes first (and the tight ones are marked, so that no
+        'simpler' swap brings them back); the tight one stays in view as the cheapest."""
+        inv = self.inv.get("roomy-pick")
+        if inv is None:
+            return None
+        meeting = [r for r in rows if not r["ruled_out"] and not r.get("breaks") and not r.get("over_budget")
+                   and _price(r) < math.inf]
+        if not meeting or meeting[0].get("headroom", 100) >= inv.limit("headroom_pct_min"):
+            return self.trace_entry("roomy-pick", False, lang)
+        first = meeting[0]
+        # the roomy plan on the fewest cards, then the cheapest: one 94 GB card, not eight 24 GB ones sharding it
+        # and no bigger a leap than the tight plan: no more instances, no undocumented network, at most twice the cards
+        roomy = min((r for r in meeting if r.get("headroom", 0) >= inv.limit("headroom_pct_min")
+                     and _price(r) <= _price(first) * inv.limit("cost_ratio_max")
+                     and r.get("instances", 1) <= first.get("instances", 1) and not r.get("demoted")
+                     and _gpus(r) <= 2 * _gpus(first)),
+                    key=lambda r: (_gpus(r), _price(r)), default=None)
+        if roomy is None:
+            return self.trace_entry("roomy-pick", False, lang)
+        for r in meeting:
+            if r.get("headroom", 100) < inv.limit("headroom_pct_min"):
+                r["tight"] = True
+        rows.remove(roomy)
+        rows.insert(rows.index(first), roomy)
+        return self.trace_entry("roomy-pick", True, lang, tight=first["flavor"].flavor, roomy=roomy["flavor"].flavor,
+                                headroom=f"{first.get('headroom', 0):.0f}", ratio=f"{_price(roomy) / _price(first):.2f}")
+
+    def _trace(self, iid: str, said: list[str], lang: str) -> dict[str, Any]:
+        if not said:
+            return {"rule": f"critic.{iid}", "fired": False, "because": self.held.get(lang, self.held["en"])}
+        more = f" (+{len(said) - 1})" if len(said) > 1 else ""
+        return {"rule": f"critic.{iid}", "fired": True, "because": said[0] + more}
+
+    def trace_entry(self, iid: str, fired: bool, lang: str, **ctx: Any) -> dict[str, Any]:
+        inv = self.inv.get(iid)
+        because = inv.say(lang, **ctx) if fired and inv else self.held.get(lang, self.held["en"])
+        return {"rule": f"critic.{iid}", "fired": fired, "because": because}
+
+
+# ----- targets ---------------------------------------------------------------------------------------------------
+def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encoder: bool) -> list[dict[str, Any]]:
+    """Each target the user stated, with the answer's first plan's figure, met or not and by how much (`by`: how far
+    past the target the plan is, in the target's unit; 0 or less when met). `met` is None when the plan has no figure
+    to judge it by (no speed on file): the answer says so rather than stay silent."""
+    out: list[dict[str, Any]] = []
+    rec = rec or {}
+    if slots.get("deadline_days"):
+        hours = rec.get("job_hours")
+        out.append(_target("deadline", slots["deadline_days"], hours / 24 if hours else None, "days"))
+    if slots.get("budget_amount") is not None:
+        use = rec.get("budget") or {}
+        ccy, period = slots.get("budget_currency") or use.get("currency") or "", slots.get("budget_period")
+        unit = ccy if period in (None, "total") else f"{ccy}/{period}"
+        out.append(_target("budget", slots["budget_amount"], use.get("spend"), unit.strip("/")))
+    if not serving:
+        return out
+    broke = set(rec.get("breaks") or [])
+    if encoder:
+        asked = slots.get("latency_ms") or slots.get("e2e_ms")
+        if asked:
+            out.append(_target("latency", asked, rec.get("request_ms"), "ms"))
+    else:
+        if slots.get("ttft_ms") or (slots.get("latency_ms") and not slots.get("e2e_ms")):
+            out.append(_target("ttft", slots.get("ttft_ms") or slots["latency_ms"], rec.get("ttft_ms"), "ms"))
+        if slots.get("tpot_ms"):
+            out.append(_target("tpot", slots["tpot_ms"], rec.get("load_tpot_ms") or rec.get("tpot_ms"), "ms"))
+    load_met = None if not rec else not (broke & {"latency", "untimed"})
+    if slots.get("concurrency"):
+        cap = (rec.get("replica_concurrency") or 0) * max(1, rec.get("replicas") or 1) if not encoder else None
+        out.append({"target": "users", "asked": slots["concurrency"], "plan": cap or None, "unit": "users",
+                    "met": load_met if cap is None or cap >= slots["concurrency"] else False,
+                    "by": None if not cap else slots["concurrency"] - cap})
+    if slots.get("qps"):
+        rate = rec.get("requests_per_s")
+        plan = round(rate * max(1, rec.get("replicas") or 1), 1) if rate else None
+        out.append({"target": "rate", "asked": slots["qps"], "plan": plan, "unit": "requests/s",
+                    "met": load_met if plan is None else plan >= slots["qps"] * 0.999,
+                    "by": None if plan is None else round(slots["qps"] - plan, 1)})
+    return out
+
+
+def _target(name: str, asked: float, got: float | None, unit: str) -> dict[str, Any]:
+    """A target the plan must stay under (time, money, latency)."""
+    if got is None:
+        return {"target": name, "asked": asked, "plan": None, "unit": unit, "met": None, "by": None}
+    return {"target": name, "asked": asked, "plan": round(got, 2), "unit": unit, "met": got <= asked * 1.0005,
+            "by": round(got - asked, 2)}
+
+
+# ----- helpers ---------------------------------------------------------------------------------------------------
+def _price(r: Row) -> float:
+    """What the plan costs the user (choose.job_price's measure): the job when its length is known, else an hour."""
+    if r.get("job_cost") is not None:
+        return r["job_cost"]
+    return r["hourly"] if r.get("hourly") is not None else math.inf
+
+
+def _mfu(r: Row) -> float | None:
+    s = r.get("sized")
+    return getattr(s, "mfu", None) if s is not None else None
+
+
+def _gpus(r: Row) -> int:
+    return int(r.get("gpus_total") or 0) * max(1, int(r.get("replicas") or 1))
+
+
+def _best_mfu(rows: list[Row]) -> dict[str, float]:
+    """The best MFU each GPU reaches for the job among the rows searched (the hardware's realistic MFU here)."""
+    best: dict[str, float] = {}
+    for r in rows:
+        mfu = _mfu(r)
+        if mfu and not (r["ruled_out"] or "").startswith(("no_fit", "requirement")) and mfu > best.get(r["gpu"], 0):
+            best[r["gpu"]] = mfu
+    return best
+
+
+def _pct(x: float) -> str:
+    return f"{x:.0%}" if x >= 0.1 else f"{x:.1%}" if x >= 0.001 else f"{x:.2%}"
+
+
+def is_implausible(r: Row) -> bool:
+    return (r.get("ruled_out") or "").startswith("implausible.")
+
+
+__all__ = ["CHECKS", "Critic", "Invariant", "JobView", "check_invariants", "is_implausible", "stated_targets"]
