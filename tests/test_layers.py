@@ -152,3 +152,35 @@ def test_no_import_circles_inside_a_layer():
     gone = [sorted(c) for c in KNOWN_CIRCLES - circles]
     assert not new, f"import circles: {new}; move what both sides need into a module below them"
     assert not gone, f"these circles are broken now (good): remove them from KNOWN_CIRCLES: {gone}"
+
+
+def _redefinitions(tree: ast.AST) -> list[tuple[int, str]]:
+    """Functions, methods and classes defined twice in one body: the second silently replaces the first."""
+    found = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        seen: dict[str, int] = {}
+        for child in body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                overloads = any(isinstance(d, ast.Name) and d.id == "overload" or
+                                isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter", "overload")
+                                for d in child.decorator_list)
+                if child.name in seen and not overloads:
+                    found.append((child.lineno, child.name))
+                seen[child.name] = child.lineno
+    return found
+
+
+def test_redefinitions_are_found():
+    tree = ast.parse("class A:\n    def f(self): pass\n    def g(self): pass\n    def f(self): pass\n")
+    assert _redefinitions(tree) == [(4, "f")]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(BOT)))
+def test_nothing_is_defined_twice(path):
+    """Two methods of one name in a class: the later one wins without a word (a comparison's USD cost method was
+    replaced by the fleet's of the same name, and every comparison picked its GPU by name)."""
+    twice = _redefinitions(ast.parse(path.read_text(encoding="utf-8")))
+    assert not twice, f"bot/{path.relative_to(BOT)}: defined twice (the later replaces the earlier): {twice}"

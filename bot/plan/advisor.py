@@ -157,7 +157,7 @@ class Advisor:
         if len(side) < 2:
             return None
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
-        best = min(fitting, key=lambda x: (self._usd(x["pick"]), x["gpu"])) if fitting else None
+        best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
         if best is None and all(not x["rented"] and x["cards"] for x in side):
             # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
             # no tensor parallelism over PCIe) is the verdict, and the answer says it rests on the cards alone
@@ -174,9 +174,10 @@ class Advisor:
         return {"intent": intent, "side": side, "best": best["name"] if best else None,
                 "training": intent != "inference"}
 
-    def _usd(self, rec: dict[str, Any]) -> float:
-        """A plan's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h set of
-        4090s compare in one currency."""
+    def _usd_cost(self, rec: dict[str, Any]) -> float:
+        """A recommendation's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h
+        set of 4090s compare in one currency. (Not `_usd` below, which prices a ranked row by its flavor: under that
+        same name this one was silently replaced, and every comparison fell back to the GPU's name.)"""
         cost = rec.get("job_cost") or rec.get("hourly_total")
         return self.kb.convert(cost, rec["currency"], "USD") if cost and rec.get("currency") else math.inf
 
@@ -282,6 +283,7 @@ class Advisor:
                 assumptions[:] = [_in_flight(a, targets, w) for a in assumptions]
         sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots), batch_fixed=bool(slots.get("batch_size")))
         sizer.speed_ctx = (self.kb.gpus, list(self.kb.models.values()))
+        sizer.mfu_floor = self._critic.mfu_floor()       # the search stops where the critic would rule a plan out
         base = sizer.est(w.gpus)
         provider = slots.get("provider") or self.default_provider
         if provider not in self.kb.providers:
