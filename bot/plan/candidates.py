@@ -33,6 +33,9 @@ class Sizer:
         self.searched = 0            # plans evaluated (flavor x instances x replicas), reported by bench/latency.py
         self.speed_memo: dict = {}   # one question's replica timings (perf.replica_speed)
         self.layout_memo: dict = {}  # one question's training layouts: memory and time of each (plan/layouts.py)
+        # the critic's MFU floor for training plans (rules/critic.yaml mfu-floor): the search stops scaling a flavor out
+        # once it is under it and falling (plans.size_training); None: search every count
+        self.mfu_floor: float | None = None
         # (GPUs by id, models) for the speed models of images, audio and denoisers (kinds.job_speed); set by the advisor
         self.speed_ctx: tuple[dict, list] | None = None
 

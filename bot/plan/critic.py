@@ -125,6 +125,12 @@ class Critic:
         self.held = held or {"en": "every plan offered clears it", "zh": "所给方案都满足"}
 
     # ----- plausibility ------------------------------------------------------------------------------------------
+    def mfu_floor(self) -> float | None:
+        """The MFU under which no multi-GPU training plan is offered (`mfu-floor`), for the search to stop scaling a
+        flavor out once it is under it (plans.size_training); None when the rules have no such invariant."""
+        inv = self.inv.get("mfu-floor")
+        return inv.limit("mfu_min") if inv else None
+
     def prune(self, rows: list[Row], job: JobView, lang: str) -> list[dict[str, Any]]:
         """Rule out every row that breaks a plausibility invariant (`implausible.<id>`, with the sentence why), keep
         the ranking's order among the rest, and return one rule_trace entry per invariant evaluated."""

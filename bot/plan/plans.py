@@ -197,6 +197,9 @@ def size_training(f: Flavor, gpu: GPU, k0: int, n0: int, est0: MemoryEstimate, s
         first = first or plan
         if link.inter != "rdma" and _scaling(first, plan) < MIN_TCP_SCALING:
             break                 # over a network not documented as RDMA, no further: more GPUs mostly wait on it
+        if _below_floor(sizer, first, plan):
+            best = best if best is not None and best.hours <= plan.hours else plan
+            break                 # under the critic's MFU floor and falling: more instances only sink it further
         if best is None or plan.hours < best.hours:
             best = plan
         if plan.hours <= limit:
@@ -265,6 +268,16 @@ def _layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: Link
     sizer.searched += 1
     lay = layouts.layout_of_workload(best.w, plan.gpus_total, experts)
     return Sized(plan.instances, plan.gpus_total, best.estimate, lay, hours=best.hours, mfu=best.mfu)
+
+
+def _below_floor(sizer: Sizer, first: Sized, plan: Sized) -> bool:
+    """Has scaling out sunk this flavor's MFU under the floor the critic holds every training plan to (rules/
+    critic.yaml `mfu-floor`, on the sizer as `mfu_floor`), and is it still falling? Then no larger count of it is a
+    plan an engineer would sign, and the search stops there instead of timing ever larger clusters the critic would
+    rule out (2,200 single-GPU instances over TCP at 0.2 % MFU for a 13B pre-training was the search's tail)."""
+    floor = sizer.mfu_floor
+    return (floor is not None and plan is not first and plan.mfu is not None and first.mfu is not None
+            and plan.mfu < floor and plan.mfu <= first.mfu)
 
 
 def _scaling(first: Sized, plan: Sized) -> float:
