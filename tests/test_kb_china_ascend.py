@@ -144,3 +144,13 @@ def test_kb_gpus_lists_one_gpu_across_clouds_cheapest_first_in_one_currency():
     assert "none on file" in text
     bad = CliRunner().invoke(main, ["kb", "gpus", "a10x"])
     assert bad.exit_code != 0 and "Did you mean" in bad.output
+
+
+def test_the_g6e_size_aws_runs_efa_on_has_rdma_and_says_there_is_no_gpudirect(kb):
+    """Issue 35 part 5: links recorded as links. g6e.48xlarge: EFA on 4 interfaces (aws-ofi-nccl issue 547), but
+    'the G6e hardware does not support GPUDirect RDMA' (AWS); the 4-GPU sizes stay unknown (AWS's list not read)."""
+    f = kb.flavors["aws/g6e.48xlarge"]
+    assert (f.rdma, f.rdma_evidence, f.interconnect) == (True, "stated", "pcie")
+    assert "no GPUDirect RDMA" in f.network and "cat-aws-ofi-nccl-547" in f.sources
+    assert "does not support GPUDirect RDMA" in kb.sources["cat-aws-ofi-nccl-547"].note
+    assert kb.flavors["aws/g6e.24xlarge"].rdma is None

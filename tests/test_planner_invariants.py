@@ -178,6 +178,8 @@ def test_own_cards_all_used_and_the_rental_is_sized_on_its_own(core, job, gpu, c
 @pytest.mark.parametrize("question, lead", [
     ("A10 or L4 for a 13B chatbot, 20 users?", "For this job:"),
     ("H100 vs A100 for pretraining a 7B model on 1T tokens?", "For this job:"),
+    # issue 35: an A800 rented in CNY against RTX 4090s in USD: the verdict compares them in one currency
+    ("4090 or A800 for 32B inference?", "For this job:"),
 ])
 def test_compare_with_a_job_leads_with_a_verdict(core, question, lead):
     r = core.turn(question, {})[0].model_dump()
@@ -188,7 +190,8 @@ def test_compare_with_a_job_leads_with_a_verdict(core, question, lead):
     plans = core.advisor.compare(r["slots"], {}, "en")
     best = next(x for x in plans["side"] if x["name"] == plans["best"])
     others = [x for x in plans["side"] if x is not best and x["pick"]]
-    cost = lambda x: x["pick"].get("job_cost") or x["pick"]["hourly_total"]  # noqa: E731
+    cost = lambda x: core.kb.convert(x["pick"].get("job_cost") or x["pick"]["hourly_total"],  # noqa: E731
+                                     x["pick"]["currency"], "USD")
     assert best["gpu_name"] in first and all(cost(best) <= cost(x) for x in others)
 
 
