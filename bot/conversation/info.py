@@ -1,10 +1,12 @@
 """Info answers from the knowledge base: compare GPUs, explain a topic, billing modes, "is this flavor real?"."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
 from bot.knowledge.loader import GPU_FAMILIES
+from bot.knowledge.problems import did_you_mean
 
 BILLING_TOPICS = {"spot": ["spot", "spot-guaranteed"], "reserved": ["reserved", "reservation", "savings-plan"],
                   "yearly": ["yearly-monthly", "reserved"], "pay_per_use": ["pay-per-use", "on-demand", "pay-as-you-go"],
@@ -71,3 +73,87 @@ def billing(kb: KnowledgeBase, slots: dict[str, Any], provider: str) -> dict[str
     modes = [m for m in prov.billing if want is None or m.id in want]
     return {"kind": "billing", "provider": prov.id, "modes": [m.id for m in (modes or prov.billing)],
             "topic": topic if topic in kb.topics else None}
+
+
+# ----- flavors named in a question ------------------------------------------------------------------------------
+FLAVOR_TOKEN = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z0-9_-]*\d[a-z0-9_-]*\.[a-z0-9]+(?:\.\d+)?)(?![a-z0-9_-])")
+_INDEX: dict[str, tuple[dict[str, list[str]], dict[str, list[str]]]] = {}
+
+
+def _flavor_index(kb: KnowledgeBase) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """flavor name -> ids, and family word -> ids (families that are one word and not a GPU's name: 'p2s', 'pi2',
+    'g6e'; 'a100' is Lambda's family and a GPU, so it stays a GPU). Built once per knowledge base version."""
+    if kb.version not in _INDEX:
+        names: dict[str, list[str]] = {}
+        families: dict[str, list[str]] = {}
+        for f in sorted(kb.flavors.values(), key=lambda f: (f.gpu_count, f.id)):
+            names.setdefault(f.flavor.lower(), []).append(f.id)
+            fam = f.family.lower()
+            if re.fullmatch(r"[a-z][a-z0-9_-]*\d[a-z0-9_-]*", fam) and fam not in kb.gpu_aliases \
+                    and fam not in GPU_FAMILIES:
+                families.setdefault(fam, []).append(f.id)
+        _INDEX[kb.version] = (names, families)
+    return _INDEX[kb.version]
+
+
+def flavors_named(kb: KnowledgeBase, text: str, provider: str | None = None) -> dict[str, Any]:
+    """The flavors a question names: whole flavor names ('p2s.2xlarge.8'), family words ('p2s', 'Pi2', 'G6'),
+    and names shaped like a flavor that are not on file (with the nearest names on file). A family two clouds use
+    ('g6': AWS and Huawei) is read as the cloud named, else the default one first."""
+    names, families = _flavor_index(kb)
+    low = text.lower()
+    found: list[list[str]] = []
+    unknown: list[dict[str, Any]] = []
+    for m in FLAVOR_TOKEN.finditer(low):
+        tok = m.group(1)
+        if tok in names:
+            found.append(names[tok])
+        elif re.fullmatch(r"[a-z][a-z0-9-]*\.(?:\d*x?large|medium|small|micro)(?:\.\d+)?", tok):
+            # shaped like an instance size ('p9s.2xlarge.8', 'g9.xlarge') but not on file
+            unknown.append({"name": tok, "did_you_mean": did_you_mean(tok, list(names), limit=3, cutoff=70)})
+        low = low.replace(tok, " ")
+    for fam, ids in families.items():
+        if re.search(rf"(?<![a-z0-9_.-]){re.escape(fam)}(?![a-z0-9_-])", low):
+            mine = [i for i in ids if kb.flavors[i].provider == provider] if provider else []
+            found.append(mine or ids)
+    return {"groups": found, "unknown": unknown}
+
+
+def flavor_facts(kb: KnowledgeBase, fid: str) -> dict[str, Any]:
+    f = kb.flavors[fid]
+    p = f.price
+    return {"id": f.id, "flavor": f.flavor, "provider": f.provider, "family": f.family, "service": f.service,
+            "gpu": f.gpu, "gpu_name": kb.gpus[f.gpu].name if f.gpu in kb.gpus else f.gpu, "gpu_count": f.gpu_count,
+            "gpu_memory_gib": f.gpu_memory_gib, "vcpus": f.vcpus, "memory_gib": f.memory_gib,
+            "interconnect": f.interconnect, "rdma": f.rdma, "network": f.network, "use": list(f.use),
+            "price": None if not p or p.on_demand is None else {"per_hour": p.on_demand, "currency": p.currency,
+                                                                "kind": p.kind, "date": p.date.isoformat(),
+                                                                "spot": p.spot},
+            "evidence": f.evidence, "sources": [*f.sources, *((p.sources if p else []) or [])]}
+
+
+# ----- billing: the hourly price the verdict weighs -----------------------------------------------------------------
+def published_discounts(kb: KnowledgeBase, provider: str) -> list[dict[str, Any]]:
+    """The commitment and spot discounts a provider publishes as a figure ('up to 72%'), with their sources."""
+    out = []
+    for m in kb.providers[provider].billing:
+        hit = re.search(r"(\d+(?:\.\d+)?)\s*%", m.discount or "")
+        if hit and not (m.discount or "").lower().startswith("no figure"):
+            out.append({"mode": m.id, "pct": float(hit.group(1)), "text": m.discount, "sources": list(m.sources),
+                        "spot": "spot" in m.id})
+    return out
+
+
+def priced_flavor(kb: KnowledgeBase, provider: str, gpu_ids: list[str], gpus: int | None) -> tuple[Any, int] | None:
+    """The provider's cheapest priced flavor of these GPUs for `gpus` cards (the size that holds them in the
+    fewest instances), and how many instances: what an 'I need 8 x A100' billing question is priced on."""
+    fs = [f for f in kb.flavors_of(provider) if f.gpu in gpu_ids and f.price and f.price.on_demand is not None]
+    if not fs:
+        return None
+    want = gpus or max(f.gpu_count for f in fs)
+
+    def cost(f) -> tuple:
+        n = -(-want // f.gpu_count)
+        return (n, f.price.on_demand * n, f.id)
+    best = min(fs, key=cost)
+    return best, -(-want // best.gpu_count)

@@ -24,7 +24,12 @@ from bot.plan.cheaper import cheaper_options
 from bot.conversation.pasted import find_config, model_card
 from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_config
 from bot.records.errors import InvalidRequest
+from bot.records.text import norm_key
+from bot.knowledge.problems import did_you_mean
 from bot.render.reply import Citer, answer_text, compare_lines, sources_line
+from bot.render import verdicts as say_verdict
+from bot.conversation.usage import usage_hours
+from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
 from bot.render.work import work_text
 
@@ -68,6 +73,17 @@ class Core:
         # a card named in answer to 'which card is it?' is that answer, not a question about the card
         if parse.intent is None and (state or {}).get("pending") != "gpu_model" and self._names_a_claim(parse.text):
             parse.intent, parse.out_of_scope = "explain", False     # "is p3s.large real?"
+        bad = self._bad_comparison(parse)
+        if bad:
+            lang = parse.lang if parse.lang_sure else (dict(state or {}).get("lang") or parse.lang)
+            text = self.templates.say(bad[0], lang, **bad[1])
+            return Reply(status="info", lang=lang, intent="compare", slots={}, kb_version=self.version, text=text,
+                         verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
+        if self._asks_about_a_flavor(parse):
+            parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
+        asks = self._asks(parse.text)
+        if asks and parse.intent is None and (state or {}).get("answered"):
+            parse.job_words, parse.out_of_scope = True, False      # '要多久？', 'is 1000 USD enough?' after a job
         state = dict(state or {})
         card = model_card(pasted.text) if pasted.config is None else None
         if card and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
@@ -89,7 +105,7 @@ class Core:
             if reply.status == "answer":
                 reply, new_state = self._which_card(reply, new_state, lang)
             if decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
-                    and not (parse.slots.filled().keys() - {"topic"}):
+                    and not asks and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 reply.text = self.templates.say("refine.same", lang) + "\n" + reply.text
         if card and decision.kind == "ask" and decision.missing == ["model"] and not parse.slots.model:
@@ -242,6 +258,96 @@ class Core:
         return Reply(status="info", text=text, **{**base, "slots": dict(old.get("slots") or {})}), \
             {**old, "lang": lang}
 
+    # ----- verdicts: compare, explain a flavor, billing ----------------------------------------------------------
+    _CONNECTOR = re.compile(r"(?<![a-z0-9])([a-z]*\d+[a-z0-9-]*|[a-z]+\d*)\s*(?:vs\.?|versus|or|and|还是|和|与|跟|或者?|对比|比)"
+                            r"\s*(?:the\s+)?([a-z]*\d+[a-z0-9-]*|[a-z]+\d+[a-z0-9-]*)(?![a-z0-9])")
+
+    def _bad_comparison(self, parse) -> tuple[str, dict[str, Any]] | None:
+        """'H100 vs H100', 'A100 or Z900': a comparison of a GPU with itself, or with a name not on file, is answered
+        with what was wrong and the nearest names, never an empty comparison or a question about something else."""
+        if not parse.intent_scores.get("compare") or len(parse.slots.gpu_models or []) >= 2:
+            return None
+        for m in self._CONNECTOR.finditer(parse.text):
+            a, b = (self._gpu_of(w) for w in m.groups())
+            if a and a == b:
+                other = next((g for g in ("l4", "a10", "h100", "a100") if g != a), "l4")
+                return "verdict.compare.same", {"name": self.kb.gpus[a].name if a in self.kb.gpus else m.group(1),
+                                                 "suggest": other.upper()}
+            for known, word in ((a, m.group(2)), (b, m.group(1))):
+                if known and not self._gpu_of(word) and _looks_like_a_gpu(word) and word not in self.kb.model_aliases:
+                    near = did_you_mean(word, list(self.kb.gpu_aliases), limit=3, cutoff=60)
+                    names = list(dict.fromkeys(self.kb.gpus[self.kb.gpu_aliases[n]].name for n in near))
+                    hint = self.templates.say("verdict.did_you_mean", parse.lang, names=", ".join(names)) if names else ""
+                    return "verdict.compare.unknown", {"name": word, "did_you_mean": hint, "names": names}
+        return None
+
+    def _gpu_of(self, word: str) -> str | None:
+        from bot.knowledge.loader import GPU_FAMILIES
+        key = norm_key(word)
+        if key in self.kb.gpu_aliases:
+            return self.kb.gpu_aliases[key]
+        ids = GPU_FAMILIES.get(key)
+        return ids[0] if ids else None
+
+    def _asks_about_a_flavor(self, parse) -> bool:
+        """A question naming a flavor or a flavor family and no job ('which card is p2s?', 'what is
+        p2s.2xlarge.8?', 'pi2 是什么卡') is a question about the flavor."""
+        s = parse.slots
+        if s.model or s.params_b or s.tokens or parse.ambiguous or parse.intent in ("compare", "billing", "help"):
+            return False
+        named = info.flavors_named(self.kb, parse.text, s.provider or self.advisor.default_provider)
+        return bool(named["groups"] or named["unknown"])
+
+    def _flavor_lines(self, parse, d: Decision, lang: str, cite: Citer, lines: list[str]) -> dict[str, Any] | None:
+        """Each flavor (or family) named: the card first, then every size's card, count, memory, CPUs and RAM,
+        interconnect, network, price and use, cited; a flavor-shaped name not on file: the nearest names."""
+        t = self.templates
+        named = info.flavors_named(self.kb, parse.text, d.slots.get("provider") or self.advisor.default_provider)
+        for u in named["unknown"]:
+            hint = t.say("verdict.did_you_mean", lang, names=", ".join(u["did_you_mean"])) if u["did_you_mean"] else ""
+            lines.append(t.say("explain.unknown_flavor", lang, name=u["name"], did_you_mean=hint))
+        groups = []
+        for ids in named["groups"][:3]:
+            facts = [info.flavor_facts(self.kb, i) for i in ids[:8]]
+            prov = self.kb.providers[facts[0]["provider"]].display_name(lang)
+            lines.append(say_verdict.flavor_first_line(t, facts, prov, lang))
+            lines += [cite.after(say_verdict.flavor_line(t, f, lang), f["sources"]) for f in facts]
+            groups.append({"flavors": ids, "gpu": facts[0]["gpu"], "gpu_name": facts[0]["gpu_name"],
+                           "gpu_counts": sorted({f["gpu_count"] for f in facts}), "provider": facts[0]["provider"]})
+        if not groups and not named["unknown"]:
+            return None
+        return {"kind": "explain", "subject": "flavor", "groups": groups,
+                "unknown": [u["name"] for u in named["unknown"]]}
+
+    def _billing_verdict(self, parse, d: Decision, provider: str, lang: str) -> dict[str, Any]:
+        """Pay-per-use, monthly or spot at the user's hours, priced on the flavor of the GPUs they named (or the
+        pick for the job they named), with the provider's published discounts."""
+        slots = d.slots
+        usage = usage_hours(parse.text, self.parser._num)
+        flavor, instances, hourly, ccy, spot_h = None, 1, None, None, None
+        ids = [g for g in self.advisor._gpu_ids(slots["gpu_model"]) if g in self.kb.gpus] if slots.get("gpu_model") \
+            else []
+        if ids:
+            found = info.priced_flavor(self.kb, provider, ids, slots.get("gpus"))
+            if found:
+                f, instances = found
+                flavor, hourly, ccy = f.flavor, f.price.on_demand * instances, f.price.currency
+                spot_h = f.price.spot * instances if f.price.spot else None
+        gpus = slots.get("gpus") or 0
+        params = slots.get("params_b") or 7.0
+        full = slots.get("method") not in ("lora", "qlora")
+        spot = None
+        if spot_h and hourly:
+            terms = verdict_math.spot_terms(params * (14 if full else 0.08), 1.0, instances)
+            saving = 1 - spot_h / hourly
+            spot = {**terms, "saving": round(100 * saving), "net": round(100 * (1 - (1 - saving) *
+                                                                               (1 + terms["overhead_pct"] / 100)))}
+        v = verdict_math.billing_verdict(usage, hourly, ccy, spot_h, info.published_discounts(self.kb, provider), spot)
+        v.update(flavor=f"{instances} x {flavor}" if flavor and instances > 1 else flavor, provider=provider)
+        if gpus >= 16 and usage and (usage.get("span_days") or 0) >= 14:
+            v["reserve"] = {"gpus": gpus, "days": f"{usage['span_days']:g}"}
+        return v
+
     def _names_a_claim(self, text: str) -> bool:
         return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
                                                                               text) if w)
@@ -298,9 +404,17 @@ class Core:
                          choices=d.choices, **base)
         if d.kind == "info":
             return self._info(d, parse, lang)
-        return self._answer(d, lang, state.get("same_arch"))
+        return self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text))
 
-    def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None) -> Reply:
+    def _asks(self, text: str) -> list[str]:
+        """What verdict a job question asks for: 'enough' (a budget), 'how_long' (time), from rules/lexicon.yaml."""
+        if not hasattr(self, "_ask_cues"):
+            from bot.conversation.cues import CueSet, _both
+            self._ask_cues = {k: CueSet(_both(v)) for k, v in (self.parser.lex.get("asks") or {}).items()}
+        return [k for k, cues in self._ask_cues.items() if cues.any(text)]
+
+    def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None, asks: list[str] | None = None,
+                said_days: float | None = None) -> Reply:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
@@ -379,6 +493,7 @@ class Core:
             self._cheaper(reply, d, intent, advice, lang)
         if advice.gpu_verdict:
             reply.notes.insert(0, reply.text.split("\n", 1)[0])
+        self._job_verdict(reply, d.slots, asks or [], lang, said_days)
         return reply
 
     def _cheaper(self, reply: Reply, d: Decision, intent: str, advice, lang: str) -> None:
@@ -403,6 +518,31 @@ class Core:
         if not options:
             lines.append(t.say("cheaper.none", lang))
         reply.text = "\n".join(lines) + "\n" + reply.text
+
+    def _job_verdict(self, reply: Reply, slots: dict[str, Any], asks: list[str], lang: str,
+                     said_days: float | None = None) -> None:
+        """'Is 2,000 CNY enough?', 'how long on my 64 H100?': the verdict sentence first, and as data. A budget
+        stated with the question is asked about too; a deadline is judged when the time is asked."""
+        budget = slots.get("budget_amount") is not None
+        if not asks and not budget:
+            return
+        if "enough" in asks and not budget and not slots.get("deadline_days") and said_days:
+            slots = {**slots, "deadline_days": said_days}      # '30 天够吗': the time is what must be enough
+        # 'enough?' is about the budget when one is stated, else about the time ('30 天够吗' with a deadline)
+        wants_budget = budget and ("enough" in asks or "how_long" not in asks) or \
+            ("enough" in asks and not slots.get("deadline_days"))
+        recs = reply.recommendations
+        mine = next((r for r in recs if r.get("label") == "yours"), None)
+        rental = next((r for r in recs if r.get("label") != "yours"), None)
+        if wants_budget:
+            v = verdict_math.budget_verdict(rental, slots)
+            line = say_verdict.budget_line(self.templates, v, lang)
+        else:
+            v = verdict_math.time_verdict(mine or rental, slots.get("deadline_days"))
+            line = say_verdict.time_line(self.templates, v, lang)
+        if "enough" in asks or "how_long" in asks:
+            reply.text = line + "\n" + reply.text
+        reply.verdict = {**v, "line": line}
 
     def _fits_for_line(self, fits_for: tuple, lang: str) -> str:
         """'fits your cards: QLoRA; does not fit: full fine-tuning, LoRA. Answered for QLoRA (choose another below)'."""
@@ -430,14 +570,29 @@ class Core:
             return Reply(text=t.say("reply.help", lang), **base)
         lines: list[str] = []
         cite = Citer(self.kb)
+        verdict = None
         if d.intent == "compare":
-            plans = self.advisor.compare(d.slots, d.assumed, lang)       # a job named: the same plans decide
+            plans = self.advisor.compare(d.slots, d.assumed, lang, _job_intent(parse, d))   # the same plans decide
             if plans:
-                lines += compare_lines(self.kb, t, plans, lang, cite)
+                verdict = plans["verdict"]
+                lines += say_verdict.compare_lines(t, verdict, lang, verdict.get("figures"), cite)
+                if plans.get("typical"):
+                    lines.append(t.say("verdict.typical_job", lang, job=t.say(f"verdict.typical.{plans['typical']}",
+                                                                               lang)))
+                if plans.get("work_assumed"):
+                    lines.append(t.say(f"verdict.assume.tokens_{plans['work_assumed']}", lang))
+                lines += compare_lines(self.kb, t, plans, lang, cite)[1:]
             data = info.compare(self.kb, d.slots)
             lines += [_spec_line(g, t, lang, cite) for g in data["gpus"]]
             if not data["gpus"]:
                 d.intent = "explain"
+        if d.intent in ("explain", "compare") and not lines:
+            verdict = self._flavor_lines(parse, d, lang, cite, lines)
+        if d.intent in ("explain", "compare") and not lines and d.slots.get("gpu_model") and not d.slots.get("topic"):
+            data = info.compare(self.kb, {"gpu_model": d.slots["gpu_model"]})      # one GPU: its datasheet figures
+            lines += [_spec_line(g, t, lang, cite) for g in data["gpus"]]
+            if data["gpus"]:
+                verdict = {"kind": "explain", "gpu": data["gpus"][0]["id"], "line": lines[0]}
         if d.intent in ("explain", "compare") and not lines:
             data = info.explain(self.kb, d.slots, parse.text)
             for cid in data["claims"]:
@@ -448,6 +603,8 @@ class Core:
         if d.intent == "billing":
             data = info.billing(self.kb, d.slots, self.advisor.default_provider)
             prov = self.kb.providers[data["provider"]]
+            verdict = self._billing_verdict(parse, d, data["provider"], lang)
+            lines += say_verdict.billing_lines(t, verdict, lang, prov.display_name(lang))
             if data["topic"]:
                 lines.append(self._topic_line(data["topic"], lang, cite))
             for m in prov.billing:
@@ -461,7 +618,9 @@ class Core:
             return Reply(text=t.say("reply.help", lang), **base)
         citations = cite.citations()
         text = "\n".join(lines) + "\n" + sources_line(citations, lang, t)
-        return Reply(text=text, citations=citations, **base)
+        if verdict is not None:
+            verdict = {**verdict, "line": lines[0]}
+        return Reply(text=text, citations=citations, verdict=verdict, **base)
 
 
 def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
@@ -475,6 +634,29 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
                       f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
                       f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
                       f"{', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
+
+
+_DAYS_ENOUGH = re.compile(r"(\d+(?:\.\d+)?)\s*(?:个)?\s*(days?|weeks?|天|周|星期)\s*(?:够|enough|is enough|be enough)")
+
+
+def _days_said(text: str) -> float | None:
+    """'30 天够吗', '3 weeks enough?': the time a 'enough?' question weighs the job against, in days."""
+    m = _DAYS_ENOUGH.search(text)
+    if not m:
+        return None
+    return float(m.group(1)) * (7 if m.group(2)[0] in "w周星" else 1)
+
+
+def _looks_like_a_gpu(word: str) -> bool:
+    """'z900', 'h300', 'rtx5080': letters and digits together, not a size ('8b', '80gb', '4k', '2x')."""
+    return bool(re.fullmatch(r"[a-z]+-?\d+[a-z0-9-]*|\d+[a-z]+\d*[a-z]*", word)) and \
+        not re.fullmatch(r"\d+(?:b|m|k|g|gb|gib|x|t|h|d|w|ms|s)", word)
+
+
+def _job_intent(parse, d) -> str | None:
+    """The job a compare question is about, from its job words (the parser's train / finetune / inference cues)."""
+    scores = {k: v for k, v in parse.intent_scores.items() if k in ("train", "finetune", "inference") and v > 0}
+    return max(scores, key=lambda k: (scores[k], k)) if scores else None
 
 
 def _offloaded(verdict: dict[str, Any]) -> bool:

@@ -21,6 +21,7 @@ from bot.plan.checklist import (FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, P
                                 note_ctx, pick_facts, public)
 from bot.plan.engine import RuleSet, evaluate
 from bot.plan.billing import billing_costs
+from bot.plan.verdicts import TYPICAL_JOBS, TYPICAL_TOKENS, compare_verdict, factor_figures
 from bot.plan.choose import choose, saves_time
 from bot.plan.critic import Critic, JobView, is_implausible, stated_targets
 from bot.plan import fleet
@@ -131,33 +132,33 @@ class Advisor:
                     return quant
         return advice
 
-    def compare(self, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> dict[str, Any] | None:
-        """'A10 or L4 for a 13B chatbot, 20 users?': the same plans, one GPU at a time on any cloud, and a
-        verdict: which holds the job, how fast, what it costs; None when the question names no job."""
-        names = slots.get("gpu_models") or []
-        if len(names) < 2 or not (slots.get("model") or slots.get("params_b")):
+    def compare(self, slots: dict[str, Any], assumed: dict[str, Any], lang: str, job_intent: str | None = None
+                ) -> dict[str, Any] | None:
+        """'A10 or L4 for a 13B chatbot, 20 users?': the same plans, one GPU at a time on any cloud, and a verdict
+        (bot/plan/verdicts.py): which is preferred for the job, by how much, and what decided it. With no job named,
+        a typical job of the kind the question implies is compared, and said; a training job with no amount of work
+        is timed on a typical amount, so each side has a time and a cost per job. None with fewer than two GPUs."""
+        names = [n for n in dict.fromkeys(slots.get("gpu_models") or []) if self._known_gpu(n)]
+        if len(names) < 2:
             return None
-        intent = "finetune" if slots.get("method") else ("train" if slots.get("tokens") else "inference")
-        side = []
-        for name in names:
-            ids = [g for g in self._gpu_ids(name) if g in self.kb.gpus]
-            if not ids:
-                continue
-            plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model", "provider")}
-            advice = self._advise(intent, plain, assumed, lang, gpu_ids=ids)
-            pick = advice.recommendations[0] if advice.recommendations else None
-            gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
-            rented = any(f.gpu in ids for f in self.kb.flavors_of())
-            side.append({"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
-                         "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
-                         "consumer": "consumer" in gpu.positioning, "advice": advice,
-                         "pick": advice.recommendations[0] if advice.recommendations else None,
-                         "rented": rented, "cards": None if rented else self._cards_needed(intent, plain, assumed,
-                                                                                           lang, gpu)})
-        if len(side) < 2:
-            return None
+        intent = _compare_intent(slots, job_intent)
+        typical = None
+        if not (slots.get("model") or slots.get("params_b") or slots.get("arch")):
+            intent = intent or self._typical_intent(names)
+            typical = "finetune" if intent in ("finetune", "train") else "inference"
+            intent = typical
+            job = TYPICAL_JOBS[typical]
+            slots = {**slots, **job, "params_b": self.kb.models[job["model"]].params_b}
+        intent = intent or "inference"
+        work_assumed = None
+        if intent != "inference" and not (slots.get("tokens") or slots.get("dataset_items")) and self._llm(slots):
+            work_assumed = intent
+            slots = {**slots, "tokens": TYPICAL_TOKENS[intent]}
+        side = [self._compare_side(intent, name, slots, assumed, lang) for name in names]
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
         best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
+        out = {"intent": intent, "side": side, "best": best["name"] if best else None,
+               "training": intent != "inference", "typical": typical, "work_assumed": work_assumed}
         if best is None and all(not x["rented"] and x["cards"] for x in side):
             # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
             # no tensor parallelism over PCIe) is the verdict, and the answer says it rests on the cards alone
@@ -168,11 +169,42 @@ class Advisor:
                     return (g.memory_bandwidth_gbs if intent == "inference" else g.bf16_tflops or g.fp16_tflops) or 0
                 fewest = min(held, key=lambda x: (x["cards"]["cards"], -speed(x), x["gpu"]))
                 tie = sum(x["cards"]["cards"] == fewest["cards"]["cards"] for x in held) > 1
-                return {"intent": intent, "side": side, "best": None, "by_cards": fewest["name"],
-                        "why": ("bandwidth" if intent == "inference" else "compute") if tie else "cards",
-                        "training": intent != "inference"}
-        return {"intent": intent, "side": side, "best": best["name"] if best else None,
-                "training": intent != "inference"}
+                out.update(by_cards=fewest["name"],
+                           why=("bandwidth" if intent == "inference" else "compute") if tie else "cards")
+        out["verdict"] = {**compare_verdict(self.kb, out, slots.get("precision")), "typical": typical,
+                          "training": intent != "inference", "work_assumed": work_assumed}
+        if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month"):
+            out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
+        return out
+
+    def _llm(self, slots: dict[str, Any]) -> bool:
+        """A language model's job is timed in tokens (an image or speech model's is not)."""
+        from bot.estimate.kinds import kind_of_model
+        model = self.kb.models.get(slots.get("model") or "")
+        return not slots.get("kind") and (model is None or kind_of_model(model) == "llm")
+
+    def _known_gpu(self, name: str) -> bool:
+        return any(g in self.kb.gpus for g in self._gpu_ids(name))
+
+    def _typical_intent(self, names: list[str]) -> str:
+        """No job named: cards all sold for training (H100, A100, 910B) compare on a fine-tune, others on serving."""
+        gpus = [self.kb.gpus[g] for n in names for g in self._gpu_ids(n) if g in self.kb.gpus]
+        return "finetune" if gpus and all("training" in g.positioning for g in gpus) else "inference"
+
+    def _compare_side(self, intent: str, name: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str
+                      ) -> dict[str, Any]:
+        """One GPU's side of a comparison: its best plan on any cloud, or, when no flavor on file rents it, how many
+        of its cards hold the job."""
+        ids = [g for g in self._gpu_ids(name) if g in self.kb.gpus]
+        plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model", "provider")}
+        advice = self._advise(intent, plain, assumed, lang, gpu_ids=ids)
+        pick = advice.recommendations[0] if advice.recommendations else None
+        gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+        rented = any(f.gpu in ids for f in self.kb.flavors_of())
+        return {"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
+                "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
+                "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
+                "cards": None if rented else self._cards_needed(intent, plain, assumed, lang, gpu)}
 
     def _usd_cost(self, rec: dict[str, Any]) -> float:
         """A recommendation's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h
@@ -183,9 +215,9 @@ class Advisor:
 
     def _cards_needed(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                       gpu) -> dict[str, Any]:
-        """A GPU no flavor on file rents (a 4090, an A800): the fewest of its cards in one machine (1, 2, 4, 8)
-        that hold the job, judged as the user's own cards would be, so a comparison still says which card holds
-        the job and on how many, instead of only 'no plan on offer'."""
+        """A GPU no flavor on file rents (a 4090, an A800): the fewest of its cards that hold the job, judged as the
+        user's own cards would be, so a comparison still says which card holds the job and on how many, instead of
+        only 'no plan on offer'."""
         verdict = self._fewest_cards(intent, slots, assumed, lang, gpu)
         if intent == "inference" and verdict["cards"] != 1 and not slots.get("precision"):
             # served from several of these cards, or none: would 4-bit weights (AWQ/GPTQ) hold it on fewer?
@@ -196,13 +228,14 @@ class Advisor:
 
     def _fewest_cards(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                       gpu) -> dict[str, Any]:
-        verdict: dict[str, Any] = {}
-        for n in (1, 2, 4, 8):
-            job = self._job(intent, {**slots, "gpus": n}, assumed, lang)
-            verdict = self._card_verdict(gpu, job)
-            if verdict["fits"]:
-                return {**verdict, "cards": n}
-        return {**verdict, "cards": None}
+        """The fewest of a GPU's cards that hold the job: the one search a GPU named without a count gets
+        (_fewest_that_hold: one server of 1, 2, 4 or 8, or two, least moved to host RAM first), as a dict."""
+        job = self._job(intent, {k: v for k, v in slots.items() if k != "gpus"}, assumed, lang)
+        plan = self._fewest_that_hold(job, gpu, gpu.memory_gib)
+        return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
+                "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps, "gpus": plan.used,
+                "sharding": plan.workload.sharding, "changes": plan.changes,
+                "cards": plan.cards if plan.fits else None}
 
     def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                 gpu_ids: list[str] | None = None) -> Advice:
@@ -820,16 +853,6 @@ class Advisor:
         plan.for_deadline = "deadline" if job.targets.deadline_h else "horizon"
         return plan
 
-    @staticmethod
-    def _card_verdict(gpu, job: _Job) -> dict[str, Any]:
-        """n of these cards judged as the user's own would be (the layout searched over all of them)."""
-        plan = plan_own(job.w, job.model, gpu, gpu.memory_gib, job.w.gpus, job.targets,
-                        bool(job.slots.get("batch_size")))
-        return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
-                "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits,
-                "steps": plan.steps, "gpus": plan.used, "sharding": plan.workload.sharding,
-                "changes": plan.changes}
-
     def _judge(self, job: _Job, advice: Advice) -> None:
         """The verdict on the GPU or card the user named, and when the cards are theirs (a count named with the GPU,
         or 'my 24GB card') their plan as the `yours` row, first."""
@@ -890,6 +913,16 @@ def encoder_throughput(gpu, pick: dict[str, Any]) -> dict[str, Any]:
     return {"gpu": gpu.name, "encoder": True, "requests_per_s": round(s.items_per_s, 1), "batch": s.encoder_batch,
             "request_ms": round(s.request_ms, 1), "gpus": s.gpus_total, "replicas": replicas,
             "total_requests_per_s": round(s.items_per_s * replicas, 1)}
+
+
+def _compare_intent(slots: dict[str, Any], job_intent: str | None) -> str | None:
+    """The job a comparison is about: the job words of the question ('训 ... 继续预训练' is training), else what the
+    slots imply (a method is a fine-tune, tokens a training run); None when nothing says."""
+    if slots.get("method") and job_intent in (None, "train"):
+        return "finetune"
+    if job_intent in ("train", "finetune", "inference"):
+        return job_intent
+    return "train" if slots.get("tokens") else ("inference" if slots.get("concurrency") or slots.get("qps") else None)
 
 
 def _split_batch(assumption: tuple[str, dict[str, Any]], pick: dict[str, Any]) -> tuple[str, dict[str, Any]]:

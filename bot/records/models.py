@@ -435,6 +435,9 @@ class Reply(BaseModel):
     billing: list[dict[str, Any]] = []      # the billing modes the rules recommend: {mode, text}
     # 'cheaper?' after an answer (bot/plan/cheaper.py): each concession that makes the job cheaper, cheapest first
     cheaper: list[dict[str, Any]] = []
+    # the decision a compare / explain / billing / "enough?" / "how long?" question asked for, as data: `kind`, the
+    # preferred side or answer, the numbers behind it, and `line` (its first line of text); bot/plan/verdicts.py
+    verdict: dict[str, Any] | None = None
     kb_version: str | None = None
     # a batch job (bot/plan/batch.py): items, tokens per item, the pick's items/s per replica, replicas, hours
     batch: dict[str, Any] | None = None

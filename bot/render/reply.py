@@ -552,7 +552,7 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
                                                               "price_per_hour": None}, lang)]
         if data["training"] and not x["bf16"]:
             lines.append(cite.after("  " + t.say("compare.no_bf16", lang, gpu=x["gpu_name"]), x.get("bf16_sources")))
-        if x["consumer"]:
+        if x["consumer"] and not data.get("verdict"):      # with a verdict, its licensing caveat says it
             lines.append("  " + t.say("compare.consumer", lang, gpu=x["gpu_name"]))
     return lines
 

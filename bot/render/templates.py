@@ -1,4 +1,5 @@
-"""The wording of replies, in both languages, loaded from bot/render/templates/messages.yaml."""
+"""The wording of replies, in both languages, loaded from bot/render/templates/*.yaml (messages.yaml first, then the
+other files in name order: one file per area, each key defined once)."""
 from __future__ import annotations
 
 import re
@@ -52,4 +53,12 @@ def _fmt(v: Any) -> Any:
 
 @lru_cache(maxsize=1)
 def default_templates() -> Templates:
-    return Templates(parse_yaml(_FILE.read_text(encoding="utf-8")))
+    table: dict[str, dict[str, str]] = dict(parse_yaml(_FILE.read_text(encoding="utf-8")))
+    for extra in sorted(_FILE.parent.glob("*.yaml")):
+        if extra != _FILE:
+            more = parse_yaml(extra.read_text(encoding="utf-8")) or {}
+            twice = set(more) & set(table)
+            if twice:
+                raise ValueError(f"{extra.name}: template keys defined twice: {sorted(twice)}")
+            table.update(more)
+    return Templates(table)

@@ -1,0 +1,258 @@
+"""Verdicts: the one-line answer a question that asks for a decision gets first, as data the renderers read.
+
+Four kinds, each a dict with `kind` and the numbers behind it (wording lives in bot/render/verdicts.py):
+- compare: two plans for the same job (two GPUs), which is preferred and by how much: speed (the plan's wall-clock
+  time, or time per output token for serving), price per hour, cost per job (or per month for a service), and the
+  deciding factor (memory, availability, bandwidth, compute, bf16/FP8 support, licensing);
+- billing: the break-even utilisation between pay-per-use and a month's commitment, given the hours the user
+  rents in a month, and spot's saving after its restart overhead with a checkpoint interval (Young's formula);
+- enough: a stated budget against the plan's cost;
+- how_long: the plan's wall-clock time, against a stated deadline, with the cards the deadline needs.
+Pure arithmetic over plans the advisor already made; nothing here reads text or templates.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bot.plan.billing import HOURS_MONTH, RECLAIM_EVERY_H, RESTART_H
+
+# policy: two plans whose cost per job (or month) differ by at most this share are a tie on cost; a tie on cost is
+# broken by speed when one is at least SPEED_MATTERS times faster, else it is a tie
+COST_TIE = 0.05
+SPEED_MATTERS = 1.15
+# policy: a comparison that names no job compares a typical one of the kind the question implies, said in the answer
+# (render key verdict.typical.<kind>): a chat service of a popular 8B model, or a LoRA fine-tune of a popular 7B
+TYPICAL_JOBS: dict[str, dict[str, Any]] = {
+    "inference": {"model": "llama-3.1-8b", "concurrency": 16},
+    "finetune": {"model": "qwen2.5-7b", "method": "lora"},
+}
+# policy: a training comparison with no amount of work is timed on a typical amount (said; the ratio between the
+# sides does not depend on it): an SFT set of 50k samples x 1k tokens x 2 epochs; a continued pre-training of 10B
+TYPICAL_TOKENS = {"finetune": 1e8, "train": 1e10}
+
+
+def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
+    """One side's plan as the numbers a verdict compares, costs in `ccy` (the first priced side's currency)."""
+    p = x.get("pick")
+    out = {"name": x["name"], "gpu": x["gpu"], "gpu_name": x["gpu_name"], "fits": bool(p and not p.get("breaks")),
+           "rented": x.get("rented", True), "consumer": x.get("consumer", False), "bf16": x.get("bf16", True),
+           "hours": None, "job_cost": None, "hourly": None, "monthly": None, "currency": ccy, "gpus": None,
+           "tpot_ms": None, "flavor": None, "provider": None, "price_kind": None}
+    if not p:
+        cards = x.get("cards") or {}
+        out.update(cards=cards.get("cards"), need_gib=cards.get("need_gib"), memory_gib=cards.get("memory_gib"),
+                   fits=bool(cards.get("cards")))      # a card no flavor rents still holds the job on its cards
+        return out
+    conv = _converter(kb, p.get("currency"), ccy)
+    hourly = p.get("hourly_total")
+    out.update(hours=p.get("job_hours"), gpus=p.get("gpus_total"), flavor=p.get("flavor"), provider=p.get("provider"),
+               price_kind=p.get("price_kind"), tpot_ms=p.get("load_tpot_ms") or p.get("tpot_ms"),
+               need_gib=p.get("per_gpu_gib"), memory_gib=p.get("gpu_memory_gib"))
+    if hourly is not None and conv:
+        out["hourly"] = conv(hourly)
+        out["monthly"] = conv(p["monthly_cost"]) if p.get("monthly_cost") is not None else conv(hourly * HOURS_MONTH)
+        out["job_cost"] = conv(p["job_cost"]) if p.get("job_cost") is not None else None
+    return out
+
+
+def _converter(kb, src: str | None, dst: str | None):
+    if not src or not dst or src == dst:
+        return (lambda v: round(v, 2)) if src else None
+    try:
+        kb.convert(1.0, src, dst)
+    except Exception:          # a currency the rate table lacks: that side is not priced for the comparison
+        return None
+    return lambda v: round(kb.convert(v, src, dst), 2)
+
+
+def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> dict[str, Any]:
+    """Which of two (or more) sides to take for the job, and the numbers that decide it."""
+    ccy = next((x["pick"]["currency"] for x in data["side"] if x.get("pick") and x["pick"].get("hourly_total")
+                is not None and x["pick"].get("currency")), None)
+    sides = [_side_numbers(kb, x, ccy) for x in data["side"]]
+    serving = not data.get("training")
+    v: dict[str, Any] = {"kind": "compare", "preferred": None, "tie": False, "sides": sides, "currency": ccy,
+                         "basis": None, "factor": None, "serving": serving, "caveats": _caveats(kb, sides, data,
+                                                                                                    precision)}
+    fitting = [s for s in sides if s["fits"]]
+    priced = [s for s in fitting if s["hourly"] is not None]
+    if len(priced) >= 2:
+        return _by_cost(kb, v, priced, serving)
+    if len(priced) == 1 and len(fitting) == 1:
+        best = priced[0]
+        other = next(s for s in sides if s is not best)
+        v.update(preferred=best["name"], basis="fit", factor="memory", other=other["name"])
+        return v
+    if len(priced) == 1:
+        best = priced[0]
+        v.update(preferred=best["name"], basis="priced", factor="availability",
+                 other=next(s["name"] for s in sides if s is not best))
+        return v
+    if data.get("by_cards"):
+        v.update(preferred=data["by_cards"], basis="cards", factor=data.get("why") or "cards")
+        return v
+    if len(fitting) == 1:
+        v.update(preferred=fitting[0]["name"], basis="fit", factor="memory",
+                 other=next(s["name"] for s in sides if s is not fitting[0]))
+        return v
+    v.update(basis="none", factor="memory" if not fitting else "availability")
+    return v
+
+
+def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool) -> dict[str, Any]:
+    """Two priced plans: cost per job (a timed job) or per month (a service, or a job of unknown length)."""
+    timed = all(s["job_cost"] is not None and s["hours"] for s in priced)
+    key = "job_cost" if timed else "monthly"
+    a, b = sorted(priced, key=lambda s: (s[key], s["name"]))[:2]          # a: the cheaper
+    cost_gap = 1 - a[key] / b[key] if b[key] else 0.0
+    speed = _speed_ratio(a, b, timed)          # > 1: a is faster
+    v.update(basis="job" if timed else "month", cost_key=key, cost_pct=round(100 * cost_gap),
+             hourly_pct=round(100 * (a["hourly"] / b["hourly"] - 1)) if b["hourly"] else None,
+             speed_x=round(speed, 2) if speed else None)
+    if cost_gap <= COST_TIE:
+        if speed and max(speed, 1 / speed) >= SPEED_MATTERS:
+            fast, slow = (a, b) if speed > 1 else (b, a)
+            v.update(preferred=fast["name"], other=slow["name"], shape="same_cost_faster",
+                     speed_x=round(max(speed, 1 / speed), 2), factor=_speed_factor(kb, fast, slow, serving))
+            return v
+        v.update(tie=True, shape="tie", factor="price", other=b["name"], preferred=None, tie_names=[a["name"], b["name"]])
+        return v
+    faster = speed is not None and speed >= 1.0
+    dearer = v["hourly_pct"] is not None and v["hourly_pct"] > 0
+    shape = ("faster_dearer" if dearer else "faster_cheaper") if faster else "slower_cheaper"
+    v.update(preferred=a["name"], other=b["name"], shape=shape,
+             speed_x=round(speed if faster else 1 / speed, 2) if speed else None,
+             hourly_pct=abs(v["hourly_pct"]) if v["hourly_pct"] is not None else None,
+             factor=_speed_factor(kb, a, b, serving) if faster and dearer else "price")
+    return v
+
+
+def _speed_ratio(a: dict[str, Any], b: dict[str, Any], timed: bool) -> float | None:
+    """How many times faster a is than b: wall-clock time of the job, or time per output token of a service."""
+    if timed and a["hours"] and b["hours"]:
+        return b["hours"] / a["hours"]
+    if a.get("tpot_ms") and b.get("tpot_ms"):
+        return b["tpot_ms"] / a["tpot_ms"]
+    return None
+
+
+def _speed_factor(kb, fast: dict[str, Any], slow: dict[str, Any], serving: bool) -> str:
+    """What makes the faster side faster: memory bandwidth for decoding, bf16 compute for training."""
+    return "bandwidth" if serving else "compute"
+
+
+def _caveats(kb, sides: list[dict[str, Any]], data: dict[str, Any], precision: str | None) -> list[dict[str, Any]]:
+    """What else can decide it, per side: no FP8 when FP8 was asked, a GeForce card's datacenter licensing (no
+    bf16 for training is said on the side's own line)."""
+    out = []
+    for s in sides:
+        g = kb.gpus.get(s["gpu"])
+        if g is None:
+            continue
+        if precision == "fp8" and not g.fp8_tflops:
+            out.append({"kind": "no_fp8", "gpu": s["gpu_name"]})
+        if "consumer" in g.positioning:
+            out.append({"kind": "licensing", "gpu": s["gpu_name"], "sources": ["gpu-nvidia-geforce-license"]})
+    return out
+
+
+def factor_figures(kb, v: dict[str, Any]) -> dict[str, Any]:
+    """The datasheet figures behind a speed factor, for the line that says what decided it."""
+    by = {s["name"]: s for s in v["sides"]}
+    pref = by.get(v.get("preferred") or "") or v["sides"][0]
+    other = by.get(v.get("other") or "") or v["sides"][-1]
+    ga, gb = kb.gpus[pref["gpu"]], kb.gpus[other["gpu"]]
+    if v["factor"] == "bandwidth":
+        return {"a": pref["gpu_name"], "b": other["gpu_name"], "fa": ga.memory_bandwidth_gbs, "fb": gb.memory_bandwidth_gbs}
+    return {"a": pref["gpu_name"], "b": other["gpu_name"], "fa": ga.bf16_tflops or ga.fp16_tflops,
+            "fb": gb.bf16_tflops or gb.fp16_tflops}
+
+
+# ----- billing ---------------------------------------------------------------------------------------------------
+def billing_verdict(usage: dict[str, Any] | None, hourly: float | None, currency: str | None,
+                    spot_hourly: float | None, discounts: list[dict[str, Any]], spot: dict[str, Any] | None
+                    ) -> dict[str, Any]:
+    """Pay-per-use against a month's commitment at the user's hours, and spot's saving after restarts.
+
+    A month's commitment at price M beats pay-per-use at h an hour for U hours of use in that month when M < h x U,
+    i.e. when its discount off a full pay-per-use month (h x 730) exceeds 1 - U / 730: the break-even utilisation
+    is U / 730, whatever the price. A month's package is paid whole, so a 3-week job still buys one month."""
+    v: dict[str, Any] = {"kind": "billing", "hourly": hourly, "currency": currency, "discounts": discounts,
+                         "spot": spot}
+    if not usage or not usage.get("hours_month"):
+        v.update(preferred=None, basis="no_hours")
+        return v
+    used = min(usage["hours_month"], HOURS_MONTH)
+    share = used / HOURS_MONTH
+    v.update(hours_month=round(used), utilisation_pct=round(100 * share), need_discount_pct=round(100 * (1 - share)),
+             span_days=usage.get("span_days"), months=usage.get("months"))
+    if hourly is not None:
+        v["pay_per_use_month"] = round(hourly * used, 2)
+        v["full_month"] = round(hourly * HOURS_MONTH, 2)
+    best_published = max((d["pct"] for d in discounts), default=None)
+    if share >= 0.95:
+        v["preferred"] = "monthly"            # always on: any commitment discount wins
+    elif best_published is not None and best_published > 100 * (1 - share):
+        v["preferred"] = "monthly_if"         # a published discount would reach the break-even, if it applies
+    elif share <= 0.5:
+        v["preferred"] = "pay_per_use"        # a commitment would need over half off to pay back
+    else:
+        v["preferred"] = "monthly_if"
+    return v
+
+
+def spot_terms(checkpoint_gb: float, write_gbs: float, instances: int = 1) -> dict[str, Any]:
+    """Young's checkpoint interval T = sqrt(2 C M) for a checkpoint of C hours and reclaims every M hours (assumed,
+    no cloud publishes one), and the share of time lost: C/T writing + T/(2M) redone + R/M restarting."""
+    c_h = checkpoint_gb / (write_gbs * max(1, instances)) / 3600
+    m_h = RECLAIM_EVERY_H / math.sqrt(instances) if instances > 1 else RECLAIM_EVERY_H
+    interval = math.sqrt(2 * c_h * m_h) if c_h > 0 else m_h / 10
+    share = c_h / interval + interval / (2 * m_h) + RESTART_H / m_h
+    return {"checkpoint_gb": round(checkpoint_gb, 1), "checkpoint_s": round(c_h * 3600), "mtbf_h": round(m_h, 1),
+            "interval_min": max(1, round(interval * 60)), "overhead_pct": round(100 * share, 1),
+            "restart_min": round(RESTART_H * 60)}
+
+
+# ----- enough? how long? ---------------------------------------------------------------------------------------
+def budget_verdict(pick: dict[str, Any] | None, slots: dict[str, Any]) -> dict[str, Any]:
+    """'Is my budget enough?': yes or no with the plan's spend in the budget's currency, or what is missing."""
+    v: dict[str, Any] = {"kind": "enough", "amount": slots.get("budget_amount"),
+                         "currency": slots.get("budget_currency"), "period": slots.get("budget_period")}
+    use = (pick or {}).get("budget")
+    if use:
+        v.update(answer="yes" if use["met"] else "no", spend=use["spend"], currency=use["currency"],
+                 period=use["period"], pct=round(100 * use["spend"] / use["amount"]) if use["amount"] else None,
+                 hours=(pick or {}).get("job_hours"), flavor=(pick or {}).get("flavor"),
+                 instances=(pick or {}).get("instances"))
+        return v
+    if slots.get("budget_amount") is None:
+        v.update(answer="unknown", missing="budget")
+    elif pick is None:
+        v.update(answer="unknown", missing="plan")
+    elif (pick or {}).get("hourly_total") is None:
+        v.update(answer="unknown", missing="price", flavor=pick.get("flavor"))
+    else:
+        v.update(answer="unknown", missing="work", hourly=pick.get("hourly_total"), currency_plan=pick.get("currency"))
+    return v
+
+
+def time_verdict(plan: dict[str, Any] | None, deadline_days: float | None) -> dict[str, Any]:
+    """'How long?': the plan's wall-clock time; against a deadline, whether it meets it and, if not, the fewest
+    cards that could (linear in cards, so a floor: scaling out loses some speed to communication)."""
+    v: dict[str, Any] = {"kind": "how_long", "deadline_days": deadline_days}
+    hours = (plan or {}).get("job_hours")
+    if not plan or not hours:
+        v.update(answer="unknown", missing="work" if plan else "plan")
+        return v
+    cards = plan.get("gpus_total") or plan.get("cards") or 1
+    v.update(hours=round(hours, 1), days=round(hours / 24, 1), cards=cards, gpu_name=plan.get("gpu_name"),
+             yours=plan.get("label") == "yours")
+    if deadline_days:
+        met = hours <= deadline_days * 24 * 1.0001
+        v["answer"] = "yes" if met else "no"
+        if not met:
+            v["cards_needed"] = math.ceil(cards * hours / (deadline_days * 24))
+    else:
+        v["answer"] = "estimate"
+    return v

@@ -1,0 +1,136 @@
+"""A verdict (bot/plan/verdicts.py) as the lines an answer starts with, in the reply's language.
+
+The first line is the decision ("L4: 1.6x faster for 7 % more per hour, so 33 % cheaper per job", "Yes: about 230 CNY
+of your 2,000"); the second, where there is one, what decided it. Slack blocks and the short form read the same
+verdict data; this module only words it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from bot.render.own import hours_text, money_text
+from bot.render.templates import Templates
+
+
+def _name(v: dict[str, Any], name: str | None) -> str:
+    return next((s["gpu_name"] for s in v.get("sides", []) if s["name"] == name), name or "")
+
+
+def _money(value: float | None, ccy: str | None) -> str:
+    return f"{money_text(value)} {ccy}" if value is not None else "?"
+
+
+def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str, Any] | None = None,
+                  cite=None) -> list[str]:
+    """The verdict of a comparison and the factor that decided it, then its caveats (bf16, FP8, licensing)."""
+    best, other = _name(v, v.get("preferred")), _name(v, v.get("other"))
+    basis = v.get("basis")
+    if basis in ("job", "month"):
+        by = {s["name"]: s for s in v["sides"]}
+        key = v["cost_key"]
+        if v.get("tie"):
+            a, b = (by[n] for n in v["tie_names"])
+        else:
+            a, b = by[v["preferred"]], by[v["other"]]
+        shape = v["shape"] if v.get("speed_x") or v["shape"] in ("tie",) else "cheaper"
+        if shape in ("faster_cheaper", "slower_cheaper", "faster_dearer") and v.get("hourly_pct") is None:
+            shape = "cheaper"
+        first = t.say(f"verdict.compare.{shape}", lang, best=best, other=other, speed=f"{v.get('speed_x') or 1:.1f}",
+                      hourly_pct=v.get("hourly_pct"), cost_pct=v.get("cost_pct"), per=t.say(f"verdict.per.{basis}", lang),
+                      cost=_money(a[key], v["currency"]), other_cost=_money(b[key], v["currency"]))
+    elif basis == "cards":
+        why = v.get("factor")
+        key = "verdict.compare.cards_" + why if why in ("bandwidth", "compute") else "verdict.compare.cards"
+        first = t.say(key, lang, best=best)
+    elif basis in ("fit", "priced"):
+        first = t.say(f"verdict.compare.{basis}", lang, best=best, other=other)
+    else:
+        first = t.say("verdict.compare.none", lang)
+    lines = [first]
+    factor = v.get("factor")
+    if basis in ("job", "month") and factor in ("bandwidth", "compute") and figures:
+        lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
+    elif basis in ("job", "month") and factor:
+        lines.append(t.say(f"verdict.factor.{factor}", lang))
+    for c in v.get("caveats", []):
+        line = "  " + t.say(f"verdict.caveat.{c['kind']}", lang, gpu=c["gpu"])
+        lines.append(cite.after(line, c["sources"]) if cite and c.get("sources") else line)
+    return lines
+
+
+def _fig(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:,.0f}" if x >= 100 else f"{x:g}"
+    return "?" if x is None else str(x)
+
+
+def budget_line(t: Templates, v: dict[str, Any], lang: str) -> str:
+    """'Yes: about 230 CNY of your 2,000 (12 %), 19 h on ...' / 'No: ...' / what the verdict needs."""
+    if v["answer"] in ("yes", "no"):
+        return t.say(f"verdict.enough.{v['answer']}", lang, spend=money_text(v["spend"]), ccy=v["currency"],
+                     amount=money_text(v["amount"]), pct=v.get("pct"),
+                     period=t.say(f"verdict.period.{v['period']}", lang),
+                     hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])) if v.get("hours") else "?")
+    return t.say(f"verdict.enough.missing_{v['missing']}", lang, amount=money_text(v.get("amount") or 0),
+                 ccy=v.get("currency") or "")
+
+
+def time_line(t: Templates, v: dict[str, Any], lang: str) -> str:
+    """'About 3.7 days (89 h) on 64 x H100' / 'No: 64 H100 need about 19 days; 30 days needs at least 42'."""
+    if v["answer"] == "unknown":
+        return t.say(f"verdict.how_long.missing_{v['missing']}", lang)
+    ctx = dict(hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])), days=f"{v['days']:g}", cards=v["cards"], gpu=v.get("gpu_name") or "",
+               deadline=f"{v['deadline_days']:g}" if v.get("deadline_days") else "", need=v.get("cards_needed"))
+    return t.say(f"verdict.how_long.{v['answer']}", lang, **ctx)
+
+
+# ----- explain a flavor --------------------------------------------------------------------------------------------
+def flavor_first_line(t: Templates, group: list[dict[str, Any]], provider_name: str, lang: str) -> str:
+    """The card first: 'p2s (Huawei Cloud): NVIDIA Tesla V100 32GB, 32 GiB, 1 to 8 per instance.'"""
+    f = group[0]
+    counts = sorted({x["gpu_count"] for x in group})
+    count = f"{counts[0]}" if len(counts) == 1 else t.say("explain.count_range", lang, lo=counts[0], hi=counts[-1])
+    name = f["flavor"] if len(group) == 1 else f["family"]
+    return t.say("explain.flavor_card", lang, name=name, provider=provider_name, gpu=f["gpu_name"],
+                 mem=f"{f['gpu_memory_gib']:g}", count=count)
+
+
+def flavor_line(t: Templates, f: dict[str, Any], lang: str) -> str:
+    """One flavor's card, count, memory, CPU and RAM, interconnect, network, price and what it is for."""
+    link = t.say(f"explain.link.{f['interconnect'] or 'unknown'}", lang) if f["gpu_count"] > 1 else \
+        t.say("explain.link.single", lang)
+    rdma = t.say("explain.rdma." + ("yes" if f["rdma"] else "no" if f["rdma"] is False else "unknown"), lang)
+    p = f["price"]
+    price = t.say("explain.price", lang, price=f"{p['per_hour']:.2f}", ccy=p["currency"],
+                  kind=t.say(f"price.{p['kind']}", lang) if f"price.{p['kind']}" in t.table else p["kind"],
+                  date=p["date"]) if p else t.say("label.no_price", lang)
+    use = t.say("list.sep", lang).join(t.say(f"explain.use.{u}", lang) for u in f["use"]) or "-"
+    return t.say("explain.flavor", lang, flavor=f["flavor"], count=f["gpu_count"], gpu=f["gpu_name"],
+                 mem=f"{f['gpu_memory_gib']:g}", vcpus=f["vcpus"] or "?",
+                 ram=f"{f['memory_gib']:g}" if f["memory_gib"] else "?", link=link,
+                 network=f["network"] or t.say("explain.network_unknown", lang), rdma=rdma, price=price, use=use)
+
+
+# ----- billing -----------------------------------------------------------------------------------------------------
+def billing_lines(t: Templates, v: dict[str, Any], lang: str, provider_name: str) -> list[str]:
+    """The break-even verdict first, then the money at the user's hours, published discounts, spot, capacity."""
+    pub = [d for d in v.get("discounts", []) if not d["spot"]]
+    published = t.say("verdict.billing.published", lang, provider=provider_name,
+                      offers="; ".join(f"{d['mode']}: {d['text']}" for d in pub)) if pub else \
+        t.say("verdict.billing.unpublished", lang, provider=provider_name)
+    if v.get("basis") == "no_hours":
+        lines = [t.say("verdict.billing.no_hours", lang), published]
+    else:
+        lines = [t.say(f"verdict.billing.{v['preferred']}", lang, hours=f"{v['hours_month']:,}",
+                       util=v["utilisation_pct"], need=v["need_discount_pct"]), published]
+        if v.get("pay_per_use_month") is not None:
+            lines.append(t.say("verdict.billing.money", lang, ppu=money_text(v["pay_per_use_month"]),
+                               full=money_text(v["full_month"]), ccy=v["currency"], flavor=v.get("flavor") or "",
+                               hours=f"{v['hours_month']:,}"))
+    s = v.get("spot")
+    if s:
+        lines.append(t.say("verdict.billing.spot", lang, **{k: (f"{x:g}" if isinstance(x, float) else x)
+                                                            for k, x in s.items()}))
+    if v.get("reserve"):
+        lines.append(t.say("verdict.billing.reserve", lang, gpus=v["reserve"]["gpus"], days=v["reserve"]["days"]))
+    return lines
