@@ -528,9 +528,10 @@ class Core:
             return
         if "enough" in asks and not budget and not slots.get("deadline_days") and said_days:
             slots = {**slots, "deadline_days": said_days}      # '30 天够吗': the time is what must be enough
+        if asks == ["enough"] and not budget and not slots.get("deadline_days"):
+            return        # 'are 4 T4 enough for 100 qps?': about the cards, which the answer's first line judges
         # 'enough?' is about the budget when one is stated, else about the time ('30 天够吗' with a deadline)
-        wants_budget = budget and ("enough" in asks or "how_long" not in asks) or \
-            ("enough" in asks and not slots.get("deadline_days"))
+        wants_budget = budget and ("enough" in asks or "how_long" not in asks)
         recs = reply.recommendations
         mine = next((r for r in recs if r.get("label") == "yours"), None)
         rental = next((r for r in recs if r.get("label") != "yours"), None)
