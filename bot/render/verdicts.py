@@ -52,6 +52,8 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
     elif basis in ("job", "month") and factor:
         lines.append(t.say(f"verdict.factor.{factor}", lang))
+    elif basis == "priced":
+        lines.append(t.say("verdict.factor.priced", lang, other=other))
     for c in v.get("caveats", []):
         line = "  " + t.say(f"verdict.caveat.{c['kind']}", lang, gpu=c["gpu"])
         lines.append(cite.after(line, c["sources"]) if cite and c.get("sources") else line)
