@@ -16,9 +16,7 @@ FOLDER = Path(__file__).resolve().parent / "review"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # (set, conversation id) -> the class of defect that still breaks a property here; fixed ones must be taken off
-KNOWN = {
-    ("set1", "C28"): "an instance name to explain ('what is p2s.2xlarge.8') is not recognised (issue 32)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _conversations():
