@@ -127,7 +127,7 @@ def flavor_facts(kb: KnowledgeBase, fid: str) -> dict[str, Any]:
             "gpu_memory_gib": f.gpu_memory_gib, "vcpus": f.vcpus, "memory_gib": f.memory_gib,
             "interconnect": f.interconnect, "rdma": f.rdma, "network": f.network, "use": list(f.use),
             "price": None if not p or p.on_demand is None else {"per_hour": p.on_demand, "currency": p.currency,
-                                                                "kind": p.kind, "date": p.date.isoformat(),
+                                                                "kind": p.kind, "date": p.date.isoformat() if p.date else None,
                                                                 "spot": p.spot},
             "evidence": f.evidence, "sources": [*f.sources, *((p.sources if p else []) or [])]}
 

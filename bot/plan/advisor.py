@@ -159,7 +159,7 @@ class Advisor:
         best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
         out = {"intent": intent, "side": side, "best": best["name"] if best else None,
                "training": intent != "inference", "typical": typical, "work_assumed": work_assumed}
-        if best is None and all(not x["rented"] and x["cards"] for x in side):
+        if best is None and all(x["pick"] is None and x["cards"] for x in side):
             # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
             # no tensor parallelism over PCIe) is the verdict, and the answer says it rests on the cards alone
             held = [x for x in side if x["cards"]["cards"]]
@@ -204,7 +204,8 @@ class Advisor:
         return {"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
                 "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
-                "cards": None if rented else self._cards_needed(intent, plain, assumed, lang, gpu)}
+                # no plan on file holds the job on it (not rented, or only in sizes that cannot): its own cards' count
+                "cards": None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)}
 
     def _usd_cost(self, rec: dict[str, Any]) -> float:
         """A recommendation's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h

@@ -46,7 +46,7 @@ def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
         return out
     conv = _converter(kb, p.get("currency"), ccy)
     hourly = p.get("hourly_total")
-    out.update(hours=p.get("job_hours"), gpus=p.get("gpus_total"), flavor=p.get("flavor"), provider=p.get("provider"),
+    out.update(hours=p.get("job_hours"), gpus=(p.get("gpus_total") or 1) * max(1, p.get("replicas") or 1), flavor=p.get("flavor"), provider=p.get("provider"),
                price_kind=p.get("price_kind"), tpot_ms=p.get("load_tpot_ms") or p.get("tpot_ms"),
                need_gib=p.get("per_gpu_gib"), memory_gib=p.get("gpu_memory_gib"))
     if hourly is not None and conv:
@@ -107,8 +107,9 @@ def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool)
     a, b = sorted(priced, key=lambda s: (s[key], s["name"]))[:2]          # a: the cheaper
     cost_gap = 1 - a[key] / b[key] if b[key] else 0.0
     speed = _speed_ratio(a, b, timed)          # > 1: a is faster
+    card_a, card_b = _per_card(a["hourly"], a), _per_card(b["hourly"], b)
     v.update(basis="job" if timed else "month", cost_key=key, cost_pct=round(100 * cost_gap),
-             hourly_pct=round(100 * (a["hourly"] / b["hourly"] - 1)) if b["hourly"] else None,
+             hourly_pct=round(100 * (card_a / card_b - 1)) if card_b else None,
              speed_x=round(speed, 2) if speed else None)
     if cost_gap <= COST_TIE:
         if speed and max(speed, 1 / speed) >= SPEED_MATTERS:
@@ -128,10 +129,15 @@ def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool)
     return v
 
 
+def _per_card(value: float | None, s: dict[str, Any]) -> float | None:
+    return value / max(1, s.get("gpus") or 1) if value is not None else None
+
+
 def _speed_ratio(a: dict[str, Any], b: dict[str, Any], timed: bool) -> float | None:
-    """How many times faster a is than b: wall-clock time of the job, or time per output token of a service."""
+    """How many times faster a card of a is than one of b: GPU-hours of the job (plans of 1 and 8 cards compare
+    card for card), or time per output token of a service."""
     if timed and a["hours"] and b["hours"]:
-        return b["hours"] / a["hours"]
+        return (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
     if a.get("tpot_ms") and b.get("tpot_ms"):
         return b["tpot_ms"] / a["tpot_ms"]
     return None

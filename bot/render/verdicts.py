@@ -103,9 +103,10 @@ def flavor_line(t: Templates, f: dict[str, Any], lang: str) -> str:
         t.say("explain.link.single", lang)
     rdma = t.say("explain.rdma." + ("yes" if f["rdma"] else "no" if f["rdma"] is False else "unknown"), lang)
     p = f["price"]
-    price = t.say("explain.price", lang, price=f"{p['per_hour']:.2f}", ccy=p["currency"],
-                  kind=t.say(f"price.{p['kind']}", lang) if f"price.{p['kind']}" in t.table else p["kind"],
-                  date=p["date"]) if p else t.say("label.no_price", lang)
+    price = t.say("explain.price" if p and p["date"] else "explain.price_undated", lang,
+                  price=f"{p['per_hour']:.2f}", ccy=p["currency"], date=p["date"],
+                  kind=t.say(f"price.{p['kind']}", lang) if f"price.{p['kind']}" in t.table else p["kind"]
+                  ) if p else t.say("label.no_price", lang)
     use = t.say("list.sep", lang).join(t.say(f"explain.use.{u}", lang) for u in f["use"]) or "-"
     return t.say("explain.flavor", lang, flavor=f["flavor"], count=f["gpu_count"], gpu=f["gpu_name"],
                  mem=f"{f['gpu_memory_gib']:g}", vcpus=f["vcpus"] or "?",
