@@ -45,6 +45,15 @@ def _broken_plausibility(r: dict, inv: dict) -> list[str]:
             out.append(f"{x['flavor']} offered for {x['job_hours'] / DAY:,.0f} days")
         if x.get("per_gpu_gib") and not x.get("mixed") and x["per_gpu_gib"] > x["gpu_memory_gib"] * (1 - slack) + 0.05:
             out.append(f"{x['flavor']} offered at {x['per_gpu_gib']} of {x['gpu_memory_gib']} GiB")
+    for x in r["recommendations"]:
+        # their own cards: a plan that holds the job for years, or at under the MFU floor, is said not to be one
+        if x.get("label") != "yours" or not x.get("fits"):
+            continue
+        slow = x.get("job_hours") and x["job_hours"] > limit_h
+        idle = r["intent"] in ("train", "finetune") and x.get("mfu") is not None and x["mfu"] < floor \
+            and (x.get("gpus_total") or 0) >= 2
+        if (slow or idle) and not x.get("implausible"):
+            out.append(f"their {x['gpu_name']} x {x['gpus_total']} said to do it in {x['job_hours']} h at MFU {x.get('mfu')}")
     return out
 
 
@@ -97,7 +106,7 @@ def _broken_completeness(r: dict) -> list[str]:
     return out
 
 
-_TIGHT = re.compile(r"(?:too tight|太紧)[（(]([\d.,]+) (?:of|/) ([\d.,]+) GiB")
+_TIGHT = re.compile(r"(?:too tight|太紧)\s*[（(]([\d.,]+) (?:of|/) ([\d.,]+) GiB")
 
 
 def _broken_consistency(r: dict, block_text: str) -> list[str]:
@@ -236,6 +245,8 @@ HARMFUL = [
     ("pretrain a 405B model on 15T tokens on Huawei Cloud", "wall-time-horizon"),
     # a 70B pre-train in three months: T4 and L4 rows at 1-6 % MFU for 3 to 8 years stay out of the offered plans
     ("我们要预训练一个 70B 的模型，数据 2T tokens，三个月内完成", "wall-time-horizon"),
+    # their 8 L4s hold a 13B pre-train on 2T tokens, for 20 years: a verdict, not a plan (the rental follows)
+    ("we have 8 L4, pretrain a 13B model on 2T tokens", "wall-time-horizon"),
 ]
 
 
@@ -269,7 +280,7 @@ def _without(core, invariant: str):
                 Advisor(core.kb, rules, core.templates, core.advisor.default_provider))
 
 
-@pytest.mark.parametrize("question, invariant", HARMFUL[:3:2])
+@pytest.mark.parametrize("question, invariant", HARMFUL[:3:2] + HARMFUL[4:])
 def test_each_regression_row_fails_without_its_invariant(core, question, invariant):
     """The rows above are not tests that cannot fail: with the invariant switched off, the same question breaks
     the same property (the plan the issue called harmful is offered again)."""
@@ -407,3 +418,34 @@ def test_kb_validate_sees_the_critic(core):
     from bot.plan.critic import CHECKS
     assert set(core.rules.invariants) == set(CHECKS)
     assert all(math.isfinite(v) for inv in core.rules.invariants.values() for v in inv.limits.values())
+
+
+# ----- the properties can fail: each without what makes it hold ---------------------------------------------------
+def test_targets_property_fails_without_the_targets(core, monkeypatch):
+    """With the critic's targets switched off, a stated deadline has no verdict and the property says so."""
+    import bot.plan.advisor as advisor
+    question = "pretrain a 7B model on 1T tokens within 30 days"
+    r = core.turn(question, {})[0].model_dump()
+    assert not _broken_targets(r, core.templates, str(blocks(r, core.templates)))
+    monkeypatch.setattr(advisor, "stated_targets", lambda *a, **k: [])
+    r = core.turn(question, {})[0].model_dump()
+    assert "stated deadline has no verdict in targets" in _broken_targets(r, core.templates, str(blocks(r, core.templates)))
+
+
+def test_consistency_property_catches_the_reviewed_contradictions(core):
+    """The sentences set1's reviewer found ('too tight (3.0 of 16 GiB ...)', 'does not fit in - GiB') break the
+    consistency property; the renderer's own sentence for that row (more cards than an instance has) does not."""
+    from bot.render.reply import _lost
+    base = {"text": "", "status": "info", "recommendations": [], "considered": [], "memory": None}
+    assert _broken_consistency({**base, "text": "  cci-t4-x1  1x T4  too tight (3.0 of 16 GiB, under 5 % spare)"}, "")
+    assert _broken_consistency({**base, "text": "  fail  OOM  1477.7 GiB per GPU does not fit in - GiB."}, "")
+    row = {"ruled_out": "no_fit", "per_gpu_gib": 3.1, "gpu_memory_gib": 16.0, "need_gpus": 8, "gpu_count": 1}
+    said = _lost(core.templates, row, {}, "en")
+    assert "8 cards" in said and not _broken_consistency({**base, "text": said}, "")
+
+
+def test_honesty_property_fails_without_the_line(core):
+    r = core.turn("LoRA fine-tune FooLM-13B on 100M tokens", {})[0].model_dump()
+    assert not _broken_honesty(r, "LoRA fine-tune FooLM-13B on 100M tokens")
+    r["text"] = r["text"].split("\n", 1)[1]          # as it was before: the plan first, the name dropped
+    assert _broken_honesty(r, "LoRA fine-tune FooLM-13B on 100M tokens")

@@ -265,7 +265,7 @@ class Advisor:
         advice.work = training_work(job.slots, job.w)
         self._extras(job, pick, advice)
         self._targets(job, advice)
-        advice.trace += list(job.critic.values())
+        advice.trace += [e for e in job.critic.values() if e not in advice.trace]
         if advice.recommendations and advice.recommendations[0].get("mixed"):
             advice.throughput = None      # each pool's speed is on its fleet line, not one GPU's for the whole load
         advice.plans_searched = job.sizer.searched
@@ -864,6 +864,13 @@ class Advisor:
         row = own_row(plan, name)
         if job.targets.items and plan.fits and plan.gpu is not None:
             self._own_batch(job, plan, row)
+        if plan.fits:
+            # their cards hold it, but would they do it? 20 years, or 1 % MFU, is a verdict, not a plan
+            broken = self._critic.own_verdict(row, job.view(), job.lang)
+            if broken:
+                row["implausible"] = {"rule": broken[0], "because": broken[1]}
+                job.critic[f"critic.{broken[0]}"] = {"rule": f"critic.{broken[0]}", "fired": True,
+                                                     "because": broken[1]}
         advice.gpu_verdict = {"gpu": plan.gpu.id if plan.gpu else None, "gpu_name": name, "memory_gib": plan.memory_gib,
                               "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
                               "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,

@@ -200,6 +200,19 @@ class Critic:
             return None
         return {"gpus": _gpus(r), "mfu": _pct(mfu), "best": _pct(top), "ratio": f"{ratio:.1f}"}
 
+    def own_verdict(self, row: Row, job: JobView, lang: str) -> tuple[str, str] | None:
+        """The user's own cards, holding the job: the horizon and the MFU floor judge their plan too (their cards'
+        time is theirs to spend, but 20 years or 1 % MFU is not a way to do the job). Judged on the row's figures."""
+        shim = {**row, "flavor": _Named(row.get("gpu_name") or "yours"), "sized": _Mfu(row.get("mfu")),
+                "hours": row.get("job_hours"), "ruled_out": None, "estimate": None}
+        for iid in ("wall-time-horizon", "mfu-floor"):
+            if iid not in self.inv:
+                continue
+            ctx = getattr(self, "_" + iid.replace("-", "_"))(shim, job, {})
+            if ctx is not None:
+                return iid, self.inv[iid].say(lang, flavor=shim["flavor"].flavor, **ctx)
+        return None
+
     def breaks_row(self, r: Row, job: JobView, lang: str, reference: list[Row] = ()) -> tuple[str, str] | None:
         """A row made after the search (the pick's flavor scaled out to finish sooner): the invariant it breaks, or
         None; its MFU is judged against the rows it was made from."""
@@ -320,6 +333,16 @@ def _target(name: str, asked: float, got: float | None, unit: str) -> dict[str, 
 
 
 # ----- helpers ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Named:
+    flavor: str
+
+
+@dataclass(frozen=True)
+class _Mfu:
+    mfu: float | None
+
+
 def _price(r: Row) -> float:
     """What the plan costs the user (choose.job_price's measure): the job when its length is known, else an hour."""
     if r.get("job_cost") is not None:

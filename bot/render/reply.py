@@ -101,6 +101,8 @@ def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, cite: Citer) 
     verdict = extra.get("gpu_verdict")
     if verdict:
         lines += own_lines(verdict, t, lang, cite(verdict.get("sources", [])), verdict.get("owned", False))
+        if verdict["row"].get("implausible"):      # the critic: their cards hold it, yet it is no plan to run
+            lines.append("      " + t.say("yours.implausible", lang, because=verdict["row"]["implausible"]["because"]))
         lines += _bridge(verdict, extra.get("recommendations") or [], t, lang)
     if extra.get("fallback"):
         fb = extra["fallback"]
