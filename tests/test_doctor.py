@@ -143,6 +143,26 @@ def test_an_existing_database_reports_its_records(monkeypatch, tmp_path):
         assert conn.execute("SELECT COUNT(*) FROM advice").fetchone()[0] == 1
 
 
+def test_doctor_reports_each_tables_rows_and_oldest_row(monkeypatch, tmp_path):
+    """What retention keeps, per table: rows, and the day of the oldest (the audit log and the inbox here)."""
+    import datetime as dt
+
+    from bot.store.audit import AuditLog
+    from bot.store.inbox import Inbox
+    db = tmp_path / "advisor.db"
+    monkeypatch.setenv("ADVISOR_DB", str(db))
+    day = dt.datetime(2026, 3, 14, 9, 0, tzinfo=dt.timezone.utc)
+    with AuditLog(db, clock=lambda: day) as log:
+        for n in range(3):
+            log.append({"surface": "cli", "question": f"q{n}", "status": "answer"})
+    with Inbox(db, clock=lambda: day + dt.timedelta(days=2)) as inbox:
+        inbox.put("Ev1", "dm", {"text": "hi", "team": "T1"}, ["msg:D1:1"])
+    res = doctor(monkeypatch)
+    [tables] = [line for line in lines(res, "ok") if " tables " in line]
+    assert "advice 3 (oldest 2026-03-14)" in tables and "inbox 1 (oldest 2026-03-16)" in tables
+    assert "slack_events 2 (oldest 2026-03-16)" in tables and "sessions 0;" in tables
+
+
 def test_database_on_a_network_filesystem_warns(monkeypatch):
     import bot.surfaces.doctor
     monkeypatch.setattr(bot.surfaces.doctor, "_mount_fstype", lambda path: "nfs4")

@@ -56,6 +56,7 @@ def _model() -> type:
         advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
         advisor_inbox_scan_s: float = 5.0         # how often a replica claims the Slack jobs of a dead one
         advisor_spool_dir: Path | None = None       # Slack requests kept while the database is away
+        advisor_inbox_keep_hours: float = 24.0     # a finished Slack job's question is kept this long
         advisor_price_max_age_days: int = 90       # a price or rate older than this is flagged (answers, kb audit)
 
         @field_validator("advisor_default_provider", "advisor_log_format", mode="before")
@@ -123,6 +124,10 @@ def validate() -> Any:
     if s.advisor_log_format not in LOG_FORMATS:
         raise ConfigError(f"ADVISOR_LOG_FORMAT={s.advisor_log_format!r} is not a log format",
                           fix="use text or json, or unset it (text)")
+    if s.advisor_inbox_keep_hours < 0:
+        raise ConfigError(f"ADVISOR_INBOX_KEEP_HOURS={s.advisor_inbox_keep_hours:g} is negative",
+                          fix="set it to the hours a finished Slack job keeps its question (0: at once), or unset "
+                              "it (24)")
     cmd = s.advisor_slash_command.strip()
     if not cmd.startswith("/") or " " in cmd or len(cmd) > 32:
         raise ConfigError(f"ADVISOR_SLASH_COMMAND={cmd!r} is not a slash command",

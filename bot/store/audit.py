@@ -41,6 +41,7 @@ from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 from bot.store.export import read_export, write_export
 from bot.store.queries import AuditQueries
 from bot.store.replay import Change, diff_records
+from bot.store.retention import forget_before
 from bot.store.team_prune import TeamPrune
 from bot.store.migrations import migrate
 
@@ -190,8 +191,9 @@ class AuditLog(TeamPrune, AuditQueries, LockedDatabase):
         with self._write() as conn:
             self._refuse_broken_chain(conn)
             count, lo, hi = self._prune_bounds(conn, before)
+            forgotten = forget_before(conn, day_start(before))   # the inbox, sessions, event ids: same cutoff
             if not count:
-                return PruneResult(0, before)
+                return PruneResult(0, before, forgotten=forgotten)
             last_hash = conn.execute("SELECT hash FROM advice WHERE seq = ?", (hi,)).fetchone()[0]
             previous = next(self._rows(
                 conn, "SELECT reply FROM advice WHERE surface = ? AND status = ? ORDER BY seq DESC LIMIT 1",
@@ -206,7 +208,6 @@ class AuditLog(TeamPrune, AuditQueries, LockedDatabase):
             conn.execute("INSERT INTO audit_prune_lock (token) VALUES (?)", (token,))
             conn.execute("DELETE FROM advice WHERE seq <= ?", (hi,))
             conn.execute("DELETE FROM audit_prune_lock WHERE token = ?", (token,))
-            conn.execute("DELETE FROM slack_events WHERE ts < ?", (day_start(before),))
             point = {"pruned": count, "pruned_total": earlier + count, "before": before.isoformat(),
                      "first_pruned": format_id(lo), "last_pruned": format_id(hi), "through_seq": hi,
                      "anchor_hash": last_hash}
@@ -216,7 +217,7 @@ class AuditLog(TeamPrune, AuditQueries, LockedDatabase):
             content.update(surface=SYSTEM_SURFACE, status=CHECKPOINT_STATUS,
                            reply={"status": CHECKPOINT_STATUS, "text": text, "checkpoint": point})
             entry = self._append_locked(conn, content, head_if_empty=last_hash)
-        return PruneResult(count, before, format_id(lo), format_id(hi), entry.id)
+        return PruneResult(count, before, format_id(lo), format_id(hi), entry.id, forgotten)
 
 
 # replay (wired elsewhere) compares two replies with this; reachable from the log object too

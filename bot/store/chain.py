@@ -247,6 +247,7 @@ class PruneResult:
     first: str | None = None            # first pruned id
     last: str | None = None             # last pruned id (its hash is the new anchor)
     checkpoint: str | None = None       # id of the checkpoint row written, None when nothing was pruned
+    forgotten: dict[str, int] = field(default_factory=dict)   # rows removed beside the audit log, per table
 
 
 

@@ -13,7 +13,8 @@ it, so a resumed job posts only what was not posted yet. The one window left is 
 and that count being written (a few milliseconds); a crash exactly there posts that part again.
 
 Table `inbox` (same SQLite file as the audit log): id, kind, payload (JSON), state (queued, running, done,
-failed), attempts, received, updated, advice_id, delivered (1/0, NULL until tried), parts_posted, error.
+failed), attempts, received, updated, advice_id, delivered (1/0, NULL until tried), parts_posted, error, team.
+A finished job's payload is emptied after a day (bot/store/retention.py: the question's text is not kept).
 The dedupe keys share table `slack_events` with the older claims. Pure: the standard library and bot.store only.
 """
 from __future__ import annotations
@@ -70,6 +71,13 @@ class Job:
     error: str | None = None
 
 
+def _team(payload: dict[str, Any]) -> str | None:
+    """The Slack workspace of a job, kept beside its payload: what `audit prune --team` deletes by, even after the
+    payload itself was emptied (bot/store/retention.py)."""
+    team = payload.get("team")
+    return str(team) if team else None
+
+
 def _job(row: tuple) -> Job:
     data = dict(zip(_COLUMNS, row))
     try:
@@ -109,8 +117,8 @@ class Inbox(LockedDatabase):
                              [(k, now) for k in keys])
             if seen:
                 return False
-            conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated) "
-                         "VALUES (?, ?, ?, 'queued', ?, ?)", (job_id, kind, text, now, now))
+            conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated, team) "
+                         "VALUES (?, ?, ?, 'queued', ?, ?, ?)", (job_id, kind, text, now, now, _team(payload)))
         return True
 
     def get(self, job_id: str) -> Job | None:
@@ -181,6 +189,13 @@ class Inbox(LockedDatabase):
         conn.execute("DELETE FROM slack_events WHERE event_id = ?", (PROBE_KEY,))
         conn.execute("INSERT INTO slack_events (event_id, ts) VALUES (?, ?)", (PROBE_KEY, self._now()))
         conn.execute("DELETE FROM slack_events WHERE event_id = ?", (PROBE_KEY,))
+
+    def housekeep(self, finished_before: str, events_before: str) -> tuple[int, int]:
+        """Retention while serving (bot/store/retention.py): empty the payloads of jobs finished before
+        `finished_before` and drop event-id claims older than `events_before` (ISO-8601 UTC); (jobs, ids)."""
+        from bot.store.retention import forget_event_ids, forget_payloads
+        with self._write() as conn:
+            return forget_payloads(conn, finished_before), forget_event_ids(conn, events_before)
 
     def counts(self) -> dict[str, int]:
         """Jobs per state, for /healthz and `doctor`."""

@@ -9,7 +9,8 @@ from before versioning (user_version 0) already hold some of the tables.
 
 Versions: 1 the audit log (advice, its triggers and view, slack_events, the prune lock); 2 sessions; 3 the Slack
 inbox; 4 Slack state (feedback, App Home preferences, answered threads); 5 Slack installations and OAuth states
-(many workspaces, bot/store/installations.py); 6 per-team settings (bot/store/team_settings.py).
+(many workspaces, bot/store/installations.py); 6 per-team settings (bot/store/team_settings.py); 7 the inbox
+job's team (per-workspace retention, bot/store/retention.py).
 """
 from __future__ import annotations
 
@@ -59,6 +60,14 @@ def _team_settings(db: Any) -> None:
         db.conn.execute(statement)
 
 
+def _inbox_team(db: Any) -> None:
+    if "team" not in {c.name for c in db["inbox"].columns}:
+        db.conn.execute("ALTER TABLE inbox ADD COLUMN team TEXT")
+    db.conn.execute("UPDATE inbox SET team = json_extract(payload, '$.team') WHERE team IS NULL AND "
+                    "json_valid(payload)")
+    db.conn.execute("CREATE INDEX IF NOT EXISTS inbox_team ON inbox(team, received)")
+
+
 STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "audit log: advice, triggers, advice_readable, slack_events, audit_prune_lock", _audit_log),
     (2, "sessions", _sessions),
@@ -66,6 +75,7 @@ STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (4, "Slack state: feedback, slack_prefs, slack_threads", _slack_state),
     (5, "Slack installations, bots and OAuth states (many workspaces)", _installations),
     (6, "per-team settings: default cloud, currency, retention", _team_settings),
+    (7, "the inbox job's team (per-workspace retention of the inbox)", _inbox_team),
 ]
 SCHEMA_VERSION = STEPS[-1][0]
 

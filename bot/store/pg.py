@@ -297,3 +297,7 @@ class PgDatabase:
     def checkpoint(self) -> tuple[int, int]:
         """(0, 0): there is no write-ahead log file of ours to fold; PostgreSQL checkpoints its own WAL."""
         return 0, 0
+
+    def compact(self) -> bool:
+        """True: deleted rows leave PostgreSQL's heap as autovacuum reclaims it (no file of ours to rewrite)."""
+        return True

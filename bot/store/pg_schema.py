@@ -137,6 +137,13 @@ _V4_INBOX_OWNER = """
 ALTER TABLE inbox ADD COLUMN owner BIGINT;
 """
 
+_V7_INBOX_TEAM = """
+ALTER TABLE inbox ADD COLUMN team TEXT;
+UPDATE inbox SET team = payload::jsonb ->> 'team';
+CREATE INDEX inbox_team ON inbox(team, received);
+"""
+
+
 def _team_settings() -> str:
     from bot.store.team_settings import SCHEMA
     return ";\n".join(SCHEMA) + ";"
@@ -155,4 +162,5 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (4, "inbox jobs record the replica running them", _V4_INBOX_OWNER),
     (5, "Slack installations, bots and OAuth states (many workspaces)", _installations()),
     (6, "per-team settings: default cloud, currency, retention", _team_settings()),
+    (7, "the inbox job's team (per-workspace retention of the inbox)", _V7_INBOX_TEAM),
 ]

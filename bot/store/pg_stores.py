@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from bot.store.audit import AuditLog
 from bot.store.chain import AuditEntry, entry_of, iso_utc, utc_now, ZERO_HASH
-from bot.store.inbox import Inbox, Job, _COLUMNS as _JOB_COLUMNS, _job
+from bot.store.inbox import Inbox, Job, _COLUMNS as _JOB_COLUMNS, _job, _team
 from bot.store.pg import CONNECT_TIMEOUT_S, PgDatabase, QmarkConnection, _refused
 from bot.store.sessions import DEFAULT_TTL_S, SessionStore
 from bot.store.team_settings import TeamSettings
@@ -196,9 +196,9 @@ class PgInbox(PgDatabase, Inbox):
                                   (k, now)).rowcount == 1 for k in keys]
             if not all(fresh):
                 return False
-            cursor = conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated, owner) "
-                                  "VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                                  (job_id, kind, text, now, now, self.owner))
+            cursor = conn.execute("INSERT INTO inbox (id, kind, payload, state, received, updated, owner, team) "
+                                  "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                                  (job_id, kind, text, now, now, self.owner, _team(payload)))
             return cursor.rowcount == 1
 
     def probe(self, write: bool = False) -> dict[str, int]:

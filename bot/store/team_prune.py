@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.store.chain import (AuditError, CONTENT_FIELDS, PruneResult, SYSTEM_SURFACE, TEAM_PRUNE_STATUS, day_start,
                              format_id)
+from bot.store.retention import forget_team
 
 __all__ = ["TeamPrune"]
 
@@ -40,8 +41,9 @@ class TeamPrune:
             self._refuse_broken_chain(conn)
             runs, doomed = _runs(conn.execute("SELECT seq, team, ts, surface, prev_hash, hash FROM advice "
                                               "ORDER BY seq").fetchall(), team, cutoff)
+            forgotten = forget_team(conn, team, cutoff)       # the team's inbox jobs, sessions, votes: same cutoff
             if not doomed:
-                return PruneResult(0, before)
+                return PruneResult(0, before, forgotten=forgotten)
             first, last = format_id(doomed[0]), format_id(doomed[-1])
             text = (f"Pruned {len(doomed)} record(s) of team {team} dated before {before.isoformat()} "
                     f"({first}..{last}, {len(runs)} run(s)); verify steps over the runs listed here.")
@@ -55,7 +57,7 @@ class TeamPrune:
             conn.execute("DELETE FROM advice WHERE team = ? AND ts < ? AND surface != ?",
                          (team, cutoff, SYSTEM_SURFACE))
             conn.execute("DELETE FROM audit_prune_lock WHERE token = ?", (token,))
-        return PruneResult(len(doomed), before, first, last, entry.id)
+        return PruneResult(len(doomed), before, first, last, entry.id, forgotten)
 
 
 def _runs(rows: list[tuple], team: str, cutoff: str) -> tuple[list[list[Any]], list[int]]:

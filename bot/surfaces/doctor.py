@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from bot.records import config
 from bot.records.errors import AdvisorError
+from bot.store.retention import table_report
 
 # the same shapes `serve` enforces at start-up (one definition, in slack_settings)
 from bot.surfaces.slack.settings import _APP_TOKEN as APP_TOKEN  # noqa: E402
@@ -181,7 +182,7 @@ def check_database() -> Iterator[Check]:
         target = config.db_target()
         if isinstance(target, str):        # a postgresql:// URL (bot/surfaces/doctor_pg.py)
             from bot.surfaces.doctor_pg import check_postgres
-            yield from check_postgres(target, Check)
+            yield from check_postgres(target, Check, table_check)
             return
         path = config.db_path()            # creates the folder when it can
     except AdvisorError as exc:
@@ -260,6 +261,7 @@ def _file_checks(path: Path, how: str) -> Iterator[Check]:
             conn.rollback()
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             rows = conn.execute("SELECT COUNT(*) FROM advice").fetchone()[0] if "advice" in tables else 0
+            sizes = table_report(conn, sorted(tables))
             damage = [r[0] for r in conn.execute("PRAGMA integrity_check(5)")]   # reads every page
         finally:
             conn.close()
@@ -285,6 +287,13 @@ def _file_checks(path: Path, how: str) -> Iterator[Check]:
     size = path.stat().st_size / 2**20
     yield Check("ok", "database", f"{path} ({how}): writable, journal {journal}, {rows} audit records, "
                                   f"{size:.1f} MiB")
+    yield table_check(sizes)
+
+
+def table_check(sizes: list) -> Check:
+    """One line: each table's rows and the date of its oldest row (what retention is keeping)."""
+    parts = [f"{t.table} {t.rows:,}" + (f" (oldest {t.oldest[:10]})" if t.oldest else "") for t in sizes]
+    return Check("ok", "tables", "; ".join(parts) if parts else "no tables yet")
 
 
 def check_slack() -> Iterator[Check]:

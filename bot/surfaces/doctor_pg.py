@@ -8,8 +8,9 @@ from typing import Any, Iterator
 __all__ = ["check_postgres"]
 
 
-def check_postgres(url: str, check: Any) -> Iterator[Any]:
-    """Checks (doctor's `Check` class is passed in, so this module does not import doctor back)."""
+def check_postgres(url: str, check: Any, tables_line: Any) -> Iterator[Any]:
+    """Checks (doctor's `Check` class and its table line are passed in, so this module does not import doctor
+    back)."""
     from bot.store.pg import POOL_MAX, PgError, get_pool, redact_url, schema_status
     from bot.store.pg_schema import MIGRATIONS
     shown = redact_url(url)
@@ -33,7 +34,12 @@ def check_postgres(url: str, check: Any) -> Iterator[Any]:
                                         f"({', '.join(map(str, pending))})",
                     "they are applied when the advisor first opens the database (e.g. `gpu-advisor audit verify`)")
         return
+    from bot.store.retention import table_report
     with pool.connection() as conn:
         rows = conn.execute("SELECT seq FROM audit_head").fetchone()[0]
+        tables = [r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                                             "current_schema() AND table_type = 'BASE TABLE'").fetchall()]
+        sizes = table_report(conn, sorted(tables))
     yield check("ok", "database", f"{shown} (ADVISOR_DB): PostgreSQL {version}, schema version {max(applied)} "
                                   f"(current), pool up to {POOL_MAX} connections, chain head at record {rows}")
+    yield tables_line(sizes)

@@ -417,15 +417,32 @@ def prune_cmd(before: dt.date | None, team: str | None, yes: bool) -> None:
         _fail("Missing option '--before' (or --team T, to use that workspace's retention).")
     with _open_log() as log:
         count = log.prunable(before)
-        if not count:
-            click.echo(f"Nothing to prune: no record is dated before {before.isoformat()}.")
-            return
-        if not yes:
+        if count and not yes:
             click.confirm(f"Delete {count} audit record(s) dated before {before.isoformat()}? They cannot be "
                           "restored unless you exported them", abort=True)
         result = log.prune(before)
+        compacted = log.compact()              # SQLite: no free page or log frame keeps a deleted row
+    if not compacted:
+        click.echo(_NOT_COMPACTED, err=True)
+    if not result.pruned:
+        click.echo(f"Nothing to prune in the audit log: no record is dated before {before.isoformat()}."
+                   + _forgotten(result.forgotten))
+        return
     click.echo(f"Pruned {result.pruned} record(s) ({result.first}..{result.last}); checkpoint {result.checkpoint} "
-               "anchors the rest. `gpu-advisor audit verify` checks it.")
+               "anchors the rest. `gpu-advisor audit verify` checks it." + _forgotten(result.forgotten))
+
+
+_NOT_COMPACTED = ("note: the database file could not be compacted (another process is writing to it), so deleted "
+                  "text may stay readable in its free pages until it is: run the same prune again while the bot "
+                  "is stopped")
+
+
+def _forgotten(gone: dict[str, int]) -> str:
+    """What a prune removed beside the audit log (bot/store/retention.py), as one sentence; '' when nothing."""
+    names = {"inbox": "finished Slack job(s)", "sessions": "conversation session(s)", "slack_events": "event id(s)",
+             "feedback": "feedback vote(s)", "slack_threads": "answered thread(s)"}
+    parts = [f"{n} {names.get(table, table)}" for table, n in gone.items() if n]
+    return (" Also removed, dated before the same day: " + ", ".join(parts) + ".") if parts else ""
 
 
 def _prune_team(team: str, before: dt.date | None, yes: bool) -> None:
@@ -442,15 +459,20 @@ def _prune_team(team: str, before: dt.date | None, yes: bool) -> None:
         click.echo(f"Workspace {team} keeps records {days} days: pruning those dated before {before.isoformat()}.")
     with _open_log() as log:
         count = log.prunable_team(team, before)
-        if not count:
-            click.echo(f"Nothing to prune: no record of {team} is dated before {before.isoformat()}.")
-            return
-        if not yes:
+        if count and not yes:
             click.confirm(f"Delete {count} audit record(s) of workspace {team} dated before {before.isoformat()}? "
                           "They cannot be restored unless you exported them", abort=True)
         result = log.prune_team(team, before)
+        compacted = log.compact()
+    if not compacted:
+        click.echo(_NOT_COMPACTED, err=True)
+    if not result.pruned:
+        click.echo(f"Nothing to prune in the audit log: no record of {team} is dated before {before.isoformat()}."
+                   + _forgotten(result.forgotten))
+        return
     click.echo(f"Pruned {result.pruned} record(s) of {team} ({result.first}..{result.last}); checkpoint "
-               f"{result.checkpoint} lists them, so the rest still verifies (`gpu-advisor audit verify`).")
+               f"{result.checkpoint} lists them, so the rest still verifies (`gpu-advisor audit verify`)."
+               + _forgotten(result.forgotten))
 
 
 @audit.command("stats")

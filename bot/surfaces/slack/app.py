@@ -49,7 +49,7 @@ from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.store.backend import open_inbox, open_slack_state, open_spool
 from bot.surfaces.slack.settings import SlackSettings, setup_logging
 from bot.render.templates import Templates, default_templates
-from bot.store.chain import redact_question
+from bot.store.chain import iso_utc, redact_question
 from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.oauth import TeamClients, cached_authorize, oauth_settings
@@ -109,7 +109,7 @@ class SlackBot(Interactions):
         self.inbox = inbox or open_inbox(service.audit.path)
         self.spool = open_spool(service.audit.path, conf().advisor_spool_dir)   # requests kept while it is away
         self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts,
-                               scan_s=conf().advisor_inbox_scan_s, spool=self.spool)
+                               scan_s=conf().advisor_inbox_scan_s, spool=self.spool, housekeeping=self.housekeep)
 
     def register(self, app: App) -> App:
         app.event("app_mention")(self.on_mention)
@@ -443,6 +443,18 @@ class SlackBot(Interactions):
         """Queue the App Home's views.publish, so neither app_home_opened nor a Home click waits for Slack."""
         if user:
             self.enqueue(f"home:{uuid.uuid4().hex}", "button", {"task": "home", "user": user, "team": team})
+
+    def housekeep(self) -> None:
+        """Retention while serving, every few minutes (the database watch runs it): a finished job's question is
+        emptied ADVISOR_INBOX_KEEP_HOURS after it finished, event ids are dropped after a day or that window,
+        whichever is longer, and expired sessions are deleted (they were only at start)."""
+        keep = dt.timedelta(hours=conf().advisor_inbox_keep_hours)
+        now = dt.datetime.now(dt.timezone.utc)
+        jobs, ids = self.inbox.housekeep(iso_utc(now - keep), iso_utc(now - max(keep, dt.timedelta(days=1))))
+        sessions = self.service.sessions.purge_expired()
+        if jobs or ids or sessions:
+            log.info("retention: %d finished job(s) emptied of their question, %d event id(s) and %d expired "
+                     "session(s) deleted", jobs, ids, sessions)
 
     # ----- health -------------------------------------------------------------------------------------------
     def health(self) -> tuple[bool, dict[str, Any]]:

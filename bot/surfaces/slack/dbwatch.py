@@ -27,14 +27,18 @@ log = logging.getLogger("gpu_advisor.slack")
 FIRST_WAIT_S = 0.25
 MAX_WAIT_S = 2.0
 UP_EVERY_S = 2.0
+HOUSEKEEPING_S = 600.0          # retention while serving (bot/store/retention.py), and once at start
 
 
 class DatabaseWatch:
     """The database's state as last seen, the jobs waiting for it, and the thread that brings them back."""
 
     def __init__(self, inbox: Any, spool: Any, submit: Callable[[str], None], *, up_every: float = UP_EVERY_S,
-                 first_wait: float = FIRST_WAIT_S, max_wait: float = MAX_WAIT_S):
+                 first_wait: float = FIRST_WAIT_S, max_wait: float = MAX_WAIT_S,
+                 housekeeping: Callable[[], None] | None = None, housekeeping_s: float = HOUSEKEEPING_S):
         self.inbox, self.spool, self.submit = inbox, spool, submit
+        self.housekeeping, self.housekeeping_s = housekeeping, housekeeping_s
+        self._housekept = float("-inf")
         self.up_every, self.first_wait, self.max_wait = up_every, first_wait, max(first_wait, max_wait)
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -118,6 +122,9 @@ class DatabaseWatch:
             counts = self.inbox.probe()
             if self._spooled():
                 self._drain()
+            if self.housekeeping is not None and time.monotonic() - self._housekept >= self.housekeeping_s:
+                self.housekeeping()
+                self._housekept = time.monotonic()
         except StorageError as exc:
             self.down(exc)
             return False

@@ -37,7 +37,7 @@ class WorkerPool:
 
     def __init__(self, inbox: Inbox, handle: Callable[[Job], None], give_up: Callable[[Job, BaseException], bool],
                  *, size: int = DEFAULT_WORKERS, max_attempts: int = DEFAULT_ATTEMPTS, retry_delay_s: float = 0.5,
-                 scan_s: float = DEFAULT_SCAN_S, spool: Any = None):
+                 scan_s: float = DEFAULT_SCAN_S, spool: Any = None, housekeeping: Callable[[], None] | None = None):
         self.inbox, self.handle, self.give_up = inbox, handle, give_up
         self.size, self.max_attempts, self.retry_delay_s = max(1, size), max(1, max_attempts), retry_delay_s
         self.scan_s = max(0.1, scan_s)
@@ -47,7 +47,7 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._running: set[str] = set()                 # job ids a worker of this process is running now
-        self.watch = DatabaseWatch(inbox, spool, self.submit)
+        self.watch = DatabaseWatch(inbox, spool, self.submit, housekeeping=housekeeping)
 
     def start(self) -> int:
         """Start the workers and queue every job left open; returns how many were resumed."""
