@@ -15,7 +15,9 @@ and that count being written (a few milliseconds); a crash exactly there posts t
 Table `inbox` (same SQLite file as the audit log): id, kind, payload (JSON), state (queued, running, done,
 failed), attempts, received, updated, advice_id, delivered (1/0, NULL until tried), parts_posted, error, team.
 A finished job's payload is emptied after a day (bot/store/retention.py: the question's text is not kept).
-The dedupe keys share table `slack_events` with the older claims. Pure: the standard library and bot.store only.
+The dedupe keys share table `slack_events` with the older claims. The tables are created by bot/store/migrations.py
+(SQLite) and bot/store/pg_schema.py (PostgreSQL), which import nothing from here. Pure: the standard library and
+bot.store only.
 """
 from __future__ import annotations
 
@@ -35,23 +37,6 @@ __all__ = ["Inbox", "Job", "OPEN_STATES"]
 OPEN_STATES = ("queued", "running")
 PROBE_KEY = "probe:writable"          # the key `probe(write=True)` adds and removes (never a Slack id)
 
-SCHEMA = (   # run by bot/store/migrations.py, step 3
-    """CREATE TABLE IF NOT EXISTS inbox (
-        id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        state TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        received TEXT NOT NULL,
-        updated TEXT NOT NULL,
-        advice_id TEXT,
-        delivered INTEGER,
-        parts_posted INTEGER NOT NULL DEFAULT 0,
-        error TEXT
-    )""",
-    "CREATE INDEX IF NOT EXISTS inbox_state ON inbox(state, received)",
-    "CREATE TABLE IF NOT EXISTS slack_events (event_id TEXT PRIMARY KEY, ts TEXT NOT NULL)",
-)
 _COLUMNS = ("id", "kind", "payload", "state", "attempts", "received", "updated", "advice_id", "delivered",
             "parts_posted", "error")
 

@@ -1,7 +1,7 @@
 """Where the Slack app is installed (many workspaces, through Slack's OAuth flow): each workspace's bot token and the
 one-time `state` values of installs in progress, in ADVISOR_DB beside the audit log (SQLite or PostgreSQL).
 
-Tables (migration 5 on both backends; the DDL below is valid in both):
+Tables (migration 5 on both backends: bot/store/migrations.py, bot/store/pg_schema.py):
 - `slack_installations`: the latest install by each user of each workspace, key (enterprise_id, team_id, user_id);
   `data` holds the non-secret fields as JSON (app, team and bot ids, scopes, when), `secrets` the tokens (bot,
   user, refresh tokens, the incoming-webhook URL) as one Fernet token (bot/store/tokens.py): no column ever holds
@@ -25,20 +25,11 @@ from bot.store.db import DEFAULT_TIMEOUT_S, LockedDatabase
 from bot.store.migrations import migrate
 from bot.store.tokens import TokenCipher
 
-__all__ = ["Installations", "SCHEMA", "SECRET_FIELDS"]
+__all__ = ["Installations", "SECRET_FIELDS"]
 
 SECRET_FIELDS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url")
 STATE_TTL_S = 600                    # Slack's and Bolt's default: an install must finish within 10 minutes
 
-SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS slack_installations (enterprise_id TEXT NOT NULL, team_id TEXT NOT NULL, "
-    "user_id TEXT NOT NULL, installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, secrets TEXT NOT NULL, "
-    "PRIMARY KEY (enterprise_id, team_id, user_id))",
-    "CREATE TABLE IF NOT EXISTS slack_bots (enterprise_id TEXT NOT NULL, team_id TEXT NOT NULL, "
-    "installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, secrets TEXT NOT NULL, "
-    "PRIMARY KEY (enterprise_id, team_id))",
-    "CREATE TABLE IF NOT EXISTS slack_oauth_states (state TEXT PRIMARY KEY, expire_at DOUBLE PRECISION NOT NULL)",
-]
 
 
 def _ids(enterprise_id: str | None, team_id: str | None, org_install: bool | None = False) -> tuple[str, str]:

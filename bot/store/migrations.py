@@ -21,6 +21,47 @@ from bot.store.schema import SCHEMA, statements
 
 __all__ = ["SCHEMA_VERSION", "STEPS", "migrate", "version_of"]
 
+# The DDL of every table, here and not in the tables' own modules: they import this module to migrate the file, and
+# this module imports none of them (bot/store/pg_schema.py is the same for PostgreSQL). A step never changes once
+# released: a change to a table is a new step.
+INBOX_TABLES = (
+    """CREATE TABLE IF NOT EXISTS inbox (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        received TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        advice_id TEXT,
+        delivered INTEGER,
+        parts_posted INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS inbox_state ON inbox(state, received)",
+    "CREATE TABLE IF NOT EXISTS slack_events (event_id TEXT PRIMARY KEY, ts TEXT NOT NULL)",
+)
+INSTALLATION_TABLES = (
+    "CREATE TABLE IF NOT EXISTS slack_installations (enterprise_id TEXT NOT NULL, team_id TEXT NOT NULL, "
+    "user_id TEXT NOT NULL, installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, secrets TEXT NOT NULL, "
+    "PRIMARY KEY (enterprise_id, team_id, user_id))",
+    "CREATE TABLE IF NOT EXISTS slack_bots (enterprise_id TEXT NOT NULL, team_id TEXT NOT NULL, "
+    "installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, secrets TEXT NOT NULL, "
+    "PRIMARY KEY (enterprise_id, team_id))",
+    "CREATE TABLE IF NOT EXISTS slack_oauth_states (state TEXT PRIMARY KEY, expire_at DOUBLE PRECISION NOT NULL)",
+)
+TEAM_SETTINGS_TABLES = (
+    "CREATE TABLE IF NOT EXISTS team_settings (team TEXT PRIMARY KEY, provider TEXT, currency TEXT, "
+    "retention_days INTEGER, updated TEXT NOT NULL, updated_by TEXT)",
+)
+
+
+def _run(*ddl: str) -> Callable[[Any], None]:
+    def step(db: Any) -> None:
+        for statement in ddl:
+            db.conn.execute(statement)
+    return step
+
 
 def _audit_log(db: Any) -> None:
     for statement in statements(SCHEMA):
@@ -33,12 +74,6 @@ def _sessions(db: Any) -> None:
     db.conn.execute("CREATE INDEX IF NOT EXISTS sessions_expires ON sessions(expires)")
 
 
-def _inbox(db: Any) -> None:
-    from bot.store.inbox import SCHEMA as INBOX
-    for statement in INBOX:
-        db.conn.execute(statement)
-
-
 def _slack_state(db: Any) -> None:
     db["feedback"].create({"advice_id": str, "user": str, "team": str, "helpful": int, "ts": str},
                           pk=("advice_id", "user"), if_not_exists=True)
@@ -46,18 +81,6 @@ def _slack_state(db: Any) -> None:
                              pk=("team", "user"), if_not_exists=True)
     db["slack_threads"].create({"channel": str, "thread_ts": str, "ts": str},
                                pk=("channel", "thread_ts"), if_not_exists=True)
-
-
-def _installations(db: Any) -> None:
-    from bot.store.installations import SCHEMA as INSTALLATIONS
-    for statement in INSTALLATIONS:
-        db.conn.execute(statement)
-
-
-def _team_settings(db: Any) -> None:
-    from bot.store.team_settings import SCHEMA as TEAM_SETTINGS
-    for statement in TEAM_SETTINGS:
-        db.conn.execute(statement)
 
 
 def _inbox_team(db: Any) -> None:
@@ -71,10 +94,10 @@ def _inbox_team(db: Any) -> None:
 STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "audit log: advice, triggers, advice_readable, slack_events, audit_prune_lock", _audit_log),
     (2, "sessions", _sessions),
-    (3, "Slack inbox", _inbox),
+    (3, "Slack inbox", _run(*INBOX_TABLES)),
     (4, "Slack state: feedback, slack_prefs, slack_threads", _slack_state),
-    (5, "Slack installations, bots and OAuth states (many workspaces)", _installations),
-    (6, "per-team settings: default cloud, currency, retention", _team_settings),
+    (5, "Slack installations, bots and OAuth states (many workspaces)", _run(*INSTALLATION_TABLES)),
+    (6, "per-team settings: default cloud, currency, retention", _run(*TEAM_SETTINGS_TABLES)),
     (7, "the inbox job's team (per-workspace retention of the inbox)", _inbox_team),
 ]
 SCHEMA_VERSION = STEPS[-1][0]

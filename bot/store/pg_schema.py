@@ -1,5 +1,5 @@
 """The PostgreSQL schema as numbered migrations (table `advisor_schema` records which ran): the same tables and
-columns as the SQLite schema (bot/store/schema.py, sessions.py, inbox.py, slack_state.py), so rows copy across
+columns as the SQLite schema (bot/store/migrations.py), so rows copy across
 unchanged and the chain hashes the same text.
 
 What differs, and why:
@@ -144,14 +144,20 @@ CREATE INDEX inbox_team ON inbox(team, received);
 """
 
 
-def _team_settings() -> str:
-    from bot.store.team_settings import SCHEMA
-    return ";\n".join(SCHEMA) + ";"
+_V5_INSTALLATIONS = """
+CREATE TABLE IF NOT EXISTS slack_installations (enterprise_id TEXT NOT NULL, team_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, secrets TEXT NOT NULL,
+    PRIMARY KEY (enterprise_id, team_id, user_id));
+CREATE TABLE IF NOT EXISTS slack_bots (enterprise_id TEXT NOT NULL, team_id TEXT NOT NULL,
+    installed_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, secrets TEXT NOT NULL,
+    PRIMARY KEY (enterprise_id, team_id));
+CREATE TABLE IF NOT EXISTS slack_oauth_states (state TEXT PRIMARY KEY, expire_at DOUBLE PRECISION NOT NULL);
+"""
 
-
-def _installations() -> str:
-    from bot.store.installations import SCHEMA
-    return ";\n".join(SCHEMA) + ";"
+_V6_TEAM_SETTINGS = """
+CREATE TABLE IF NOT EXISTS team_settings (team TEXT PRIMARY KEY, provider TEXT, currency TEXT,
+    retention_days INTEGER, updated TEXT NOT NULL, updated_by TEXT);
+"""
 
 
 # (version, name, SQL): applied in order, each once, in one transaction per start (bot/store/pg.py: migrate)
@@ -160,7 +166,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (2, "durable Slack inbox", _V2_INBOX),
     (3, "Slack feedback, preferences and threads", _V3_SLACK_STATE),
     (4, "inbox jobs record the replica running them", _V4_INBOX_OWNER),
-    (5, "Slack installations, bots and OAuth states (many workspaces)", _installations()),
-    (6, "per-team settings: default cloud, currency, retention", _team_settings()),
+    (5, "Slack installations, bots and OAuth states (many workspaces)", _V5_INSTALLATIONS),
+    (6, "per-team settings: default cloud, currency, retention", _V6_TEAM_SETTINGS),
     (7, "the inbox job's team (per-workspace retention of the inbox)", _V7_INBOX_TEAM),
 ]

@@ -14,12 +14,10 @@ from typing import Any
 
 from bot.store.chain import iso_utc, utc_now
 
-__all__ = ["TeamSettings", "SCHEMA", "FIELDS", "MAX_RETENTION_DAYS"]
+__all__ = ["TeamSettings", "FIELDS", "MAX_RETENTION_DAYS"]
 
 FIELDS = ("provider", "currency", "retention_days")
 MAX_RETENTION_DAYS = 3650
-SCHEMA = ["CREATE TABLE IF NOT EXISTS team_settings (team TEXT PRIMARY KEY, provider TEXT, currency TEXT, "
-          "retention_days INTEGER, updated TEXT NOT NULL, updated_by TEXT)"]
 
 
 class TeamSettings:
