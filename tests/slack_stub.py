@@ -271,9 +271,10 @@ class SlackStub:
             self._http_errors.clear()
             self._delays.clear()
 
-    def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+    def ratelimit(self, method: str, times: int = 1, retry_after: int = 1, channel: str | None = None) -> None:
+        """The next `times` calls of `method` (only those to `channel`, when given) answer 429 + Retry-After."""
         with self._lock:
-            self._ratelimits[method] = [times, retry_after]
+            self._ratelimits[method] = [times, retry_after, channel]
 
     def fail(self, method: str, error: str) -> None:
         with self._lock:
@@ -369,7 +370,7 @@ class SlackStub:
             return status, "server error", {}
         with self._lock:
             limit = self._ratelimits.get(method)
-            if limit and limit[0] > 0:
+            if limit and limit[0] > 0 and limit[2] in (None, body.get("channel")):
                 limit[0] -= 1
                 call.status, call.answer = 429, {"ok": False, "error": "ratelimited"}
                 extra = {"Retry-After": str(limit[1])}

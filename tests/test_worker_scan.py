@@ -68,3 +68,27 @@ def test_a_lost_lease_is_logged_and_the_scanner_runs_the_claimed_jobs(caplog):
     assert time.monotonic() - started < 5
     assert any("dropped this replica's lease" in r.message for r in caplog.records)
     assert any("claimed 8 Slack job(s) left by a stopped replica" in r.getMessage() for r in caplog.records)
+
+
+def test_a_job_put_off_by_a_rate_limit_waits_for_its_not_before_time_across_a_restart(tmp_path):
+    """Inbox.defer keeps the not-before time in the inbox and un-counts the attempt (not a failure); a pool
+    started later (a restart) runs the job only once that time has come, not at once."""
+    import datetime as dt
+
+    from bot.store.chain import iso_utc
+    from bot.store.inbox import Inbox
+    inbox = Inbox(tmp_path / "advisor.db")
+    inbox.put("Ev1", "dm", {"text": "hi"})
+    assert inbox.start("Ev1").attempts == 1
+    not_before = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=2)
+    inbox.defer("Ev1", iso_utc(not_before), "chat.postMessage to D1 is rate limited for 2.0 s")
+    job = inbox.get("Ev1")
+    assert (job.state, job.attempts, job.not_before) == ("queued", 0, iso_utc(not_before))
+    ran = threading.Event()
+    pool = WorkerPool(inbox, lambda job: ran.set(), lambda job, exc: False, size=1)
+    pool.start()
+    try:
+        assert not ran.wait(0.5)                        # the time has not come: not run at start
+        assert ran.wait(5)                              # and then it is
+    finally:
+        pool.stop()

@@ -13,7 +13,8 @@ it, so a resumed job posts only what was not posted yet. The one window left is 
 and that count being written (a few milliseconds); a crash exactly there posts that part again.
 
 Table `inbox` (same SQLite file as the audit log): id, kind, payload (JSON), state (queued, running, done,
-failed), attempts, received, updated, advice_id, delivered (1/0, NULL until tried), parts_posted, error, team.
+failed), attempts, received, updated, advice_id, delivered (1/0, NULL until tried), parts_posted, error, team,
+not_before (a job Slack's rate limit put off waits until then).
 A finished job's payload is emptied after a day (bot/store/retention.py: the question's text is not kept).
 The dedupe keys share table `slack_events` with the older claims. The tables are created by bot/store/migrations.py
 (SQLite) and bot/store/pg_schema.py (PostgreSQL), which import nothing from here. Pure: the standard library and
@@ -38,7 +39,7 @@ OPEN_STATES = ("queued", "running")
 PROBE_KEY = "probe:writable"          # the key `probe(write=True)` adds and removes (never a Slack id)
 
 _COLUMNS = ("id", "kind", "payload", "state", "attempts", "received", "updated", "advice_id", "delivered",
-            "parts_posted", "error")
+            "parts_posted", "error", "not_before")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Job:
     delivered: bool | None = None
     parts_posted: int = 0
     error: str | None = None
+    not_before: str | None = None       # a job put off by Slack's rate limit waits until then (ISO-8601 UTC)
 
 
 def _team(payload: dict[str, Any]) -> str | None:
@@ -71,7 +73,8 @@ def _job(row: tuple) -> Job:
         payload = {}
     delivered = None if data["delivered"] is None else bool(data["delivered"])
     return Job(data["id"], data["kind"], payload if isinstance(payload, dict) else {}, data["state"],
-               data["attempts"], data["received"], data["advice_id"], delivered, data["parts_posted"], data["error"])
+               data["attempts"], data["received"], data["advice_id"], delivered, data["parts_posted"], data["error"],
+               data["not_before"])
 
 
 class Inbox(LockedDatabase):
@@ -142,6 +145,12 @@ class Inbox(LockedDatabase):
         """Count the message parts Slack accepted so far (a resumed job skips them)."""
         self._update(job_id, "parts_posted = max(parts_posted, ?), advice_id = coalesce(?, advice_id)",
                      (parts, advice_id))
+
+    def defer(self, job_id: str, not_before: str, why: str) -> None:
+        """Back to the queue until `not_before` (ISO-8601 UTC): Slack asked to wait (429). Not a failed attempt, so
+        the attempt is not counted; the reply already recorded is reused and parts posted are not posted again."""
+        self._update(job_id, "state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, error = ?",
+                     (not_before, why[:2000]))
 
     def retry(self, job_id: str, error: str) -> None:
         """Back to the queue after a failed attempt (the error is kept for the operator)."""

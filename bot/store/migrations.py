@@ -10,7 +10,7 @@ from before versioning (user_version 0) already hold some of the tables.
 Versions: 1 the audit log (advice, its triggers and view, slack_events, the prune lock); 2 sessions; 3 the Slack
 inbox; 4 Slack state (feedback, App Home preferences, answered threads); 5 Slack installations and OAuth states
 (many workspaces, bot/store/installations.py); 6 per-team settings (bot/store/team_settings.py); 7 the inbox
-job's team (per-workspace retention, bot/store/retention.py).
+job's team (per-workspace retention, bot/store/retention.py); 8 the inbox job's not-before time (rate limits).
 """
 from __future__ import annotations
 
@@ -91,6 +91,11 @@ def _inbox_team(db: Any) -> None:
     db.conn.execute("CREATE INDEX IF NOT EXISTS inbox_team ON inbox(team, received)")
 
 
+def _inbox_not_before(db: Any) -> None:
+    if "not_before" not in {c.name for c in db["inbox"].columns}:
+        db.conn.execute("ALTER TABLE inbox ADD COLUMN not_before TEXT")
+
+
 STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "audit log: advice, triggers, advice_readable, slack_events, audit_prune_lock", _audit_log),
     (2, "sessions", _sessions),
@@ -99,6 +104,7 @@ STEPS: list[tuple[int, str, Callable[[Any], None]]] = [
     (5, "Slack installations, bots and OAuth states (many workspaces)", _run(*INSTALLATION_TABLES)),
     (6, "per-team settings: default cloud, currency, retention", _run(*TEAM_SETTINGS_TABLES)),
     (7, "the inbox job's team (per-workspace retention of the inbox)", _inbox_team),
+    (8, "the inbox job's not-before time (Slack's rate limits)", _inbox_not_before),
 ]
 SCHEMA_VERSION = STEPS[-1][0]
 

@@ -169,4 +169,5 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (5, "Slack installations, bots and OAuth states (many workspaces)", _V5_INSTALLATIONS),
     (6, "per-team settings: default cloud, currency, retention", _V6_TEAM_SETTINGS),
     (7, "the inbox job's team (per-workspace retention of the inbox)", _V7_INBOX_TEAM),
+    (8, "the inbox job's not-before time (Slack's rate limits)", "ALTER TABLE inbox ADD COLUMN not_before TEXT;"),
 ]

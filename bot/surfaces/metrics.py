@@ -6,8 +6,8 @@ Served at `GET /metrics` by `gpu-advisor serve` in both modes (bot/surfaces/slac
 - gpu_advisor_answer_seconds{surface}: histogram of the turn's wall time (understanding, planning, session and
   audit writes; not Slack's delivery);
 - gpu_advisor_slack_api_errors_total{method, error}: Web API calls Slack refused or that failed;
-- gpu_advisor_slack_api_retries_total{reason}: retries by slack_sdk's handlers (ratelimited, connection,
-  server_error);
+- gpu_advisor_slack_api_retries_total{reason}: retries by slack_sdk's handlers (connection, server_error);
+- gpu_advisor_slack_throttled_total{method}: Slack answered 429 (the job waits in the inbox, Retry-After honoured);
 - gpu_advisor_feedback_total{vote}: Helpful / Not helpful clicks;
 - gpu_advisor_audit_rows and gpu_advisor_sessions: rows in the audit log and live (unexpired) sessions, read from
   the database when scraped.
@@ -30,6 +30,9 @@ SLACK_API_ERRORS = Counter("gpu_advisor_slack_api_errors", "Slack Web API calls 
                            ["method", "error"], registry=REGISTRY)
 SLACK_API_RETRIES = Counter("gpu_advisor_slack_api_retries", "Slack Web API calls retried by slack_sdk.",
                             ["reason"], registry=REGISTRY)
+SLACK_THROTTLED = Counter("gpu_advisor_slack_throttled", "Slack posts put off by a rate limit (a 429, or a "
+                          "Retry-After still running for the channel): the job waits in the inbox.", ["method"],
+                          registry=REGISTRY)
 FEEDBACK = Counter("gpu_advisor_feedback", "Helpful / Not helpful votes on answers.", ["vote"], registry=REGISTRY)
 AUDIT_ROWS = Gauge("gpu_advisor_audit_rows", "Rows in the audit log (read at scrape time).", registry=REGISTRY)
 SESSIONS = Gauge("gpu_advisor_sessions", "Live conversation sessions (read at scrape time).", registry=REGISTRY)
@@ -67,6 +70,10 @@ def observe_turn(surface: str, outcome: str, seconds: float) -> None:
 
 def slack_error(method: str, error: str) -> None:
     SLACK_API_ERRORS.labels(method, (error or "unknown").split(" ")[0][:64]).inc()
+
+
+def slack_throttled(method: str) -> None:
+    SLACK_THROTTLED.labels(method).inc()
 
 
 def exposition() -> tuple[bytes, str]:

@@ -348,8 +348,9 @@ class SlackBot(Interactions):
         self.inbox.finish(job.id, advice_id=advice_id, delivered=delivered, error=error)
 
     def _reply_of(self, job: Job, place: Place) -> dict[str, Any]:
-        """The turn's reply; a resumed job whose turn was recorded before the crash reuses that record."""
-        recorded = self.service.audit.by_event(job.id) if job.attempts > 1 else None
+        """The turn's reply; a job whose turn was recorded before (a crash, a rate limit's wait) reuses that record:
+        the turn runs once per job, so the conversation's state moves on once."""
+        recorded = self.service.audit.by_event(job.id)
         if recorded and isinstance(recorded.get("reply"), dict):
             return {**recorded["reply"], "advice_id": recorded["id"]}
         p = job.payload

@@ -1,9 +1,9 @@
 """Everything the bot sends to Slack: chat.postMessage, chat.update and response_url posts, with bounded retries.
 
 Why: a single HTTP 500 or 503 from chat.postMessage used to drop the reply while the audit log said it was
-answered. Both clients now carry slack_sdk's retry handlers (server errors, 429 with Retry-After, connection
-errors; `RETRIES` attempts each at most), and `deliver` reports whether Slack took every part, which the worker
-records on the job (`audit show` prints it). Slack's answer is logged with its reason, never with a token.
+answered. Both clients now carry slack_sdk's retry handlers (server errors and connection errors; `RETRIES`
+attempts each at most), and `deliver` reports whether Slack took every part, which the worker records on the job
+(`audit show` prints it). A 429 is not retried here: it raises RateLimited (bot/surfaces/slack/throttle.py). Slack's answer is logged with its reason, never with a token.
 """
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any, Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import (ConnectionErrorRetryHandler, RateLimitErrorRetryHandler,
-                                                   ServerErrorRetryHandler)
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, ServerErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
 from bot.surfaces.slack.format import Message
+from bot.surfaces.slack.throttle import RateLimited, Throttle
 
 log = logging.getLogger("gpu_advisor.slack")
 
@@ -26,10 +26,13 @@ META_TYPE = "gpu_advisor_reply"    # message metadata on every reply: which job 
 _BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "too_many_blocks"}
 
 
+THROTTLE = Throttle()          # the process's Retry-Afters, per method and channel, for every workspace's client
+
+
 def retry_handlers() -> list:
-    """slack_sdk's own handlers: 5xx, 429 (waits Retry-After) and dropped connections, `RETRIES` times each."""
-    return [ConnectionErrorRetryHandler(max_retry_count=RETRIES), RateLimitErrorRetryHandler(max_retry_count=RETRIES),
-            ServerErrorRetryHandler(max_retry_count=RETRIES)]
+    """slack_sdk's own handlers: 5xx and dropped connections, `RETRIES` times each. Not 429: its handler sleeps
+    Retry-After in the worker's thread; a 429 is RateLimited instead and the job waits in the inbox (throttle.py)."""
+    return [ConnectionErrorRetryHandler(max_retry_count=RETRIES), ServerErrorRetryHandler(max_retry_count=RETRIES)]
 
 
 def reason(exc: SlackApiError) -> str:
@@ -49,13 +52,15 @@ def reason(exc: SlackApiError) -> str:
 class Outbound:
     """Posts replies where a conversation lives: the channel/thread, or the response_url of a slash command."""
 
-    def __init__(self, client: WebClient):
-        self.client = client
+    def __init__(self, client: WebClient, throttle: Throttle = THROTTLE):
+        self.client, self.throttle = client, throttle
 
     def deliver(self, messages: list[Message], place: Any, response_url: str | None, *, skip: int = 0,
                 posted: Callable[[int], None] | None = None, job: str | None = None,
                 resumed_since: float | None = None, response_type: str | None = None) -> tuple[bool, str | None]:
-        """Post `messages[skip:]`; (True, None) when Slack took all of them, else (False, why).
+        """Post `messages[skip:]`; (True, None) when Slack took all of them, else (False, why). RateLimited when a
+        part must wait (Slack's 429, or a Retry-After still running for the channel): the parts before it are
+        counted, so the job, put back with its not-before time, posts only the rest.
 
         `posted(n)` is called after each part Slack accepted, so a resumed job does not post it again. Each
         channel post carries the job id and part number as message metadata; for a resumed job
@@ -109,10 +114,13 @@ class Outbound:
             kwargs["thread_ts"] = thread_ts
         if metadata:
             kwargs["metadata"] = metadata
+        self.throttle.check("chat.postMessage", channel)
         try:
             self.client.chat_postMessage(**kwargs)
             return None
         except SlackApiError as exc:
+            if getattr(exc.response, "status_code", None) == 429:
+                raise self._limited("chat.postMessage", channel, exc.response.headers) from None
             why = reason(exc)
             _count("chat.postMessage", why)
             log.error("chat.postMessage to %s failed: %s", channel, why)
@@ -127,6 +135,7 @@ class Outbound:
     def respond(self, url: str, text: str, blocks: list[dict] | None, response_type: str = "ephemeral", *,
                 replace_original: bool = False) -> str | None:
         """One message (ephemeral, or in_channel when shared) to a response_url; None when Slack took it."""
+        self.throttle.check("response_url", "")
         hook = WebhookClient(url, timeout=TIMEOUT_S, retry_handlers=retry_handlers())
         try:
             resp = hook.send(text=text, blocks=blocks, response_type=response_type,
@@ -135,11 +144,25 @@ class Outbound:
             _count("response_url", type(exc).__name__)
             log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
             return f"{type(exc).__name__}: {exc}"
+        if resp.status_code == 429:
+            raise self._limited("response_url", "", resp.headers)
         if resp.status_code >= 300:
             _count("response_url", f"http_{resp.status_code}")
             log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])
             return f"HTTP {resp.status_code} {(resp.body or '')[:200]}"
         return None
+
+    def _limited(self, method: str, channel: str, headers: Any) -> RateLimited:
+        """Slack answered 429: hold the method and channel for its Retry-After, count it, log one line."""
+        header = None
+        if headers:
+            header = next((v for k, v in dict(headers).items() if str(k).lower() == "retry-after"), None)
+            if isinstance(header, list):
+                header = header[0] if header else None
+        limited = self.throttle.limited(method, channel, header)
+        log.info("%s to %s: Slack asks to wait %.0f s (429); the job waits in the inbox, the workers go on",
+                 method, channel or "the response_url", limited.retry_after)
+        return limited
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict]) -> None:
         try:

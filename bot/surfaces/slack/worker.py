@@ -12,9 +12,18 @@ the process died counts that run as an attempt, so a question that crashes the p
 Replicas (PostgreSQL): every `scan_s` seconds a scanner thread renews this replica's lease on its jobs
 (`inbox.heartbeat()`) and claims jobs a dead replica left (`inbox.reclaim()`), as many as the workers have room
 for, so survivors answer them without waiting for a replacement and share them out. On SQLite both are no-ops.
+
+The database away (an outage, a full disk): a job whose attempt meets a StorageError is handed to the database
+watch (bot/surfaces/slack/dbwatch.py) and run again when the database is back; it is not a failed attempt, so
+nobody is apologised to for a question that can still be answered, and the log says it once, not per job.
+
+Slack's rate limits: a job whose post must wait (RateLimited: a 429, or the channel's Retry-After still running)
+goes back to the inbox with its not-before time, and the worker takes the next job; a timer queues it again when
+the wait is over (also after a restart, or on the replica that claims it). Other channels are not held up.
 """
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import queue
 import threading
@@ -23,6 +32,7 @@ from typing import Any, Callable
 from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.dbwatch import DatabaseWatch
+from bot.surfaces.slack.throttle import RateLimited
 
 log = logging.getLogger("gpu_advisor.slack")
 
@@ -53,7 +63,7 @@ class WorkerPool:
         """Start the workers and queue every job left open; returns how many were resumed."""
         resumed = self.inbox.open_jobs()
         for job in resumed:
-            self._queue.put(job.id)
+            self._schedule(job)
         if resumed:
             log.info("resuming %d unfinished Slack job(s) from the inbox", len(resumed))
         for n in range(self.size):
@@ -66,6 +76,16 @@ class WorkerPool:
 
     def submit(self, job_id: str) -> None:
         self._queue.put(job_id)
+
+    def _schedule(self, job: Job) -> None:
+        """Queue a job now, or when its not-before time comes (a job Slack's rate limit put off)."""
+        wait = _seconds_until(job.not_before)
+        if wait <= 0:
+            self.submit(job.id)
+            return
+        timer = threading.Timer(wait, self.submit, (job.id,))
+        timer.daemon = True
+        timer.start()
 
     def depth(self) -> int:
         """Jobs waiting or running: what a new question queues behind."""
@@ -90,7 +110,7 @@ class WorkerPool:
         room = max(self.size, 4 * self.size - self.depth())
         claimed = self.inbox.reclaim(room)
         for job in claimed:
-            self._queue.put(job.id)
+            self._schedule(job)
         if claimed:
             log.info("claimed %d Slack job(s) left by a stopped replica", len(claimed))
         return len(claimed) >= room
@@ -140,8 +160,21 @@ class WorkerPool:
             self.handle(job)
         except StorageError:                            # not the job's fault: handed back by _loop
             raise
+        except RateLimited as exc:                      # Slack asks to wait: the job waits, the worker goes on
+            self._defer(job, exc)
         except Exception as exc:                        # noqa: BLE001 - retried, then reported to the user
             self._failed(job, exc)
+
+    def _defer(self, job: Job, limited: RateLimited) -> None:
+        """Back to the inbox until the Retry-After ends (counted in gpu_advisor_slack_throttled_total)."""
+        from bot.store.chain import iso_utc
+        from bot.surfaces.metrics import slack_throttled
+        slack_throttled(limited.method)
+        not_before = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=limited.retry_after)
+        self.inbox.defer(job.id, iso_utc(not_before), str(limited))
+        timer = threading.Timer(limited.retry_after, self.submit, (job.id,))
+        timer.daemon = True
+        timer.start()
 
     def _failed(self, job: Job, exc: BaseException) -> None:
         error = f"{type(exc).__name__}: {exc}"
@@ -160,3 +193,14 @@ class WorkerPool:
             delivered = self.give_up(job, exc)
         finally:
             self.inbox.fail(job.id, error, delivered=delivered)
+
+
+def _seconds_until(moment: str | None) -> float:
+    """Seconds from now to an ISO-8601 UTC time; 0 for None or the past."""
+    if not moment:
+        return 0.0
+    try:
+        then = dt.datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return max(0.0, (then - dt.datetime.now(dt.timezone.utc)).total_seconds())
