@@ -66,8 +66,8 @@ class Bot(BotProcess):
 
 
 def start_bot(stub: SlackStub, db: Path, **env_extra: str) -> Bot:
-    env = bot_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SECRET, SLACK_API_BASE_URL=stub.api_url,
-                  ADVISOR_DB=str(db), ADVISOR_LOG_LEVEL="INFO", **env_extra)
+    env = bot_env(**{"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_BASE_URL": stub.api_url,
+                     "ADVISOR_DB": str(db), "ADVISOR_LOG_LEVEL": "INFO", **env_extra})
     proc, url, log = start_http(env, "--port", "0")
     return Bot(proc, url, log, db)
 
@@ -142,11 +142,13 @@ def test_a_503_then_a_500_are_retried_and_the_reply_is_delivered_once(stub, fres
 
 
 def test_slack_down_for_good_is_recorded_as_not_delivered(stub, fresh):
-    """Every attempt answers 500: bounded retries, then the job says 'not delivered' and `audit show` says so."""
+    """Every post answers 500: slack_sdk's bounded retries, then the reply waits in the inbox (Slack may come back)
+    and is tried again with backoff; after ADVISOR_SLACK_WAIT_S (6 s here, an hour by default) the job says 'not
+    delivered' and `audit show` says so. Never more than 4 posts an attempt."""
     from click.testing import CliRunner
 
     from bot.surfaces.cli.audit import audit as audit_cli
-    bot = fresh()
+    bot = fresh(ADVISOR_SLACK_WAIT_S="6")
     channel, user = uid("D"), uid("U")
     stub.http_error("chat.postMessage", 500, times=1000)
     bot.dm("serve llama 3 8b for 4 users", channel, user)
@@ -156,7 +158,10 @@ def test_slack_down_for_good_is_recorded_as_not_delivered(stub, fresh):
         time.sleep(0.1)
     [job] = bot.inbox()
     assert job["state"] == "done" and job["delivered"] == 0 and "500" in job["error"]
-    assert len(posts(stub, channel, ok=None)) == 4          # one try and 3 retries, no more
+    tries = len(posts(stub, channel, ok=None))
+    assert tries % 4 == 0 and tries >= 8                        # tried again after 2 s; each 1 try + 3 retries
+    bot.wait_log(r"the Slack API cannot be reached \(HTTP 500\)")
+    assert len([line for line in bot.log if "cannot be reached" in line]) == 1      # one line for the outage
     stub.http_error("chat.postMessage", 500, times=0)
     out = CliRunner().invoke(audit_cli, ["show", job["advice_id"]], env={"ADVISOR_DB": str(bot.db)})
     assert out.exit_code == 0 and re.search(r"delivered\s+NO: .*500", out.output), out.output
@@ -285,6 +290,46 @@ def test_a_429_storm_on_one_channel_does_not_hold_up_the_other_channels(stub, fr
     throttled = re.search(r'gpu_advisor_slack_throttled_total\{method="chat.postMessage"\} (\d+)', metrics)
     assert throttled and int(throttled.group(1)) >= 10
     assert not [line for line in bot.log if "Traceback" in line]
+
+
+def test_slack_unreachable_at_start_and_mid_run_keeps_every_event_and_answers_it_once_back(stub, tmp_path):
+    """The Slack API behind a loopback proxy that is off when the bot starts: DMs are acknowledged at once (not
+    HTTP 500 after 4.3 s), one log line says Slack cannot be reached (not a traceback per event), and when the
+    proxy comes up every DM is answered once; the same for an outage mid-run."""
+    from tcp_proxy import TcpProxy
+
+    stub.reset()
+    proxy = TcpProxy("127.0.0.1", stub.port)
+    proxy.down()
+    bot = start_bot(stub, tmp_path / "advisor.db", SLACK_API_BASE_URL=f"http://127.0.0.1:{proxy.port}/api/")
+    try:
+        def dms(n: int) -> list[str]:
+            channels = [uid("D") for _ in range(n)]
+            for channel in channels:
+                status, _, took = bot.dm("how much memory does llama 3 8b need?", channel, uid("U"))
+                assert status == 200 and took < 1.0
+            return channels
+
+        first = dms(3)
+        bot.wait_log(r"the Slack API cannot be reached")
+        time.sleep(1)
+        assert stub.of("chat.postMessage") == []
+        proxy.up()
+        stub.wait_for(lambda s: all(posts(s, c) for c in first), 45)
+        proxy.down()                                    # mid-run
+        second = dms(2)
+        time.sleep(3)
+        proxy.up()
+        stub.wait_for(lambda s: all(posts(s, c) for c in second), 45)
+        stub.settle()
+        seen = [(c.method, c.status, c.body.get("channel"), round(c.at, 2)) for c in stub.of_all()]
+        assert {c: len(posts(stub, c)) for c in first + second} == {c: 1 for c in first + second}, \
+            "\n".join(bot.log[-40:]) + f"\n{seen}"
+        assert not [line for line in bot.log if "Traceback" in line], "\n".join(bot.log[-30:])
+        assert len([line for line in bot.log if "cannot be reached" in line]) <= 3      # once a start, once an outage
+    finally:
+        bot.stop()
+        proxy.down()
 
 
 # ----- storage faults at the Slack edge ------------------------------------------------------------------------

@@ -146,11 +146,16 @@ class Inbox(LockedDatabase):
         self._update(job_id, "parts_posted = max(parts_posted, ?), advice_id = coalesce(?, advice_id)",
                      (parts, advice_id))
 
-    def defer(self, job_id: str, not_before: str, why: str) -> None:
-        """Back to the queue until `not_before` (ISO-8601 UTC): Slack asked to wait (429). Not a failed attempt, so
-        the attempt is not counted; the reply already recorded is reused and parts posted are not posted again."""
-        self._update(job_id, "state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, error = ?",
-                     (not_before, why[:2000]))
+    def defer(self, job_id: str, not_before: str, why: str, advice_id: str | None = None, *,
+              posted_unknown: bool = False) -> None:
+        """Back to the queue until `not_before` (ISO-8601 UTC): Slack asked to wait (429) or could not be reached.
+        Not a failed attempt: the reply already recorded (`advice_id`) is reused and parts posted are not posted
+        again. After a 429 nothing was posted, so the attempt is not counted; when the connection failed
+        (`posted_unknown`) Slack may have taken the part, so the attempt stays counted and the next one looks in the
+        conversation first (bot/surfaces/slack/outbound.py: find)."""
+        undo = 0 if posted_unknown else 1
+        self._update(job_id, "state = 'queued', attempts = max(attempts - ?, 0), not_before = ?, error = ?, "
+                             "advice_id = coalesce(?, advice_id)", (undo, not_before, why[:2000], advice_id))
 
     def retry(self, job_id: str, error: str) -> None:
         """Back to the queue after a failed attempt (the error is kept for the operator)."""

@@ -221,9 +221,11 @@ class PgInbox(PgDatabase, Inbox):
         self._update(job_id, "parts_posted = greatest(parts_posted, ?), advice_id = coalesce(?, advice_id)",
                      (parts, advice_id))
 
-    def defer(self, job_id: str, not_before: str, why: str) -> None:
-        self._update(job_id, "state = 'queued', attempts = greatest(attempts - 1, 0), not_before = ?, error = ?",
-                     (not_before, why[:2000]))
+    def defer(self, job_id: str, not_before: str, why: str, advice_id: str | None = None, *,
+              posted_unknown: bool = False) -> None:
+        self._update(job_id, "state = 'queued', attempts = greatest(attempts - ?, 0), not_before = ?, error = ?, "
+                             "advice_id = coalesce(?, advice_id)",
+                     (0 if posted_unknown else 1, not_before, why[:2000], advice_id))
 
     def finish(self, job_id: str, *, advice_id: str | None, delivered: bool, error: str | None = None) -> None:
         self._update(job_id, "state = 'done', advice_id = coalesce(?, advice_id), delivered = ?, error = ?, "

@@ -42,6 +42,7 @@ from bot.records.errors import AdvisorError, ConfigError
 from bot.render.blocks import blocks as render_blocks
 from bot.render.blocks import escape
 from bot.surfaces.slack.guard import scrub
+from bot.surfaces.slack.identity import BotIdentity, bot_user_of
 from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
 from bot.surfaces.slack.controls import answer_controls, currency_note
 from bot.surfaces.slack.interactions import Interactions
@@ -54,6 +55,7 @@ from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.oauth import TeamClients, cached_authorize, oauth_settings
 from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
+from bot.surfaces.slack.throttle import RateLimited
 from bot.surfaces.slack.outbound import reason as _reason
 from bot.surfaces.slack.worker import DEFAULT_ATTEMPTS, DEFAULT_WORKERS, WorkerPool
 
@@ -109,7 +111,8 @@ class SlackBot(Interactions):
         self.inbox = inbox or open_inbox(service.audit.path)
         self.spool = open_spool(service.audit.path, conf().advisor_spool_dir)   # requests kept while it is away
         self.pool = WorkerPool(self.inbox, self.process, self.apologise, size=workers, max_attempts=max_attempts,
-                               scan_s=conf().advisor_inbox_scan_s, spool=self.spool, housekeeping=self.housekeep)
+                               scan_s=conf().advisor_inbox_scan_s, spool=self.spool, housekeeping=self.housekeep,
+                               slack_wait_s=conf().advisor_slack_wait_s)
 
     def register(self, app: App) -> App:
         app.event("app_mention")(self.on_mention)
@@ -175,20 +178,20 @@ class SlackBot(Interactions):
         if event.get("channel_type") == "im" or channel.startswith("D"):
             self._on_event(body, event, context, request, "dm")
             return
-        follow_up = self._thread_follow_up(event, context)
+        follow_up = self._thread_follow_up(event, bot_user_of(context, body))
         if follow_up:
             self._on_event(body, event, context, request, "mention",
                            {"if_in_thread": True} if follow_up == "maybe" else None)
         # other channel messages: one that mentions the bot also arrives as app_mention, answered there
 
-    def _thread_follow_up(self, event: dict, context: Any) -> bool | str:
+    def _thread_follow_up(self, event: dict, me: str | None) -> bool | str:
         """A reply in a thread the bot has answered in continues without a new @mention, unless it mentions
         someone else (people talking to each other in the thread). "maybe" while the database is away: the job
         is kept and the worker asks again (`if_in_thread`) once it is back."""
         thread, ts = event.get("thread_ts"), event.get("ts")
         if not thread or thread == ts or not event.get("channel"):
             return False
-        others = set(re.findall(r"<@([A-Z0-9]+)", event.get("text") or "")) - {getattr(context, "bot_user_id", None)}
+        others = set(re.findall(r"<@([A-Z0-9]+)", event.get("text") or "")) - {me}
         if others:
             return False
         try:
@@ -204,7 +207,8 @@ class SlackBot(Interactions):
     def _on_event(self, body: dict, event: dict, context: Any, request: Any, kind: str,
                   extra: dict[str, Any] | None = None) -> None:
         user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
-        if self._from_bot(event, context):
+        me = bot_user_of(context, body)
+        if self._from_bot(event, me):
             log.debug("ignored a message from a bot in %s", channel)
             return
         if event.get("subtype") not in _ANSWERED_SUBTYPES or not (user and channel and ts):
@@ -215,7 +219,7 @@ class SlackBot(Interactions):
         else:
             place = Place("dm", channel, None, event.get("thread_ts"), user)
         team = body.get("team_id") or event.get("team") or context.team_id or ""
-        text = to_plain(event.get("text"), context.bot_user_id) or "help"
+        text = to_plain(event.get("text"), me) or "help"
         payload = {"task": "answer", "text": text, "place": asdict(place), "team": team, "surface": kind,
                    **(extra or {})}
         if kind == "mention" and not self._join_thread(channel, place.session_thread or ts):
@@ -235,10 +239,9 @@ class SlackBot(Interactions):
             return False
 
     @staticmethod
-    def _from_bot(event: dict, context: Any) -> bool:
+    def _from_bot(event: dict, me: str | None) -> bool:
         if event.get("bot_id") or event.get("bot_profile") or event.get("subtype") == "bot_message":
             return True
-        me = getattr(context, "bot_user_id", None)
         return bool(me and event.get("user") == me)
 
     # ----- slash command ----------------------------------------------------------------------------------------
@@ -338,9 +341,13 @@ class SlackBot(Interactions):
             messages = self.reply_messages(reply, place, p.get("echo"), currency=currency)
             advice_id = reply.get("advice_id")
         resumed = _epoch(job.received) if job.attempts > 1 else None
-        delivered, error = out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
-                                            posted=lambda n: self.inbox.posted(job.id, n, advice_id), job=job.id,
-                                            resumed_since=resumed, response_type=p.get("response_type"))
+        try:
+            delivered, error = out.deliver(messages, place, p.get("response_url"), skip=job.parts_posted,
+                                           posted=lambda n: self.inbox.posted(job.id, n, advice_id), job=job.id,
+                                           resumed_since=resumed, response_type=p.get("response_type"))
+        except RateLimited as wait:                     # the job waits in the inbox with its recorded reply
+            wait.advice_id = advice_id
+            raise
         if delivered and p.get("then") and p.get("response_url"):
             out.respond(p["response_url"], p["then"], None, replace_original=True)
         if delivered and p.get("chosen"):
@@ -526,7 +533,7 @@ def web_client(settings: SlackSettings, token: str | None = None) -> WebClient:
     retries on 5xx, 429 (Retry-After) and dropped connections, each retry counted in the metrics."""
     from bot.surfaces.metrics import count_retries
     return WebClient(token=token if token is not None else (settings.bot_token or None),
-                     base_url=settings.api_base_url, timeout=TIMEOUT_S, retry_handlers=count_retries(retry_handlers()))
+                     base_url=settings.api_base_url, timeout=TIMEOUT_S, retry_handlers=count_retries(retry_handlers(connection=False)))
 
 
 def build_app(settings: SlackSettings, service: Any = None, templates: Templates | None = None) -> App:
@@ -549,8 +556,10 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     with _env_hidden():
         if settings.multi_workspace:
             app, rows = _oauth_app(settings, service, common)
-        else:
-            app = App(client=web_client(settings), token_verification_enabled=False, **common)
+        else:                                       # auth.test in the background: no request waits on Slack
+            client = web_client(settings)
+            identity = BotIdentity(client)
+            app = App(client=client, authorize=identity.authorizer(), **common)
     teams = TeamClients(app.client, rows, make_client=lambda token: web_client(settings, token),
                         client_id=settings.client_id, client_secret=settings.client_secret)
     bot = SlackBot(settings, service, templates, client=app.client, teams=teams)

@@ -123,14 +123,24 @@ class DatabaseWatch:
             if self._spooled():
                 self._drain()
             if self.housekeeping is not None and time.monotonic() - self._housekept >= self.housekeeping_s:
-                self.housekeeping()
                 self._housekept = time.monotonic()
+                self._housekeep()
         except StorageError as exc:
             self.down(exc)
             return False
         with self._lock:
             self._counts = counts
         return True
+
+    def _housekeep(self) -> None:
+        """Retention while serving; a defect in it is logged, and the watch goes on (the database may be fine)."""
+        try:
+            self.housekeeping()
+        except StorageError:
+            raise
+        except Exception:                               # noqa: BLE001 - never let retention stop the watch
+            log.warning("retention while serving failed; it is tried again in %.0f s", self.housekeeping_s,
+                        exc_info=True)
 
     def _recover(self) -> bool:
         """One write probe; when it succeeds, renew the replica's lease, record the kept requests and run the

@@ -29,10 +29,17 @@ _BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long
 THROTTLE = Throttle()          # the process's Retry-Afters, per method and channel, for every workspace's client
 
 
-def retry_handlers() -> list:
-    """slack_sdk's own handlers: 5xx and dropped connections, `RETRIES` times each. Not 429: its handler sleeps
-    Retry-After in the worker's thread; a 429 is RateLimited instead and the job waits in the inbox (throttle.py)."""
-    return [ConnectionErrorRetryHandler(max_retry_count=RETRIES), ServerErrorRetryHandler(max_retry_count=RETRIES)]
+def retry_handlers(connection: bool = True) -> list:
+    """slack_sdk's own handlers: 5xx and (with `connection`) dropped connections, `RETRIES` times each.
+
+    Not 429: its handler sleeps Retry-After in the worker's thread; a 429 is RateLimited instead and the job waits
+    in the inbox (throttle.py). Not a dropped connection for the Web API client: a POST whose answer was lost
+    ("Remote end closed connection without response") may have been posted, and slack_sdk would send it again
+    blindly (measured: a reply posted twice when the network dropped just after Slack took it). The job waits
+    instead, and its next attempt looks in the conversation first (`find`). A response_url cannot be looked up,
+    so the webhook client keeps the retry."""
+    handlers = [ServerErrorRetryHandler(max_retry_count=RETRIES)]
+    return ([ConnectionErrorRetryHandler(max_retry_count=RETRIES)] if connection else []) + handlers
 
 
 def reason(exc: SlackApiError) -> str:
@@ -117,10 +124,16 @@ class Outbound:
         self.throttle.check("chat.postMessage", channel)
         try:
             self.client.chat_postMessage(**kwargs)
+            self.throttle.reached()
             return None
         except SlackApiError as exc:
-            if getattr(exc.response, "status_code", None) == 429:
+            status = getattr(exc.response, "status_code", None)
+            if status == 429:
                 raise self._limited("chat.postMessage", channel, exc.response.headers) from None
+            if isinstance(status, int) and status >= 500:      # still failing after slack_sdk's retries
+                _count("chat.postMessage", f"http_{status}")
+                raise self.throttle.away("chat.postMessage", channel, f"HTTP {status}") from None
+            self.throttle.reached()
             why = reason(exc)
             _count("chat.postMessage", why)
             log.error("chat.postMessage to %s failed: %s", channel, why)
@@ -129,8 +142,7 @@ class Outbound:
             return why
         except Exception as exc:                        # noqa: BLE001 - network errors after the retries
             _count("chat.postMessage", type(exc).__name__)
-            log.error("chat.postMessage to %s failed: %s: %s", channel, type(exc).__name__, exc)
-            return f"{type(exc).__name__}: {exc}"
+            raise self.throttle.away("chat.postMessage", channel, f"{type(exc).__name__}: {exc}") from None
 
     def respond(self, url: str, text: str, blocks: list[dict] | None, response_type: str = "ephemeral", *,
                 replace_original: bool = False) -> str | None:
@@ -140,12 +152,15 @@ class Outbound:
         try:
             resp = hook.send(text=text, blocks=blocks, response_type=response_type,
                              replace_original=replace_original, unfurl_links=False, unfurl_media=False)
-        except Exception as exc:                        # noqa: BLE001 - a dead response_url, network errors
+        except Exception as exc:                        # noqa: BLE001 - network errors after the retries
             _count("response_url", type(exc).__name__)
-            log.error("posting to the response_url failed: %s: %s", type(exc).__name__, exc)
-            return f"{type(exc).__name__}: {exc}"
+            raise self.throttle.away("response_url", "", f"{type(exc).__name__}: {exc}") from None
         if resp.status_code == 429:
             raise self._limited("response_url", "", resp.headers)
+        if resp.status_code >= 500:
+            _count("response_url", f"http_{resp.status_code}")
+            raise self.throttle.away("response_url", "", f"HTTP {resp.status_code}")
+        self.throttle.reached()
         if resp.status_code >= 300:
             _count("response_url", f"http_{resp.status_code}")
             log.error("posting to the response_url failed: HTTP %s %s", resp.status_code, (resp.body or "")[:200])

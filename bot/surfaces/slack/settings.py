@@ -222,3 +222,7 @@ def setup_logging(settings: SlackSettings) -> None:
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, TokenFieldFilter) for f in handler.filters):
             handler.addFilter(flt)
+    # slack_sdk logs an ERROR for every attempt that cannot reach Slack; the app says it once per outage, with the
+    # reason (bot/surfaces/slack/throttle.py), and each refused call with Slack's answer (outbound.py)
+    for name in ("slack_sdk.web.base_client", "slack_sdk.webhook.client"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)

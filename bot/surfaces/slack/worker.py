@@ -32,13 +32,14 @@ from typing import Any, Callable
 from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.dbwatch import DatabaseWatch
-from bot.surfaces.slack.throttle import RateLimited
+from bot.surfaces.slack.throttle import RateLimited, SlackAway
 
 log = logging.getLogger("gpu_advisor.slack")
 
 DEFAULT_WORKERS = 4
 DEFAULT_ATTEMPTS = 3
 DEFAULT_SCAN_S = 5.0
+DEFAULT_SLACK_WAIT_S = 3600.0   # how long a reply waits for an unreachable Slack before it is recorded as not delivered
 BACKLOG_SCAN_S = 0.2        # the next scan when the last one filled the workers' room: a dead replica's backlog
 
 
@@ -47,10 +48,12 @@ class WorkerPool:
 
     def __init__(self, inbox: Inbox, handle: Callable[[Job], None], give_up: Callable[[Job, BaseException], bool],
                  *, size: int = DEFAULT_WORKERS, max_attempts: int = DEFAULT_ATTEMPTS, retry_delay_s: float = 0.5,
-                 scan_s: float = DEFAULT_SCAN_S, spool: Any = None, housekeeping: Callable[[], None] | None = None):
+                 scan_s: float = DEFAULT_SCAN_S, spool: Any = None, housekeeping: Callable[[], None] | None = None,
+                 slack_wait_s: float = DEFAULT_SLACK_WAIT_S):
         self.inbox, self.handle, self.give_up = inbox, handle, give_up
         self.size, self.max_attempts, self.retry_delay_s = max(1, size), max(1, max_attempts), retry_delay_s
         self.scan_s = max(0.1, scan_s)
+        self.slack_wait_s = slack_wait_s
         self._stopping = threading.Event()
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._busy = 0
@@ -169,9 +172,16 @@ class WorkerPool:
         """Back to the inbox until the Retry-After ends (counted in gpu_advisor_slack_throttled_total)."""
         from bot.store.chain import iso_utc
         from bot.surfaces.metrics import slack_throttled
-        slack_throttled(limited.method)
+        if not isinstance(limited, SlackAway):           # Slack away: counted as errors, logged once (throttle.py)
+            slack_throttled(limited.method)
+        elif _seconds_since(job.received) > self.slack_wait_s:      # waited long enough: not delivered
+            log.error("Slack job %s: the Slack API has not answered for %.0f s; recorded as not delivered",
+                      job.id, self.slack_wait_s)
+            self.inbox.finish(job.id, advice_id=limited.advice_id, delivered=False, error=str(limited))
+            return
         not_before = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=limited.retry_after)
-        self.inbox.defer(job.id, iso_utc(not_before), str(limited))
+        self.inbox.defer(job.id, iso_utc(not_before), str(limited), limited.advice_id,
+                         posted_unknown=isinstance(limited, SlackAway))
         timer = threading.Timer(limited.retry_after, self.submit, (job.id,))
         timer.daemon = True
         timer.start()
@@ -195,12 +205,22 @@ class WorkerPool:
             self.inbox.fail(job.id, error, delivered=delivered)
 
 
+
+def _moment(iso: str | None) -> dt.datetime | None:
+    """An ISO-8601 UTC time of the inbox as a datetime; None when absent or unreadable."""
+    try:
+        return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) if iso else None
+    except ValueError:
+        return None
+
+
 def _seconds_until(moment: str | None) -> float:
     """Seconds from now to an ISO-8601 UTC time; 0 for None or the past."""
-    if not moment:
-        return 0.0
-    try:
-        then = dt.datetime.fromisoformat(moment.replace("Z", "+00:00"))
-    except ValueError:
-        return 0.0
-    return max(0.0, (then - dt.datetime.now(dt.timezone.utc)).total_seconds())
+    then = _moment(moment)
+    return max(0.0, (then - dt.datetime.now(dt.timezone.utc)).total_seconds()) if then else 0.0
+
+
+def _seconds_since(moment: str | None) -> float:
+    """Seconds from an ISO-8601 UTC time to now; 0 for None or the future."""
+    then = _moment(moment)
+    return max(0.0, (dt.datetime.now(dt.timezone.utc) - then).total_seconds()) if then else 0.0
