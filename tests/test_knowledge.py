@@ -146,3 +146,32 @@ def test_claims_say_what_the_vendor_documents_instead(kb):
     claims = kb.claims_naming("p3s.large")
     assert claims and claims[0].verdict in ("contradicted", "partly-supported")
     assert all(fid in kb.flavors for c in claims for fid in c.instead)
+
+
+# An empty or missing knowledge file is named as such, in one or two lines, not as the hundreds of broken references
+# it causes downstream (an empty gpus.yaml gave 209 "unknown GPU" lines and none saying the file was empty).
+@pytest.mark.parametrize("change, expected", [
+    # emptied: the file is empty, and the kind it held is missing
+    (("gpus.yaml", ""), ["gpus.yaml: -: the file is empty", "gpus.yaml: gpus: no gpus at all"]),
+    # only comments left in an optional kind's file (a model can be given by its size): the file is named
+    (("models.yaml", "# nothing here\n"), ["models.yaml: -: the file is empty"]),
+    # deleted: the kind is missing
+    (("gpus.yaml", None), ["gpus.yaml: gpus: no gpus at all"]),
+    # every flavor file deleted: one line for the kind
+    (("flavors", None), ["flavors/*.yaml: flavors: no flavors at all"]),
+])
+def test_an_empty_or_missing_knowledge_file_is_named_in_one_line_each(tmp_path, change, expected):
+    import shutil
+
+    from bot.knowledge.loader import check_knowledge
+    from bot.records import config
+    root = tmp_path / "knowledge"
+    shutil.copytree(config.knowledge_dir(), root)
+    name, text = change
+    if text is None:
+        shutil.rmtree(root / name) if (root / name).is_dir() else (root / name).unlink()
+    else:
+        (root / name).write_text(text, encoding="utf-8")
+    kb, problems = check_knowledge(root)
+    assert kb is None and len(problems) == len(expected), [str(p) for p in problems]
+    assert [str(p)[:len(e)] for p, e in zip(problems, expected)] == expected

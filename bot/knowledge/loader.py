@@ -385,6 +385,9 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
     if not files:
         problems.append(Problem(str(root), "-", "no YAML files found", "point ADVISOR_KNOWLEDGE_DIR at knowledge/"))
     tables, origin = _read_tables(root, files, digest, problems)
+    missing = _missing_kinds(root, tables)
+    if missing:                                         # every reference to them would fail: say what is missing
+        return None, problems + missing
 
     def loc(kind: str, rid: str) -> str:
         return origin.get((kind, rid), "?")
@@ -417,6 +420,19 @@ def check_knowledge(root: Path | None = None, prices_file: Path | None = None
     ), []
 
 
+# the kinds no answer can do without (a model can be given by its size), and where the repository keeps them
+REQUIRED_KINDS = {"sources": "sources/*.yaml", "gpus": "gpus.yaml", "flavors": "flavors/*.yaml",
+                  "providers": "providers/*.yaml"}
+
+
+def _missing_kinds(root: Path, tables: dict[str, dict[str, Any]]) -> list[Problem]:
+    """A required kind with no record in any file: one problem naming the file that should hold it (an empty
+    gpus.yaml used to surface as 209 'unknown GPU' lines, one per flavor, and none saying the file was empty)."""
+    return [Problem(where, kind, f"no {kind} at all: {where} is missing or empty",
+                    f"restore it (git checkout -- {root.name}/{where.split('*')[0].rstrip('/') or where})")
+            for kind, where in REQUIRED_KINDS.items() if not tables.get(kind)]
+
+
 def _read_tables(root: Path, files: list[Path], digest, problems: list[Problem]
                  ) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], str]]:
     """Every record of every file, typed, by kind and id, and the file each came from; what does not parse or
@@ -426,8 +442,13 @@ def _read_tables(root: Path, files: list[Path], digest, problems: list[Problem]
     for path in files:
         rel = str(path.relative_to(root))
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+        before = len(problems)
         doc = read_yaml(path, problems, rel)
-        if doc is None:
+        if doc is None or doc == {}:
+            if len(problems) == before:                 # it parsed: nothing in it but comments or blank lines
+                problems.append(Problem(rel, "-", "the file is empty: it holds no records",
+                                        f"restore it (git checkout -- {root.name}/{rel}), or delete it if it is "
+                                        "not needed"))
             continue
         if not isinstance(doc, dict):
             problems.append(Problem(rel, "-", "the file must be a mapping of kinds to lists",

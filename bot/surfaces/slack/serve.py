@@ -185,12 +185,22 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
             server.close()
 
 
+def _refuse_unwritable(target: Any) -> None:
+    """One write (a probe key added and removed) before serving: a database that can be read but not written (a
+    read-only mount, a PostgreSQL standby or default_transaction_read_only) stops `serve` at start with the fix,
+    instead of acknowledging requests it cannot record."""
+    from bot.store.backend import open_inbox
+    with open_inbox(target) as inbox:
+        inbox.probe(write=True)
+
+
 def serve(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:
     """Check the settings, then serve until stopped. ConfigError names a bad setting."""
     settings = SlackSettings.from_env(mode)
     setup_logging(settings)
     from bot.surfaces.service import Service
     service = Service(metrics=True)         # loads the knowledge base and opens ADVISOR_DB: fail before serving
+    _refuse_unwritable(service.audit.path)
     app = build_app(settings, service)
     if mode == "socket":
         serve_socket(app, settings, host, port)
