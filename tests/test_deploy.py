@@ -141,3 +141,12 @@ def test_postgres_overlay_renders():
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert {e["name"] for e in container["env"]} <= _settings_names()
+
+
+def test_the_stop_grace_fits_in_the_pods_termination_grace():
+    """SIGTERM lets the workers finish for ADVISOR_STOP_GRACE_S, then hands the rest back: that must end before
+    Kubernetes kills the pod (terminationGracePeriodSeconds), with time left to exit."""
+    from bot.records.config import settings
+    [base] = _yaml(DEPLOY / "k8s" / "deployment.yaml")
+    grace = base["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    assert settings().advisor_stop_grace_s + 3 <= grace

@@ -332,6 +332,35 @@ def test_slack_unreachable_at_start_and_mid_run_keeps_every_event_and_answers_it
         proxy.down()
 
 
+# ----- a graceful stop -------------------------------------------------------------------------------------------
+def test_sigterm_under_load_stops_within_the_grace_and_the_next_start_answers_the_rest_once(stub, fresh):
+    """30 DMs acknowledged while each post takes 0.5 s, then SIGTERM with ADVISOR_STOP_GRACE_S=4: the workers go
+    on answering until the grace ends (before, the process exited at once with the queue untouched), the process
+    exits 0 within the grace, what is left stays open in the inbox, and the next start answers it: every DM
+    answered exactly once."""
+    stub.delay("chat.postMessage", 0.5)
+    bot = fresh(ADVISOR_STOP_GRACE_S="4")
+    channels = [uid("D") for _ in range(30)]
+    for channel in channels:
+        assert bot.dm("hi", channel, uid("U"))[0] == 200
+    began = time.monotonic()
+    bot.proc.terminate()
+    assert bot.proc.wait(15) == 0
+    took = time.monotonic() - began
+    assert took < 4 + 2, f"stopped after {took:.1f} s"
+    answered = [c for c in channels if posts(stub, c)]
+    left = [j for j in bot.inbox() if j["state"] in ("queued", "running")]
+    assert len(answered) >= 8 and len(answered) + len(left) == 30, (len(answered), len(left))
+    print(f"SIGTERM: exit 0 after {took:.1f} s, {len(answered)} of 30 answered before, {len(left)} left open")
+    bot.wait_log(r"stopped in [\d.]+ s: \d+ job\(s\) finished while stopping")
+    again = fresh(ADVISOR_STOP_GRACE_S="4")                     # the same database file
+    stub.wait_for(lambda s: all(posts(s, c) for c in channels), 60)
+    stub.settle()
+    assert {c: len(posts(stub, c)) for c in channels} == {c: 1 for c in channels}
+    assert not [line for line in bot.log + again.log if "Traceback" in line]
+    stub.delay("chat.postMessage", 0)
+
+
 # ----- storage faults at the Slack edge ------------------------------------------------------------------------
 def _dispatch(app, event: dict) -> int:
     """One signed DM event through the Bolt app; the HTTP status Slack would see."""

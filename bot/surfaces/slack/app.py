@@ -26,6 +26,7 @@ import logging
 import re
 import signal
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -452,6 +453,15 @@ class SlackBot(Interactions):
         if user:
             self.enqueue(f"home:{uuid.uuid4().hex}", "button", {"task": "home", "user": user, "team": team})
 
+    def stop(self, deadline_s: float) -> None:
+        """SIGTERM: no new job; the queued and running ones get `deadline_s` to finish; the rest stay open in the
+        inbox (resumed at the next start, claimed at once by another PostgreSQL replica: the lease is released)."""
+        began = time.monotonic()
+        done, left = self.pool.drain(deadline_s)
+        self.inbox.close()
+        log.info("stopped in %.1f s: %d job(s) finished while stopping, %d left open in the inbox for the next "
+                 "start", time.monotonic() - began, done, left)
+
     def housekeep(self) -> None:
         """Retention while serving, every few minutes (the database watch runs it): a finished job's question is
         emptied ADVISOR_INBOX_KEEP_HOURS after it finished, event ids are dropped after a day or that window,
@@ -568,6 +578,7 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     from bot.surfaces.metrics import gate
     gate(bot.pool.watch.is_up)                      # /metrics reads no gauge from a database known to be away
     app.advisor_health = bot.health                 # for GET /healthz (wsgi_app): the inbox and the database
+    app.advisor_stop = bot.stop                     # for a graceful stop (serve.py, on SIGTERM)
     return app
 
 

@@ -109,6 +109,15 @@ def with_inbox(health: Health, app: App | None) -> Health:
     return combined
 
 
+def _stop(app: App) -> None:
+    """After the listener closed: let the workers finish within ADVISOR_STOP_GRACE_S (below the pod's
+    terminationGracePeriodSeconds in deploy/, so Kubernetes never kills a stop that is handing jobs back)."""
+    stop = getattr(app, "advisor_stop", None)
+    if stop is not None:
+        from bot.records.config import settings as conf
+        stop(float(conf().advisor_stop_grace_s))
+
+
 def _on_sigterm() -> None:
     def stop(signum: int, frame: Any) -> None:        # SIGTERM (docker stop, systemd, Kubernetes): a clean stop
         raise SystemExit(0)
@@ -127,8 +136,9 @@ def serve_http(app: App, host: str, port: int, signing_secret: str | None = None
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
-        server.close()
+        server.close()                      # no new request is taken; Slack retries what it cannot deliver
         log.info("HTTP server stopped")
+        _stop(app)
 
 
 def socket_health(client: Any, ping_s: float) -> Health:
@@ -180,6 +190,7 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
     except (KeyboardInterrupt, SystemExit):
         handler.close()
         log.info("Socket Mode stopped")
+        _stop(app)
     finally:
         if server is not None:
             server.close()

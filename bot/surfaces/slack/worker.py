@@ -27,6 +27,7 @@ import datetime as dt
 import logging
 import queue
 import threading
+import time
 from typing import Any, Callable
 
 from bot.store.faults import StorageError
@@ -60,6 +61,8 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._running: set[str] = set()                 # job ids a worker of this process is running now
+        self._accepting = True
+        self._finished = 0                              # jobs run to the end (for the stop's log line)
         self.watch = DatabaseWatch(inbox, spool, self.submit, housekeeping=housekeeping)
 
     def start(self) -> int:
@@ -78,7 +81,8 @@ class WorkerPool:
         return len(resumed)
 
     def submit(self, job_id: str) -> None:
-        self._queue.put(job_id)
+        if self._accepting:                             # draining: the job stays in the inbox for the next start
+            self._queue.put(job_id)
 
     def _schedule(self, job: Job) -> None:
         """Queue a job now, or when its not-before time comes (a job Slack's rate limit put off)."""
@@ -94,6 +98,29 @@ class WorkerPool:
         """Jobs waiting or running: what a new question queues behind."""
         with self._lock:
             return self._queue.qsize() + self._busy
+
+    def drain(self, deadline_s: float) -> tuple[int, int]:
+        """A graceful stop (SIGTERM): take no new job, run what is queued or running until it is done or
+        `deadline_s` has passed, then stop. What is left stays open in the inbox (queued, or running when cut
+        off): the next start resumes it, and on PostgreSQL another replica claims it at once, since closing the
+        inbox releases this replica's lease. Returns (jobs finished meanwhile, jobs left)."""
+        end = time.monotonic() + max(0.0, deadline_s)
+        self._accepting = False
+        with self._lock:
+            before = self._finished
+        while time.monotonic() < end and self.depth() > 0:
+            time.sleep(0.05)
+        left = 0
+        while True:                                     # the deadline: what is still queued stays in the inbox
+            try:
+                left += self._queue.get_nowait() is not None
+            except queue.Empty:
+                break
+        with self._lock:
+            left += self._busy                          # cut off while running: resumed or claimed later
+        self.stop(timeout=max(0.5, end - time.monotonic()))
+        with self._lock:
+            return self._finished - before, left
 
     def stop(self, timeout: float = 5.0) -> None:
         """Let the workers finish their current job and exit (jobs still queued stay in the inbox)."""
@@ -150,6 +177,7 @@ class WorkerPool:
             finally:
                 with self._lock:
                     self._busy -= 1
+                    self._finished += 1
                     self._running.discard(job_id)
 
     def _run(self, job_id: str) -> None:
