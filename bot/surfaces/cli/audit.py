@@ -422,14 +422,18 @@ def prune_cmd(before: dt.date | None, team: str | None, yes: bool) -> None:
                           "restored unless you exported them", abort=True)
         result = log.prune(before)
         compacted = log.compact()              # SQLite: no free page or log frame keeps a deleted row
+    _report(result, compacted, f"no record is dated before {before.isoformat()}",
+            f"Pruned {result.pruned} record(s) ({result.first}..{result.last}); checkpoint {result.checkpoint} "
+            "anchors the rest. `gpu-advisor audit verify` checks it.")
+
+
+def _report(result: Any, compacted: bool, nothing: str, pruned: str) -> None:
+    """What a prune did: the audit records (`pruned`, or `nothing` when none), what went beside them, and a
+    note when the file could not be compacted."""
     if not compacted:
         click.echo(_NOT_COMPACTED, err=True)
-    if not result.pruned:
-        click.echo(f"Nothing to prune in the audit log: no record is dated before {before.isoformat()}."
-                   + _forgotten(result.forgotten))
-        return
-    click.echo(f"Pruned {result.pruned} record(s) ({result.first}..{result.last}); checkpoint {result.checkpoint} "
-               "anchors the rest. `gpu-advisor audit verify` checks it." + _forgotten(result.forgotten))
+    head = pruned if result.pruned else f"Nothing to prune in the audit log: {nothing}."
+    click.echo(head + _forgotten(result.forgotten))
 
 
 _NOT_COMPACTED = ("note: the database file could not be compacted (another process is writing to it), so deleted "
@@ -464,15 +468,9 @@ def _prune_team(team: str, before: dt.date | None, yes: bool) -> None:
                           "They cannot be restored unless you exported them", abort=True)
         result = log.prune_team(team, before)
         compacted = log.compact()
-    if not compacted:
-        click.echo(_NOT_COMPACTED, err=True)
-    if not result.pruned:
-        click.echo(f"Nothing to prune in the audit log: no record of {team} is dated before {before.isoformat()}."
-                   + _forgotten(result.forgotten))
-        return
-    click.echo(f"Pruned {result.pruned} record(s) of {team} ({result.first}..{result.last}); checkpoint "
-               f"{result.checkpoint} lists them, so the rest still verifies (`gpu-advisor audit verify`)."
-               + _forgotten(result.forgotten))
+    _report(result, compacted, f"no record of {team} is dated before {before.isoformat()}",
+            f"Pruned {result.pruned} record(s) of {team} ({result.first}..{result.last}); checkpoint "
+            f"{result.checkpoint} lists them, so the rest still verifies (`gpu-advisor audit verify`).")
 
 
 @audit.command("stats")
