@@ -149,4 +149,4 @@ def test_the_stop_grace_fits_in_the_pods_termination_grace():
     from bot.records.config import settings
     [base] = _yaml(DEPLOY / "k8s" / "deployment.yaml")
     grace = base["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
-    assert settings().advisor_stop_grace_s + 3 <= grace
+    assert settings().advisor_stop_grace_s + 5 <= grace          # measured: exit up to 2.2 s after it, under load

@@ -347,7 +347,7 @@ def test_sigterm_under_load_stops_within_the_grace_and_the_next_start_answers_th
     bot.proc.terminate()
     assert bot.proc.wait(15) == 0
     took = time.monotonic() - began
-    assert took < 4 + 2, f"stopped after {took:.1f} s"
+    assert took < 4 + 4, f"stopped after {took:.1f} s"              # the grace, then the process's own exit
     answered = [c for c in channels if posts(stub, c)]
     left = [j for j in bot.inbox() if j["state"] in ("queued", "running")]
     assert len(answered) >= 8 and len(answered) + len(left) == 30, (len(answered), len(left))

@@ -58,7 +58,7 @@ def _model() -> type:
         advisor_spool_dir: Path | None = None       # Slack requests kept while the database is away
         advisor_inbox_keep_hours: float = 24.0     # a finished Slack job's question is kept this long
         advisor_slack_wait_s: float = 3600.0       # a reply waits this long for an unreachable Slack API
-        advisor_stop_grace_s: float = 15.0         # SIGTERM: how long the workers may finish (k8s grace: 20 s)
+        advisor_stop_grace_s: float = 12.0         # SIGTERM: how long the workers may finish (k8s grace: 20 s)
         advisor_price_max_age_days: int = 90       # a price or rate older than this is flagged (answers, kb audit)
 
         @field_validator("advisor_default_provider", "advisor_log_format", mode="before")

@@ -123,13 +123,15 @@ class WorkerPool:
             return self._finished - before, left
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Let the workers finish their current job and exit (jobs still queued stay in the inbox)."""
+        """Let the workers finish their current job and exit (jobs still queued stay in the inbox); `timeout` is
+        for all of them together."""
         self._stopping.set()
         self.watch.stop()
         for _ in self._threads:
             self._queue.put(None)
+        end = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout)
+            thread.join(max(0.0, end - time.monotonic()))
 
     def scan(self) -> bool:
         """Renew the lease, then claim up to the workers' free room (at least one per worker) of the jobs a dead
