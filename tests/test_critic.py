@@ -423,11 +423,11 @@ def test_kb_validate_sees_the_critic(core):
 # ----- the properties can fail: each without what makes it hold ---------------------------------------------------
 def test_targets_property_fails_without_the_targets(core, monkeypatch):
     """With the critic's targets switched off, a stated deadline has no verdict and the property says so."""
-    import bot.plan.advisor as advisor
+    import bot.plan.job_stage as job_stage      # the stage that says each stated target, met or missed
     question = "pretrain a 7B model on 1T tokens within 30 days"
     r = core.turn(question, {})[0].model_dump()
     assert not _broken_targets(r, core.templates, str(blocks(r, core.templates)))
-    monkeypatch.setattr(advisor, "stated_targets", lambda *a, **k: [])
+    monkeypatch.setattr(job_stage, "stated_targets", lambda *a, **k: [])
     r = core.turn(question, {})[0].model_dump()
     assert "stated deadline has no verdict in targets" in _broken_targets(r, core.templates, str(blocks(r, core.templates)))
 

@@ -183,3 +183,10 @@ def test_nothing_is_defined_twice(path):
     replaced by the fleet's of the same name, and every comparison picked its GPU by name)."""
     twice = _redefinitions(ast.parse(path.read_text(encoding="utf-8")))
     assert not twice, f"bot/{path.relative_to(BOT)}: defined twice (the later replaces the earlier): {twice}"
+
+
+def test_the_planner_orchestrator_stays_short():
+    """plan/advisor.py only runs the stages (DESIGN.md: plan/ as one-way stages, each a module with one product);
+    the work of each stage lives in its own module, which a newcomer finds by its name in the tree."""
+    lines = (BOT / "plan" / "advisor.py").read_text(encoding="utf-8").count("\n")
+    assert lines <= 200, f"bot/plan/advisor.py has {lines} lines: move what is not orchestration into its stage"

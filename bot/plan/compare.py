@@ -1,0 +1,131 @@
+"""Comparisons ('A10 or L4 for a 13B chatbot?'): the same plans, one GPU at a time on any cloud, and the
+data the verdict is made from (verdicts.py)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bot.plan.advice import NO_BF16_SOURCES
+from bot.plan.candidates import MIN_HEADROOM
+from bot.plan.verdicts import TYPICAL_JOBS, TYPICAL_TOKENS, compare_verdict, factor_figures
+
+
+class CompareStage:
+    """The Advisor's compare stage (a mixin: its methods read the advisor's knowledge base, rules,
+    templates, ranker and critic)."""
+
+    def compare(self, slots: dict[str, Any], assumed: dict[str, Any], lang: str, job_intent: str | None = None
+                ) -> dict[str, Any] | None:
+        """'A10 or L4 for a 13B chatbot, 20 users?': the same plans, one GPU at a time on any cloud, and a verdict
+        (bot/plan/verdicts.py): which is preferred for the job, by how much, and what decided it. With no job named,
+        a typical job of the kind the question implies is compared, and said; a training job with no amount of work
+        is timed on a typical amount, so each side has a time and a cost per job. None with fewer than two GPUs."""
+        names = [n for n in dict.fromkeys(slots.get("gpu_models") or []) if self._known_gpu(n)]
+        if len(names) < 2:
+            return None
+        intent = _compare_intent(slots, job_intent)
+        typical = None
+        if not (slots.get("model") or slots.get("params_b") or slots.get("arch")):
+            intent = intent or self._typical_intent(names)
+            typical = "finetune" if intent in ("finetune", "train") else "inference"
+            intent = typical
+            job = TYPICAL_JOBS[typical]
+            slots = {**slots, **job, "params_b": self.kb.models[job["model"]].params_b}
+        intent = intent or "inference"
+        work_assumed = None
+        if intent != "inference" and not (slots.get("tokens") or slots.get("dataset_items")) and self._llm(slots):
+            work_assumed = intent
+            slots = {**slots, "tokens": TYPICAL_TOKENS[intent]}
+        side = [self._compare_side(intent, name, slots, assumed, lang) for name in names]
+        fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
+        best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
+        out = {"intent": intent, "side": side, "best": best["name"] if best else None,
+               "training": intent != "inference", "typical": typical, "work_assumed": work_assumed}
+        if best is None and all(x["pick"] is None and x["cards"] for x in side):
+            # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
+            # no tensor parallelism over PCIe) is the verdict, and the answer says it rests on the cards alone
+            held = [x for x in side if x["cards"]["cards"]]
+            if held:
+                def speed(x):      # decoding is bound by memory bandwidth, training by compute
+                    g = self.kb.gpus[x["gpu"]]
+                    return (g.memory_bandwidth_gbs if intent == "inference" else g.bf16_tflops or g.fp16_tflops) or 0
+                fewest = min(held, key=lambda x: (x["cards"]["cards"], -speed(x), x["gpu"]))
+                tie = sum(x["cards"]["cards"] == fewest["cards"]["cards"] for x in held) > 1
+                out.update(by_cards=fewest["name"],
+                           why=("bandwidth" if intent == "inference" else "compute") if tie else "cards")
+        out["verdict"] = {**compare_verdict(self.kb, out, slots.get("precision")), "typical": typical,
+                          "training": intent != "inference", "work_assumed": work_assumed}
+        if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month"):
+            out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
+        return out
+
+    def _llm(self, slots: dict[str, Any]) -> bool:
+        """A language model's job is timed in tokens (an image or speech model's is not)."""
+        from bot.estimate.kinds import kind_of_model
+        model = self.kb.models.get(slots.get("model") or "")
+        return not slots.get("kind") and (model is None or kind_of_model(model) == "llm")
+
+    def _known_gpu(self, name: str) -> bool:
+        return any(g in self.kb.gpus for g in self._gpu_ids(name))
+
+    def _typical_intent(self, names: list[str]) -> str:
+        """No job named: cards all sold for training (H100, A100, 910B) compare on a fine-tune, others on serving."""
+        gpus = [self.kb.gpus[g] for n in names for g in self._gpu_ids(n) if g in self.kb.gpus]
+        return "finetune" if gpus and all("training" in g.positioning for g in gpus) else "inference"
+
+    def _compare_side(self, intent: str, name: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str
+                      ) -> dict[str, Any]:
+        """One GPU's side of a comparison: its best plan on any cloud, or, when no flavor on file rents it, how many
+        of its cards hold the job."""
+        ids = [g for g in self._gpu_ids(name) if g in self.kb.gpus]
+        plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model", "provider")}
+        advice = self._advise(intent, plain, assumed, lang, gpu_ids=ids)
+        pick = advice.recommendations[0] if advice.recommendations else None
+        gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
+        rented = any(f.gpu in ids for f in self.kb.flavors_of())
+        return {"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
+                "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
+                "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
+                # no plan on file holds the job on it (not rented, or only in sizes that cannot): its own cards' count
+                "cards": None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)}
+
+    def _usd_cost(self, rec: dict[str, Any]) -> float:
+        """A recommendation's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h
+        set of 4090s compare in one currency. (Not `_usd` below, which prices a ranked row by its flavor: under that
+        same name this one was silently replaced, and every comparison fell back to the GPU's name.)"""
+        cost = rec.get("job_cost") or rec.get("hourly_total")
+        return self.kb.convert(cost, rec["currency"], "USD") if cost and rec.get("currency") else math.inf
+
+    def _cards_needed(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                      gpu) -> dict[str, Any]:
+        """A GPU no flavor on file rents (a 4090, an A800): the fewest of its cards that hold the job, judged as the
+        user's own cards would be, so a comparison still says which card holds the job and on how many, instead of
+        only 'no plan on offer'."""
+        verdict = self._fewest_cards(intent, slots, assumed, lang, gpu)
+        if intent == "inference" and verdict["cards"] != 1 and not slots.get("precision"):
+            # served from several of these cards, or none: would 4-bit weights (AWQ/GPTQ) hold it on fewer?
+            int4 = self._fewest_cards(intent, {**slots, "precision": "int4"}, assumed, lang, gpu)
+            if int4["cards"] and (verdict["cards"] is None or int4["cards"] < verdict["cards"]):
+                verdict["int4"] = {"cards": int4["cards"], "need_gib": int4["need_gib"]}
+        return verdict
+
+    def _fewest_cards(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                      gpu) -> dict[str, Any]:
+        """The fewest of a GPU's cards that hold the job: the one search a GPU named without a count gets
+        (_fewest_that_hold: one server of 1, 2, 4 or 8, or two, least moved to host RAM first), as a dict."""
+        job = self._job(intent, {k: v for k, v in slots.items() if k != "gpus"}, assumed, lang)
+        plan = self._fewest_that_hold(job, gpu, gpu.memory_gib)
+        return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
+                "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps, "gpus": plan.used,
+                "sharding": plan.workload.sharding, "changes": plan.changes,
+                "cards": plan.cards if plan.fits else None}
+
+
+def _compare_intent(slots: dict[str, Any], job_intent: str | None) -> str | None:
+    """The job a comparison is about: the job words of the question ('训 ... 继续预训练' is training), else what the
+    slots imply (a method is a fine-tune, tokens a training run); None when nothing says."""
+    if slots.get("method") and job_intent in (None, "train"):
+        return "finetune"
+    if job_intent in ("train", "finetune", "inference"):
+        return job_intent
+    return "train" if slots.get("tokens") else ("inference" if slots.get("concurrency") or slots.get("qps") else None)

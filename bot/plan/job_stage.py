@@ -1,0 +1,113 @@
+"""The job and its targets: the workload, what the answer assumed, the targets a plan is held to, and
+the sizer every later stage sizes plans with (the first stage of the planner, DESIGN.md)."""
+from __future__ import annotations
+
+from typing import Any
+
+from bot.estimate.speed_encoder import generates
+from bot.knowledge.loader import MAINLAND_CHINA
+from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
+from bot.plan.critic import stated_targets
+from bot.plan.batch import batch_spec, batch_targets, is_batch
+from bot.plan.plans import (SIZING_CONCURRENCY, Targets, sizing_workload)
+from bot.plan.workload import user_fixed_plan
+from bot.records.models import Workload
+from bot.plan.advice import Advice, _Job
+
+
+class JobStage:
+    """The Advisor's job stage (a mixin: its methods read the advisor's knowledge base, rules,
+    templates, ranker and critic)."""
+
+    def _targets(self, job: _Job, advice: Advice) -> None:
+        """Every target the user stated, met or missed by the answer's first plan (theirs, or the pick), and a
+        stated amount of work timed and costed (critic.py: targets-stated, work-timed-and-costed)."""
+        first = advice.recommendations[0] if advice.recommendations else None
+        serving = job.w.method == "inference" and not job.targets.items
+        advice.targets = stated_targets(job.slots, first, serving, encoder=serving and not generates(job.model))
+        missed = [t for t in advice.targets if t["met"] is False]
+        if advice.targets:
+            said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)
+            job.critic["critic.targets-stated"] = self._critic.trace_entry(
+                "targets-stated", bool(missed), job.lang, target=", ".join(t["target"] for t in missed), verdict=said)
+        if first and first.get("label") != "yours" and (job.w.tokens or job.targets.items):
+            lacking = [name for name, value in (("time", first.get("job_hours")), ("cost", first.get("job_cost")))
+                       if value is None and (name == "time" or first.get("price_per_hour") is not None)]
+            job.critic["critic.work-timed-and-costed"] = self._critic.trace_entry(
+                "work-timed-and-costed", bool(lacking), job.lang, flavor=first["flavor"], missing="/".join(lacking))
+
+    def _job(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> _Job:
+        """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
+        w, model, assumptions = self.workload(intent, slots, assumed)
+        # a text LLM's chat request is sized by its tokens in flight; a VLM's window also holds its image tokens
+        targets = Targets.from_slots(slots, w.context, in_flight=w.kind == "llm")
+        if w.method == "inference" and is_batch(slots):
+            targets = batch_targets(targets, batch_spec(slots, model if w.kind in ("llm", "multimodal") else None), w)
+        if slots.get("e2e_ms") and w.method == "inference":
+            # say how a whole-response target was read: it decides the fleet
+            assumptions.append(("assume.e2e", {"e2e": f"{slots['e2e_ms'] / 1000:g}", "out": targets.output_len,
+                                               "ttft": f"{targets.ttft_ms:.0f}", "tpot": f"{targets.tpot_ms:.1f}"}))
+        elif slots.get("latency_ms") and w.method == "inference" and not generates(model):
+            assumptions.append(("assume.latency_encoder", {"ms": f"{slots['latency_ms']:.0f}"}))
+        elif slots.get("latency_ms") and w.method == "inference":
+            assumptions.append(("assume.latency_ttft", {"ms": f"{slots['latency_ms']:.0f}",
+                                                        "tpot": f"{targets.tpot_ms:.0f}"}))
+        if w.method == "inference" and not generates(model) and targets.concurrency and not targets.items:
+            assumptions[:] = [_encoder_users(a, targets) for a in assumptions]
+        # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
+        sized_w = w
+        if targets.items and w.kind in ("llm", "multimodal"):
+            sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY)     # a few sequences; its memory sets the rest
+        elif w.method == "inference" and w.kind == "llm":
+            load = targets.load_sequences() or 0
+            sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY if load > SIZING_CONCURRENCY else w.concurrency)
+            if targets.kv_tokens:
+                assumptions[:] = [_in_flight(a, targets, w) for a in assumptions]
+        sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots), batch_fixed=bool(slots.get("batch_size")))
+        sizer.speed_ctx = (self.kb.gpus, list(self.kb.models.values()))
+        sizer.mfu_floor = self._critic.mfu_floor()       # the search stops where the critic would rule a plan out
+        base = sizer.est(w.gpus)
+        provider = slots.get("provider") or self.default_provider
+        if provider not in self.kb.providers:
+            provider = self.default_provider
+        if slots.get("region"):
+            assumptions.append(("assume.region", {"region": region_word(slots["region"])}))
+        elif not slots.get("provider"):
+            assumptions.append(("assume.provider", {"provider": self.kb.providers[provider].display_name(lang)}))
+        job = _Job(intent, slots, lang, w, model, assumptions, sizer, base, provider, targets)
+        job.facts = job_facts(intent, w, model, slots, base, gpus_needed(self.kb, sizer), provider)
+        job.shapes = Shapes(self.rules, job.facts, lang)
+        if sizer.user_fixed and not any(sizer.plan(f) for f in self.kb.candidates(per_shape=1) if not f.vgpu):
+            # the GPUs the user named cannot hold the job anywhere: plan the size it needs instead, and say so
+            sizer.user_fixed = False
+            sizer.cache.clear()
+            assumptions.append(("assume.more_gpus", {"gpus": w.gpus}))
+        return job
+
+
+def _encoder_users(assumption: tuple[str, dict[str, Any]], t: Targets) -> tuple[str, dict[str, Any]]:
+    """An encoder's users said back as the request rate they were sized at (Targets.encoder_rate): the answer
+    must show that 50 users became 385 requests/s, not 50 requests in one batch."""
+    if assumption[0] != "assume.serving":
+        return assumption
+    rate = t.encoder_rate() or 0.0
+    return ("assume.encoder_users", {"users": t.concurrency, "ms": f"{t.request_ms:.0f}", "rate": f"{rate:,.0f}",
+                                     "context": assumption[1]["context"]})
+
+
+def _in_flight(assumption: tuple[str, dict[str, Any]], t: Targets, w: Workload) -> tuple[str, dict[str, Any]]:
+    """The serving assumption as the KV cache is sized once request sizes are known: tokens in flight per sequence
+    (prompt + output), the window still holding one whole request."""
+    if assumption[0] != "assume.serving":
+        return assumption
+    if t.buckets:
+        mix = " + ".join(f"{share:.0%} x {prompt:,}" for share, prompt in t.buckets)
+        return ("assume.request_mix", {"mix": mix, "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
+    return ("assume.kv_in_flight", {"concurrency": w.concurrency, "prompt": f"{t.input_len:,}",
+                                    "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
+
+
+def region_word(region: str) -> str:
+    """The region as an answer names it: a template key for the mainland-China market (worded in bot/render), the
+    cloud's own region id otherwise."""
+    return "@region.cn-mainland" if region == MAINLAND_CHINA else region

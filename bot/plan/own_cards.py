@@ -1,0 +1,180 @@
+"""The user's own cards (or the GPU they named): their plan, judged as theirs, on the fewest that hold the
+job and meet its deadline, with the verdict the answer leads with."""
+from __future__ import annotations
+
+from typing import Any
+
+from bot.knowledge.loader import KnowledgeBase
+from bot.plan.candidates import MIN_HEADROOM
+from bot.plan.checklist import (FEED_SOURCES, MEGATRON_SOURCES)
+from bot.plan.batch import job_hours
+from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, fabric_sources, own_row, plan_own
+from bot.plan.plans import (HORIZON_DAYS, MAX_SCALE_GPUS)
+from bot.plan.workload import own_cards, tp_degrees
+from bot.plan.advice import Advice, _Job
+
+
+class OwnCardsStage:
+    """The Advisor's owncards stage (a mixin: its methods read the advisor's knowledge base, rules,
+    templates, ranker and critic)."""
+
+    OFFLOAD_ORDER = ("none", "optimizer", "full")     # least moved to host RAM first
+
+    ASKED_COUNTS = (1, 2, 4, 8, 16)   # a GPU named without a count: the server sizes it comes in, and two
+
+    def _own_batch(self, job: _Job, plan: OwnPlan, row: dict[str, Any]) -> None:
+        """A batch job on the user's own cards: how long it takes there (what 'we have 8 A100s, how long for a
+        million items?' asks), from each replica's batch throughput; the deadline, if any, met or not."""
+        best = _own_batch_rate(self.kb, job, plan)
+        if not best:
+            return
+        rate, tp, engines = best
+        hours = job_hours(job.targets.items, rate, 1)
+        row.update(job_hours=round(hours, 1), timed=True,
+                   batch={"items_per_s": round(rate, 3), "hours": round(hours, 2), "tp": tp, "replicas": engines,
+                          "deadline_h": job.targets.deadline_h,
+                          "meets": not job.targets.deadline_h or hours <= job.targets.deadline_h})
+        if job.targets.deadline_h and hours > job.targets.deadline_h:
+            row["breaks"] = ["deadline"]
+
+    # ----- the user's GPU ----------------------------------------------------------------------------------------
+    def _gpu_ids(self, named: str) -> list[str]:
+        from bot.knowledge.loader import GPU_FAMILIES
+        return GPU_FAMILIES.get(named, [named])
+
+    def _family_default(self, ids: list[str]):
+        """The card a family named bare means ('8x H100', 'A100'): the largest of its SXM modules, the data-centre
+        part teams run in 8-GPU servers (H100 SXM 80 GB, not the H100 NVL pair-bridged PCIe variant people name when
+        they have it); the largest member when the family has no SXM module. The answer names the card it took."""
+        gpus = [self.kb.gpus[g] for g in ids]
+        sxm = [g for g in gpus if (g.form_factor or "").startswith("SXM")]
+        return max(sxm or gpus, key=lambda g: g.memory_gib)
+
+    def _own(self, job: _Job) -> tuple[OwnPlan, str, list[str]] | None:
+        """The user's cards as a plan of their own, on every card they named (a card named without a count: one)."""
+        named = job.slots.get("gpu_model")
+        card_mem = job.slots.get("gpu_memory_gib") if not named else None
+        if named:
+            ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus]
+            if not ids:
+                return None
+            gpu = self._family_default(ids)
+            mem, name, sources = gpu.memory_gib, gpu.name, list(gpu.sources)
+        elif card_mem:
+            gpu, mem, sources = None, card_mem, []
+            name = self.t.say("label.card_of", job.lang, mem=f"{card_mem:g}")
+        else:
+            return None
+        plan = self._fewest_that_hold(job, gpu, mem)
+        if gpu is None and plan.fits and plan.timed:
+            plan.bracket = bracket(plan, job.model, cards_of_memory(self.kb.gpus.values(), mem), job.targets)
+            named = plan.bracket[:1] + plan.bracket[1:][-1:]          # the fastest and the slowest, as the line says
+            sources = list(dict.fromkeys(s for b in named for s in self.kb.gpus[b["gpu"]].sources))
+        return plan, name, sources + [s for s in fabric_sources(plan) if s not in sources]
+
+    def _fewest_that_hold(self, job: _Job, gpu, mem: float) -> OwnPlan:
+        """The user's cards as they said them; a GPU named without a count and not said to be theirs ('需要几张 a100
+        80g', 'can qwen 72b run on an A100?'): the fewest of them (one server of 1, 2, 4 or 8, or two servers) that
+        hold the job with the least moved to host RAM (16 H100s sharding a 70B full fine-tune beat 4 with every
+        state offloaded to the CPU), the plan saying what one would need (`fewer_fail`); when none do, the plan on
+        the most of them, with what would make it fit."""
+        as_said = gpu is None or job.slots.get("gpus") or own_cards(job.slots)
+        # cards to be had, not cards they have: as a cluster of them is rented, with RDMA between its servers
+        network = job.slots.get("network") or (None if as_said else "rdma")
+
+        def plan_on(cards: int) -> OwnPlan:
+            return plan_own(job.w, job.model, gpu, mem, cards, job.targets, bool(job.slots.get("batch_size")),
+                            (self.kb.gpus, list(self.kb.models.values())),
+                            network=(network, job.slots.get("network_gbps")))
+        if as_said:
+            return plan_on(job.w.gpus)
+        first = plan_on(1)
+        if first.fits and first.workload.offload == "none":
+            return self._enough_for_the_deadline(job, first, plan_on)
+        plans = [first] + [plan_on(n) for n in self.ASKED_COUNTS[1:]]
+        fitting = [p for p in plans if p.fits]
+        if not fitting:
+            return plans[-1]
+        best = min(fitting, key=lambda p: (self.OFFLOAD_ORDER.index(p.workload.offload), p.cards))
+        best = self._enough_for_the_deadline(job, best, plan_on)
+        if best is not first:
+            best.fewer_fail = first.estimate.per_gpu_gib
+            best.fewer_offload = first.workload.offload if first.fits else None
+            best.fewer_steps = [] if first.fits else first.steps
+        return best
+
+    def _enough_for_the_deadline(self, job: _Job, plan: OwnPlan, plan_on) -> OwnPlan:
+        """'How many H100s to pre-train 7B on 1T tokens in 30 days?': the cards that hold the job are not the answer
+        when they would take years; with a deadline, the count doubles (whole servers) until the time meets it, as
+        far as the planner's largest cluster, and the plan says it was sized for the deadline."""
+        deadline = job.targets.deadline_h or HORIZON_DAYS * 24      # no deadline: the run the rental is sized to
+        if not plan.hours or plan.hours <= deadline:
+            return plan
+        cards = plan.cards
+        while cards < MAX_SCALE_GPUS:
+            cards *= 2
+            bigger = plan_on(cards)
+            if bigger.fits and bigger.hours:
+                plan = bigger
+                if bigger.hours <= deadline:
+                    break
+        plan.for_deadline = "deadline" if job.targets.deadline_h else "horizon"
+        return plan
+
+    def _judge(self, job: _Job, advice: Advice) -> None:
+        """The verdict on the GPU or card the user named, and when the cards are theirs (a count named with the GPU,
+        or 'my 24GB card') their plan as the `yours` row, first."""
+        own = self._own(job)
+        if own is None:
+            return
+        plan, name, sources = own
+        row = own_row(plan, name)
+        if job.targets.items and plan.fits and plan.gpu is not None:
+            self._own_batch(job, plan, row)
+        if plan.fits:
+            # their cards hold it, but would they do it? 20 years, or 1 % MFU, is a verdict, not a plan
+            broken = self._critic.own_verdict(row, job.view(), job.lang)
+            if broken:
+                row["implausible"] = {"rule": broken[0], "because": broken[1]}
+                job.critic[f"critic.{broken[0]}"] = {"rule": f"critic.{broken[0]}", "fired": True,
+                                                     "because": broken[1]}
+        advice.gpu_verdict = {"gpu": plan.gpu.id if plan.gpu else None, "gpu_name": name, "memory_gib": plan.memory_gib,
+                              "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
+                              "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
+                              "hours": row["job_hours"], "link": plan.link, "sources": sources, "row": row,
+                              "owned": own_cards(job.slots),
+                              # no flavor on file carries the card (MI300X, GB200): the answer says it is not covered
+                              "rentable": bool(self.kb.flavors_with_gpu(plan.gpu.id)) if plan.gpu else True}
+        deadline = job.slots.get("deadline_days")
+        row["card_decides"] = deadline if card_decides(plan, deadline) else None     # the deadline it decides
+        if advice.gpu_verdict["owned"]:
+            advice.recommendations.insert(0, row)
+        used = {c["change"] for c in plan.changes}
+        extra = ["answerai-fsdp-qlora"] if "offload parameters too" in used and job.w.method == "qlora" else []
+        extra += ["pagedattention-paper"] if "kv budget" in used else []
+        extra += MEGATRON_SOURCES if plan.zero3_hours else []
+        extra += FEED_SOURCES if row.get("feed") else []
+        advice.gpu_verdict["sources"] = sources + extra        # the verdict line cites them
+
+
+def _own_batch_rate(kb: KnowledgeBase, job: _Job, plan: OwnPlan) -> tuple[float, int, int] | None:
+    """(items per second on all of the user's cards, cards per engine, engines): engines of the fewest cards that
+    hold the model (the layout found) or of more, whichever completes the most items, as a rented instance is
+    packed (batch_plans.size_batch): 72B on 8 A100s runs 2 engines of 4 cards faster than 4 of 2, whose KV cache is
+    a few sequences."""
+    from types import SimpleNamespace
+    from bot.plan.batch_plans import engine_rate
+    from bot.plan.own import own_link
+    least = max(1, plan.used // max(1, plan.replicas))
+    shape = SimpleNamespace(gpu_memory_gib=plan.memory_gib, gpu_count=plan.used)
+    usable = plan.memory_gib * (1 - MIN_HEADROOM)
+    best = None
+    for tp in [d for d in tp_degrees(job.model, plan.used) if d >= least and plan.used % d == 0]:
+        est = job.sizer.est(tp)
+        if tp > least and est.per_gpu_gib > usable:
+            continue
+        sized = engine_rate(shape, plan.gpu, 1, tp, est, job.sizer, job.targets, own_link(plan.gpu), kb)
+        rate = (sized.items_per_s or 0) * (plan.used // tp)
+        if rate and (best is None or rate > best[0]):
+            best = (rate, tp, plan.used // tp)
+    return best

@@ -1,0 +1,145 @@
+"""The plans searched: every candidate flavor sized, timed, priced and ranked (ranking.py), the critic's
+plausibility invariants over them (critic.py), the user's GPU first, and other clouds when the default
+one has nothing that meets the job."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bot.plan.checklist import pick_facts
+from bot.plan.engine import evaluate
+from bot.plan.critic import is_implausible
+from bot.plan.workload import own_cards
+from bot.plan.advice import SHOWN_PER_SHAPE, _Job, meets
+from bot.plan.job_stage import region_word
+
+
+class SearchStage:
+    """The Advisor's search stage (a mixin: its methods read the advisor's knowledge base, rules,
+    templates, ranker and critic)."""
+
+    def _rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The rows of the region the question names (every provider selling there, or the one it names), else
+        the provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
+        region = job.slots.get("region")
+        if region and not job.gpu_ids:
+            pool = list(self.kb.candidates(job.slots.get("provider"), per_shape=SHOWN_PER_SHAPE, region=region))
+            ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets) if pool else []
+            if any(not r["ruled_out"] for r in ranked):
+                return ranked, None
+            rows, fallback = self._provider_rows(job)
+            where = region_word(region)
+            return rows, {"provider": where, "requirement": "", "key": "fallback.no_region"}
+        return self._provider_rows(job)
+
+    def _provider_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        if job.gpu_ids:
+            pool = [f for f in self.kb.candidates(None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
+            return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
+        pool = list(self.kb.candidates(job.provider, per_shape=SHOWN_PER_SHAPE))
+        ranked = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
+        if any(not r["ruled_out"] for r in ranked):
+            return self._elsewhere(job, ranked)
+        # the requirements that ruled this provider's flavors out (the job's own, or those of a candidate's
+        # shape: several GPUs need NVLink, several instances RDMA)
+        hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
+                       if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
+                      | {c.attribute for c, _ in job.shapes.job.require})
+        others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
+        alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
+               if not r["ruled_out"]]
+        fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
+        lang = job.lang
+        reqs = ", ".join(self.t.say(f"requirement.{a}", lang) for a in hard) if fits_somewhere or not hard else ""
+        if job.sizer.user_fixed and any(r["ruled_out"] == "no_fit" for r in ranked):
+            # '两机十六卡': its flavors with enough GPUs per instance do not hold the job on that many GPUs either
+            need = job.sizer.est(job.w.gpus).per_gpu_gib
+            held = self.t.say("requirement.too_big_on", lang, gpus=job.w.gpus, need=f"{need:,.0f}")
+            reqs = self.t.say("list.sep_clause", lang).join([held, reqs]) if reqs and fits_somewhere else held
+        elif not fits_somewhere:
+            big = job.sizer.est(1).per_gpu_gib
+            reqs = self.t.say("requirement.too_big", lang, total=f"{big:,.0f}") + (f"; {reqs}" if reqs else "")
+        fallback = {"provider": self.kb.providers[job.provider].display_name(lang), "requirement": reqs,
+                    "key": "fallback.other_provider" if alt else "fallback.nothing"}
+        insane = [r for r in ranked if is_implausible(r)]
+        if insane:
+            # plans that hold the job exist here, and none is sane: say why, and what would
+            why = min(insane, key=lambda r: r.get("hours") or math.inf)["implausible"]      # the nearest
+            fallback.update(requirement=why["because"] + (f"; {reqs}" if reqs else ""),
+                            fix=self.t.say(f"critic.fix.{why['rule']}", lang),
+                            key="fallback.no_sane" if alt else "fallback.no_sane_anywhere")
+        return alt + ranked, fallback
+
+    def _sane(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The critic's plausibility invariants over ranked rows: a plan that breaks one is ruled out, and said."""
+        for entry in self._critic.prune(rows, job.view(), job.lang):
+            if entry["fired"] or entry["rule"] not in job.critic:
+                job.critic[entry["rule"]] = entry if entry["fired"] else job.critic.get(entry["rule"], entry)
+        return rows
+
+    def _elsewhere(self, job: _Job, ranked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict | None]:
+        """The provider was assumed, not asked for, and none of its plans meets the targets (a deadline, the
+        horizon, the latency), or meets them only across instances without documented RDMA: plans elsewhere that do
+        come first, and the answer says why."""
+        fitting = [r for r in ranked if not r["ruled_out"]]
+        if job.slots.get("provider") or any(meets(r) and not r.get("demoted") for r in fitting):
+            return ranked, None
+        others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
+        alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
+               if not r["ruled_out"] and meets(r)]
+        if any(meets(r) for r in fitting):
+            # its plans meet the job only across instances over a network no source documents as RDMA: plans
+            # elsewhere that need no such leap come first, if there are any
+            alt = [r for r in alt if not r.get("demoted")]
+        if not alt:
+            return ranked, None
+        missed = [b for r in fitting for b in r["breaks"]] + (["budget"] if any(r.get("over_budget")
+                                                                                 for r in fitting) else [])
+        provider = self.kb.providers[job.provider].display_name(job.lang)
+        leap = [r["flavor"].flavor for r in fitting if meets(r) and r.get("demoted")]
+        if leap:
+            return alt + ranked, {"provider": provider, "requirement": ", ".join(dict.fromkeys(leap[:3])),
+                                  "key": "fallback.rdma"}
+        unpriced = [r["flavor"].flavor for r in fitting if r.get("hourly") is None and not r.get("breaks")]
+        if unpriced:
+            # its plans that meet the job have no public price (Ascend nodes): say so, not 'meets nothing'
+            return alt + ranked, {"provider": provider, "requirement": ", ".join(dict.fromkeys(unpriced)),
+                                  "key": "fallback.unpriced"}
+        if set(missed) - {"untimed"}:
+            # plans with no speed on file miss no target; what the timed ones miss is why nothing there will do
+            missed = [b for b in missed if b != "untimed"]
+        what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for b in missed))
+        return alt + ranked, {"provider": provider, "requirement": what, "key": "fallback.targets"}
+
+    def _user_gpu_first(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The GPU (or card size) the user named goes first when it is a sensible choice, not at any price."""
+        named = job.slots.get("gpu_model")
+        card_mem = job.slots.get("gpu_memory_gib") if not named else None
+        if not (named or card_mem):
+            return rows
+        wanted = self._gpu_ids(named) if named else []
+        mine = [r for r in rows if not r["ruled_out"] and (r["gpu"] in wanted or (
+            card_mem and abs(r["flavor"].gpu_memory_gib - card_mem) <= 0.1 * card_mem))]
+        if not own_cards(job.slots):
+            # "on an H100": a GPU asked for is a constraint; the cheaper plans stay in view below it
+            for r in mine:
+                r["named"] = True
+            return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
+        # "we have 2x RTX 4090", "我的显卡是 16G": their cards are judged as theirs (gpu_verdict); a rental of the same
+        # GPU or card size goes first only when it is a sensible choice, not at any price (four 16 GiB cards sharding
+        # a LoRA that one 24 GiB card holds for a quarter of the price is not)
+        best_cost = next((r["cost"] for r in rows if not r["ruled_out"]), math.inf)
+        mine = [r for r in mine if r["cost"] <= best_cost * 1.5 or best_cost == math.inf]
+        return mine + [r for r in rows if all(r is not x for x in mine)] if mine else rows
+
+    def _passes_for(self, job: _Job):
+        """A row passes when its own checklist has no failing item (memoised per row)."""
+        memo: dict[int, bool] = {}
+
+        def passes(r: dict[str, Any]) -> bool:
+            if id(r) not in memo:
+                facts = {**job.facts, **pick_facts(self.kb, r, job.w)}
+                checks = evaluate(self.rules, facts, "check", job.lang)
+                memo[id(r)] = all(c.status != "fail" for c, _cite, _rid in checks.checks)
+            return memo[id(r)]
+        return passes
