@@ -71,7 +71,8 @@ def test_the_planner_keeps_per_layer_traffic_inside_instances_when_their_network
     timed as TCP, and the plan keeps every layer's traffic inside each instance: hybrid sharding (ZeRO-3 inside,
     one all-reduce a step across) or, where it times faster, tensor parallelism inside and pipeline stages across
     (Megatron-LM). The answer says which and cites its source."""
-    r = core.turn("pretrain 7B on 1T tokens on huawei cloud within 60 days", {})[0].model_dump()
+    # H100s asked for: Huawei's ModelArts Snt9B pool on RoCE would otherwise come first (tests/test_documented_fabric)
+    r = core.turn("pretrain 7B on 1T tokens on huawei cloud with H100s within 60 days", {})[0].model_dump()
     pick = r["recommendations"][0]
     lay = pick["layout"]
     assert pick["provider"] == "huaweicloud" and pick["instances"] > 1

@@ -289,10 +289,16 @@ def test_an_undocumented_network_excludes_nothing_and_costs_time(core, question)
     another cloud and not 'nothing fits'."""
     r = core.turn(question, {})[0].model_dump()
     pick = r["recommendations"][0]
-    assert pick["provider"] == "huaweicloud" and pick["instances"] > 1 and pick["rdma"] is None
-    assert "rdma" in pick["demoted"] and pick["job_hours"]
+    assert pick["provider"] == "huaweicloud" and pick["instances"] > 1 and pick["job_hours"]
     topo = next(c for c in r["checklist"] if c["item"] == "topology")
-    assert topo["status"] == "warn" and "TCP" in topo["text"]
+    if pick["rdma"] is None:
+        assert "rdma" in pick["demoted"]
+        assert topo["status"] == "warn" and "TCP" in topo["text"]
+    else:
+        # its ModelArts Snt9B pool is documented on RoCE (issue 31): it comes first, asked for a quote, and the NVIDIA
+        # plans timed over TCP stay among the considered, not excluded
+        assert pick["rdma"] and pick["gpu"].startswith("ascend") and topo["status"] == "ok"
+        assert any("demoted.rdma" in c["why"] for c in r["considered"])
     assert not any((c["ruled_out"] or "").startswith("requirement.") for c in r["considered"])
 
 

@@ -16,8 +16,11 @@ from bot.records.models import Link
 # 312 TFLOPS, H100 rows 40-57 % of 989 TFLOPS (its peak grew faster than memory bandwidth and kernel maturity).
 # Blackwell is tested only by Megatron-Bridge's FP8 B200 rows (0.65-0.79 of measured at 0.50); Ada, Volta, Turing and
 # Pascal training have no measured row yet: their shares are stated guesses below Ampere's.
+# Da Vinci (Ascend 910B): fitted with HCCS_GBS below to MindSpeed-LLM's LLaMA2 7B/13B/70B rows (TP 8 over HCCS,
+# 46-56 % MFU of the 280 TFLOPS on file; tests/data/measured_speed.yaml mindspeed-*): the guess of 0.40 with HCCS at
+# the PCIe rate gave 0.30-0.33 of the measured tokens/s; 0.72 with 200 GB/s gives 0.93-1.04.
 TRAIN_EFFICIENCY = {"ampere": 0.72, "hopper": 0.55, "ada": 0.50, "blackwell": 0.50, "volta": 0.50,
-                    "turing": 0.45, "pascal": 0.40, "da vinci": 0.40}
+                    "turing": 0.45, "pascal": 0.40, "da vinci": 0.72}
 DEFAULT_EFFICIENCY = 0.45
 # The s^2 attention kernels reach a lower share than the large matrix multiplies (counted over the full s x s as
 # Megatron-LM and llm-foundry count them): A100 rows lose 15 % of MFU from 4k to 64k tokens, H100 rows 30 %.
@@ -57,6 +60,10 @@ RING_HOP_LATENCY_S = 9.6e-6
 # interconnect (RoCE)"; Llama 2's clusters: 200 Gbps per GPU); the planner passes the flavor's real link instead.
 PCIE_GBS = {"5.0": 50.0, "4.0": 25.0, "3.0": 12.0}
 UNKNOWN_INTER_GBS = 200.0
+# HCCS between the 8 NPU modules of an Atlas 800 server, one direction per NPU, where the knowledge base has no
+# figure for the card: FITTED (with the Da Vinci share above) to MindSpeed-LLM's tensor-parallel LLaMA2 rows, not a
+# vendor figure (none was found); it agrees with the 7 x 56 GB/s = 392 GB/s both ways often quoted for the 910B.
+HCCS_GBS = 200.0
 TCP_GBS = 3.0               # 25 Gbit/s Ethernet without RDMA
 RDMA_GBS = 200.0            # RDMA of unstated speed: 8 x 200 Gbit/s per node, as above
 GOODPUT = 0.9               # Llama 3 paper: "more than 90% effective training time"
@@ -139,6 +146,11 @@ def pcie_gbs(gpu: GPU) -> float:
     return PCIE_GBS["4.0"]
 
 
+def hccs(gpu: GPU) -> bool:
+    """An Ascend NPU module (Atlas 800 servers: 8 of them over HCCS), as the knowledge base's form factor says."""
+    return gpu.vendor == "huawei" and "NPU module" in (gpu.form_factor or "")
+
+
 def resolve_link(gpu: GPU, nodes: int, link: Link | None) -> tuple[Link, list[Note]]:
     """The link with every bandwidth filled in, and a note for each part that was assumed rather than known."""
     link = link or Link()
@@ -149,7 +161,8 @@ def resolve_link(gpu: GPU, nodes: int, link: Link | None) -> tuple[Link, list[No
         notes.append(Note("speed.assumed_intra", f"link inside a node not known: assumed {intra} (what a "
                           f"{gpu.name} usually has)", link=intra, gpu=gpu.name))
     if intra_gbs is None:
-        intra_gbs = gpu.nvlink_gbs / 2 if intra == "nvlink" and gpu.nvlink_gbs else pcie_gbs(gpu)
+        intra_gbs = (gpu.nvlink_gbs / 2 if intra == "nvlink" and gpu.nvlink_gbs else
+                     HCCS_GBS if intra == "nvlink" and hccs(gpu) else pcie_gbs(gpu))
     inter, inter_gbs = link.inter, link.inter_gbs
     if nodes > 1 and inter in ("unknown", "none"):
         inter = "unknown"

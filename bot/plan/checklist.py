@@ -56,7 +56,8 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "pick_nvlink_bridged": bool(pick.get("link") and pick["link"].bridged_beyond(
                 min(pick["gpus_total"], f.gpu_count))),
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
-            "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16, "pick_arch": arch_family(kb.gpus[f.gpu]),
+            "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16,
+            "pick_npu": kb.gpus[f.gpu].vendor == "huawei", "pick_arch": arch_family(kb.gpus[f.gpu]),
             "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
             # an indicative price's own note already says it is undated
             "pick_price_undated": bool(f.price and f.price.on_demand is not None and f.price.date is None
@@ -148,7 +149,9 @@ class Checklist:
             "headroom": f"{pick['headroom']:.0f}", "flavor": f.flavor, "instances": pick["instances"],
             "gpus_per_instance": f.gpu_count, "interconnect": (f.interconnect or "?").upper(),
             "peers": self.kb.gpus[f.gpu].nvlink_peers or f.gpu_count,
-            "network": f.network or "RDMA"}
+            "network": f.network or "RDMA",
+            # the link inside each node as its family calls it: Ascend NPU modules talk over HCCS (Atlas 800)
+            "inside": "HCCS" if f.interconnect == "hccs" else "NVLink"}
         if chk.item == "oom" and chk.status != "ok":
             # from the pick's own layout (its GPU count and micro-batch), so that no step reads "tensor parallel
             # over 8 GPUs" for a plan already on 8, or sizes int4 weights on one card

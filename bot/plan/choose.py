@@ -35,6 +35,7 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
         # it and the others, so the order stands (theirs first) and the targets still rule; a priced plan stays in
         # view as the cheapest
         meeting = [r for r in fitting if not r.get("breaks")]
+    meeting = documented_fabric_first(meeting, fitting)
     pick = next((r for r in meeting[:12] if passes(r)), None) or (meeting[0] if meeting else
                                                                   _nearest(priced or fitting))
     pick = _simpler(pick, meeting, passes)
@@ -48,7 +49,9 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     cheap = min(sensible, key=lambda r: (job_price(r), r.get("hours") or 0, r["id"]))
     if cheap is not pick and job_price(cheap) < job_price(pick):
         recs.append(_label(cheap, "cheapest"))
-    timed = [r for r in fitting if r.get("hours") and not r.get("over_budget")]
+    # nor is a plan faster only by a leap the pick does not take (several instances over a network no source
+    # documents as RDMA, timed over TCP): 1,024 V100s over an unknown network are no 'fastest' beside a RoCE pool
+    timed = [r for r in fitting if r.get("hours") and not r.get("over_budget") and _no_more_demoted(r, pick)]
     if job_price(pick) < math.inf:
         # beside a priced pick, a faster plan must say what it costs: one with no public price is no option to weigh
         timed = [r for r in timed if job_price(r) < math.inf]
@@ -59,11 +62,24 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     for r in meeting:
         if len(recs) >= 3:
             break
-        if all(r is not x for x in recs) and not _flagged(r):
+        if all(r is not x for x in recs) and not _flagged(r) and _no_more_demoted(r, pick):
             recs.append(_label(r, None))     # a catalog price flagged as a data quirk stays among the considered
     for r in recs[1:]:
         r["why"] = _why(r, pick, passes)
     return recs, _considered(rows, recs, pick, passes)
+
+
+def documented_fabric_first(meeting: list[Row], fitting: list[Row]) -> list[Row]:
+    """When every priced plan that meets the targets needs the leap the rules demote (several instances over a
+    network no source documents as RDMA, timed over TCP) and a timed plan on a documented RDMA network meets them
+    too but has no public price (a ModelArts Snt9B pool with RoCE), the documented plan comes first, offered as
+    'ask for a quote' (issue 31): a price for a job timed over a network nobody documents is not a cheaper way to
+    do the same job. The priced plans stay in view among the considered, with why."""
+    if not meeting or not all(r.get("demoted") for r in meeting) or any(r.get("named") for r in meeting):
+        return meeting         # a plan that needs no leap, or the GPU the user asked for, decides as before
+    quoted = [r for r in fitting if job_price(r) == math.inf and not r.get("demoted") and not r.get("breaks")
+              and r.get("hours") and all(r is not m for m in meeting)]
+    return sorted(quoted, key=lambda r: (r["hours"], r["id"]))[:1] + meeting if quoted else meeting
 
 
 FASTER_BY = 0.9              # policy: a faster plan is named when it takes at most 90 % of the pick's time
