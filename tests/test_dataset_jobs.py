@@ -180,9 +180,11 @@ def test_a_job_of_minutes_runs_on_one_card_and_says_so(core):
 
 
 def test_transcribing_known_hours_is_a_job_sized_by_the_deadline(core):
-    # 2,000 h of audio in 72 h: copies of the cheapest card split it (the scenario's arithmetic: 2 H100 PCIe, ~39 h)
+    # 2,000 h of audio in 72 h: recordings run batched (faster-whisper batch_size=8, 3.7x one window at a time:
+    # about 94x real time on an H100 PCIe, 21 h on one card); copies of the cheapest card split it when one is late
     r = _answer(core, "用 whisper large-v3 转写 2000 小时录音，三天内")
     pick = r["recommendations"][0]
     copies = pick["gpus_total"] * (pick.get("replicas") or 1)
-    assert copies >= 2 and pick["job_hours"] <= 72 and pick["job_cost"] > 0
+    assert copies >= 1 and pick["job_hours"] <= 72 and pick["job_cost"] > 0
+    assert any("batch_size=8" in t["formula"] for t in r["speed"]["terms"]), r["speed"]["terms"]
     assert r["speed"]["gpus"] == copies and r["speed"]["hours"] == pytest.approx(pick["job_hours"], rel=0.02)

@@ -33,7 +33,7 @@ def parser(core):
     ("serve qwen2.5 7b, around 300 requests at once", {"concurrency": 300}),
     ("serve qwen2.5 7b, Target RPS: >10", {"qps": 10.0}),
     ("qwen 7b chat lora, max-length: 1024", {"seq_len": 1024}),
-    ("serve qwen2.5 7b, 3000 input tokens, 30 output tokens", {"seq_len": 3000}),
+    ("serve qwen2.5 7b, 3000 input tokens, 30 output tokens", {"request_tokens": 3000, "output_tokens": 30}),
     ("serve llama 3 8b for 10,000 users", {"concurrency": 10000}),
     ("serve llama 3 8b for 1e3 users", {"concurrency": 1000}),
     ("budget up to 1000 $ for training", {"budget_amount": 1000.0, "budget_currency": "USD"}),

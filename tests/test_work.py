@@ -260,3 +260,14 @@ def test_every_stated_amount_of_work_shows_the_multiplication_a_time_and_a_cost(
     shown = reply.work["derivation"]
     assert re.search(r"[x×].*[x×].*=", shown) and f"{n:,}" in shown and f"{length:,}" in shown, shown
     assert timed_and_priced(reply), (text, reply.text)
+
+
+@pytest.mark.parametrize("text, tokens", [
+    # C11: the passages' stated average, not the encoder's 512-token default
+    ("Need to embed 100M passages (avg 256 tokens) with bge-large-en (335M params). How many GPUs for 3 days and "
+     "cost on GCP?", 256),
+    ("用 Qwen2.5-7B 离线给 100 万条评论打标签，每条平均 300 token", 300),
+])
+def test_a_batch_items_stated_size_is_never_replaced_by_the_default(core, text, tokens):
+    reply = ask(core, text)
+    assert reply.batch["prompt_tokens"] == tokens and "prompt" not in reply.batch["assumed"], reply.batch

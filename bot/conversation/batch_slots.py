@@ -54,7 +54,7 @@ class BatchReader:
         self.rx_item_size = [re.compile(rf"{about}{num}\s*{k}\s*tokens?\s*(?:each|apiece|per\s+\w+)"),
                              re.compile(rf"(?:each|every\s+\w+)\s*(?:is|has)?\s*{about}{num}\s*{k}\s*tokens?"),
                              re.compile(rf"每(?:条|篇|个|份|张)\s*{about}{num}\s*{k}\s*(?:tokens?|个\s*token)")]
-        self.rx_train_words = re.compile(r"fine-?\s?tun|finetun|(?<![a-z])(?:pre-?)?train|(?<![a-z])(?:q?lora|sft)"
+        self.rx_train_words = re.compile(r"fine-?\s?tun|finetun|(?<![a-z])(?:pre-?)?train|(?<![a-z])(?:q?lora|sft|epochs?)"
                                          r"(?![a-z])|微调|训练|预训练")
 
     def _batch_job(self, t: str, slots: dict[str, Any]) -> str:
@@ -102,7 +102,19 @@ class BatchReader:
                     slots[slot] = val
                     t = self._blank(t, m.span())
                     break
+        if "item_input_tokens" not in slots:
+            t = self._item_size_said(t, slots)
         return t
+
+    def _item_size_said(self, t: str, slots: dict[str, Any]) -> str:
+        """'100M passages (avg 256 tokens)', '每条平均 300 token': an item's size the phrasings above miss, read by the
+        quantity grammar (an average or a size each), so that it is never replaced by the default."""
+        q = next((q for q in self.quantities.find(t) if q.unit == "tokens" and not q.rate and not q.negative
+                  and (q.average or q.each) and q.role != "output" and 1 <= q.value <= 1_000_000), None)
+        if q is None:
+            return t
+        slots["item_input_tokens"] = q.as_length()
+        return self._blank(t, q.span)
 
     def _batch_decide(self, slots: dict[str, Any]) -> None:
         """A batch job: a strong word, or a task with an amount of work (items or tokens). Tokens counted in a batch

@@ -61,6 +61,7 @@ class DatasetReader:
     def _dataset_slots(self, t: str, slots: dict[str, Any]) -> str:
         """Dataset name, size and epochs into the slots; what was read is blanked so that no later pattern reads
         '500 小时' as a deadline or '118k' as a parameter count."""
+        t = self._image_size(t, slots)
         if self.rx_dataset is not None:
             m = self.rx_dataset.search(t)
             if m:
@@ -79,6 +80,19 @@ class DatasetReader:
                 slots["epochs"] = float(n)
                 t = self._blank(t, m.span(1))      # the word stays: 'epochs' is a cue of a training job
                 break
+        return t
+
+    def _image_size(self, t: str, slots: dict[str, Any]) -> str:
+        """The image side a vision or diffusion job runs at ('at 1280px', 'imgsz=1280', '1024x1024', '1024 分辨率'):
+        its FLOPs and activations grow with the square of it (bot/estimate/vision.py, activations.py)."""
+        for rx in _IMAGE_SIDE:
+            m = rx.search(t)
+            if m is None:
+                continue
+            side = max(int(g) for g in m.groups() if g)
+            if MIN_SIDE <= side <= MAX_SIDE:
+                slots["image_size"] = side
+                return self._blank(t, m.span())
         return t
 
     def _dataset_count(self, t: str, slots: dict[str, Any], unit: str, rxs: list[re.Pattern], cap: float
@@ -101,6 +115,15 @@ class DatasetReader:
 _RATE_BEFORE = re.compile(r"(?:每秒|每分钟|每小时|每天|一秒|1秒)\s*(?:钟)?\s*(?:能|要|需要|处理|生成|出)?\s*$")
 _RATE_AFTER = re.compile(r"\s*(?:/|per|a|an|every|each)\s*(?:s|sec|second|min|minute|h|hr|hour|day)s?(?![a-z])|"
                          r"\s*(?:每秒|/秒|每分钟|每小时)")
+
+
+_IMAGE_SIDE = [
+    re.compile(r"(?<![\d.])(\d{2,5})\s*[x×*]\s*(\d{2,5})(?![\d.])(?!\s*(?:gpus?|cards?|卡|张卡|h100|a100))"),   # '1024x1024'
+    re.compile(r"(?<![\d.])(\d{2,5})\s*(?:px|pixels?|像素)(?![a-z])"),                         # 'at 1280px', '1280 像素'
+    re.compile(r"(?:imgsz|img_size|image[_ ]size|resolution|分辨率|尺寸)\s*(?:of|is|=|:|为|是)?\s*(\d{2,5})(?![\d.])"),
+    re.compile(r"(?<![\d.])(\d{2,5})\s*(?:的)?\s*(?:分辨率|resolution)"),                     # '1024 分辨率'
+]
+MIN_SIDE, MAX_SIDE = 32, 8192
 
 
 def _a_rate(text: str, m: re.Match) -> bool:

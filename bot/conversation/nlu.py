@@ -30,6 +30,7 @@ from bot.conversation.number_patterns import _DIGITS, _ZH_RUN, NumberPatterns
 from bot.conversation.parsed import Match, Parse, load_lexicon
 from bot.conversation.quantities import QuantityGrammar
 from bot.conversation.slots import SlotReader
+from bot.conversation.load_slots import LoadReader
 from bot.conversation.work_slots import WorkReader
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.models import Slots
@@ -39,8 +40,8 @@ __all__ = ["Parser", "Parse", "Match", "Cue", "CueSet", "load_lexicon", "JOB_INT
            "G_MARK"]
 
 
-class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, BatchReader, DatasetReader,
-             IntentScorer):
+class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, LoadReader, BatchReader,
+             DatasetReader, IntentScorer):
     """Built once per (knowledge base, lexicon); `parse` is a pure function of the text. Each step lives in its own
     module (normalise, entities, number_patterns + slots, intents); this class holds the tables and the order."""
 

@@ -82,6 +82,10 @@ class NumberPatterns:
         N = self.NUM
         K = r"\s*(k|千|万)?"              # '2k users', '1万并发'
         self.rx_concurrency = [
+            # the peak concurrency said beside a population online ('200 人同时在线，高峰并发 30 个请求'): the load
+            re.compile(rf"(?:高峰|峰值|peak|at peak|busiest)\s*(?:期|时|时段)?\s*(?:的)?\s*(?:并发|concurrency|concurrent"
+                       rf"(?:\s+(?:requests?|users?))?)\s*(?:数|量|请求数)?\s*(?:of|is|为|是|=|:|约|大概|大约|在|~)?\s*{N}{K}"),
+            re.compile(rf"{N}{K}\s*(?:个)?\s*(?:concurrent\s+requests?|并发请求)\s*(?:at peak|在高峰|高峰时)"),
             re.compile(rf"{N}{K}\s*(?:requests?|users?|queries|people|calls|streams?|sessions?)\s+(?:concurrently|"
                        r"simultaneously|at once|at the same time|in parallel)(?![a-z])"),
             re.compile(rf"{N}{K}\s*(?:个)?\s*(?:concurrent|simultaneous|parallel)(?:\s+(?:users?|requests?|sequences?|"

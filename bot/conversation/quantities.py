@@ -49,6 +49,8 @@ class Quantity:
     average: bool = False
     negative: bool = False
     k_suffix: bool = False         # written with 'k' ('8k tokens'): a length in k is 1,024 each ('8k' context: 8,192)
+    unit_span: tuple[int, int] = (0, 0)      # the unit's word ('requests', '张图'), inside span
+    number_start: int = 0                    # where the number (or its sign) starts, inside span
     text: str = field(default="", compare=False)
 
     def as_length(self) -> int:
@@ -106,7 +108,9 @@ class QuantityGrammar:
         rng = rf"(?:\s*(?:-|–|~|to|到|至)\s*(?P<num2>{number})(?P<mult2>{mult}))?"
         hedge_pre = rf"(?:{_either(v['hedges_before'])}\s*)"
         linking = r"(?:(?:are|is|of|with|has|have|=|:|为|是|都是|都)\s*)"
-        prefix = (rf"(?:(?P<rate_pre>{_either(self.rate_before_of)})\s*(?:有|约|是|:)?\s*)?"
+        # '每天要转写 2000 小时': a few Chinese characters (a verb) may stand between the rate and the amount
+        prefix = (rf"(?:(?P<rate_pre>{_either(self.rate_before_of)})\s*(?:(?<=[\u4e00-\u9fff])[\u4e00-\u9fff]{{1,4}}?\s*)?"
+                  r"(?:有|约|是|:)?\s*)?"
                   rf"(?:(?P<peak>{_either(v['peak'])})\s*(?:of|is|at|是|为|:)?\s*)?"
                   rf"(?:(?P<each_pre>{_either(v['each_before'])})\s*)?"
                   rf"(?:(?P<role_pre>{_either(self.role_of)})\s*)?"
@@ -117,7 +121,10 @@ class QuantityGrammar:
         unit = (rf"(?P<unit_rate>{_either(self.unit_rate_of)})"
                 rf"|(?:\s*[{MEASURE_WORDS}](?=\s*(?:{units_zh})))?\s*"      # a measure word: '5万条样本'
                 rf"(?:(?P<adj>{_either(v['adjectives'] + [w for w in self.role_of if w.isascii()])})\s+){{0,2}}"
-                rf"(?P<unit>{_either(self.unit_of)})")
+                rf"(?P<unit>{_either(self.unit_of)})"
+                r"(?:\s*(?:的)?\s*(?P<role_post>输出|输入|(?<![a-z])(?:output|input)(?![a-z])))?"   # '3000 token 输出'
+                # a size named by its role alone: '500 input + 300 output tokens', '1k 输入 200 输出'
+                r"|(?P<role_unit>(?<![a-z])(?:input|output)(?![a-z])|输入|输出)(?:\s*(?:tokens?|词元)(?![a-z]))?")
         hedge_post = rf"\s*(?:{_alt(v['hedges_after'])})"
         body = (rf"{prefix}(?P<sign>(?<![a-z0-9])-\s*)?(?P<num>{number})(?P<mult>{mult}){rng}"
                 rf"(?P<hedge_post>{hedge_post})?\s*-?\s*(?:{unit})")
@@ -163,7 +170,8 @@ class QuantityGrammar:
         if unit is None:
             return None
         each = self._each(g)
-        role = self.role_of.get((g["role_pre"] or "").strip()) or self._role_of_adjective(m)
+        said_role = g["role_pre"] or g["role_post"] or g["role_unit"]
+        role = self.role_of.get(said_role.strip()) if said_role else self._role_of_adjective(m)
         average = bool(g["avg"] and g["avg"].strip() in self.average_words) or bool(g["length"]) or \
             bool(g["rate_pre"] and g["rate_pre"].strip() in self.average_words)
         if g["rate_pre"] and g["rate_pre"].strip() in ("日均", "月均", "天均"):
@@ -173,12 +181,17 @@ class QuantityGrammar:
         return Quantity(value=value, unit=unit, span=m.span(), low=low, rate=rate, each=each, role=role,
                         hedged=bool(g["hedge_pre"] or g["hedge_post"] or g["hedge_post2"] or g["avg"]),
                         peak=bool(g["peak"] or (g["peak_post"] and rate)), average=average, negative=bool(g["sign"]),
-                        k_suffix="k" in ((g["mult"] or "") + (g["mult2"] or "")).strip(), text=m.group())
+                        k_suffix="k" in ((g["mult"] or "") + (g["mult2"] or "")).strip(), text=m.group(),
+                        unit_span=next((m.span(k) for k in ("unit", "unit_rate", "role_unit") if m.start(k) >= 0),
+                                       m.span()),
+                        number_start=m.start("sign") if g["sign"] else m.start("num"))
 
     def _unit_and_rate(self, g: dict[str, Any]) -> tuple[str | None, str | None]:
         rate = None
         if g["unit_rate"]:
             unit, rate = self.unit_rate_of[_squash(g["unit_rate"])].split("/")
+        elif g["role_unit"]:
+            unit = "tokens"
         else:
             unit = self.unit_of.get(_squash(g["unit"] or ""))
         said = g["rate_post"] or g["rate_pre"] or g["daily"]

@@ -104,6 +104,7 @@ class SlotReader:
         t = self._budget_amount(t, slots)
         t = self._training_work(t, slots)
         t = self._batch_job(t, slots)
+        t = self._serving_load(t, slots)
         t = self._request_sizes(t, slots)
         t = self._dataset_slots(t, slots)
         t, per_sample = self._training_tokens(t, slots)

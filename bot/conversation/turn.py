@@ -244,8 +244,9 @@ class Core:
         answered with the fact that no cloud takes such a job (the session is left as it was)."""
         from bot.conversation.dataset_slots import MAX_ITEMS
         from bot.conversation.slots import MAX_BUDGET, MAX_CONCURRENCY, MAX_GPUS, MAX_NODES
+        from bot.conversation.load_slots import MAX_RATE_PER_S
         limits = {"gpus": MAX_GPUS, "nodes": MAX_NODES, "concurrency": MAX_CONCURRENCY, "budget_amount": MAX_BUDGET,
-                  "dataset_items": MAX_ITEMS}
+                  "dataset_items": MAX_ITEMS, "qps": MAX_RATE_PER_S}
         slots = {k: v for k, v in new.get("slots", {}).items() if k != "topic"}
         base = dict(lang=lang, intent=new.get("intent") or parse.intent, slots=slots)
         if parse.invalid:

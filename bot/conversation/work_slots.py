@@ -19,6 +19,7 @@ TRAINING_ITEM_UNITS = ("samples", "pairs", "prompts")
 MAX_TRAINING_ITEMS = 1e11          # more samples than any public training set by far (dataset_slots.MAX_ITEMS)
 MAX_SAMPLE_TOKENS = 10_000_000     # the longest context any model on file takes
 MAX_GENERATIONS = 1024             # completions per prompt (Workload.rl_group's bound)
+MAX_TRAIN_STEPS = 100_000_000      # more optimizer steps than any training run
 
 _PACKING_ON = re.compile(r"(?<![a-z])(?:with\s+)?(?:sample\s+|sequence\s+)?packing(?:\s+on|=true)?(?![a-z])|packed|打包|拼接")
 _PACKING_OFF = re.compile(r"(?:no|without|not|w/o|disable|disabled)\s+(?:sample\s+|sequence\s+)?packing|packing\s*(?:off|=\s*false)"
@@ -50,6 +51,10 @@ class WorkReader:
             slots["generations"] = int(gens.value)
             taken.append(gens)
         taken += self._sample_lengths(qs, slots)
+        steps = next((q for q in qs if q.unit == "steps" and not q.rate and not q.each), None)
+        if steps is not None and not steps.negative and 1 <= steps.value <= MAX_TRAIN_STEPS:
+            slots["train_steps"] = int(steps.value)      # '大概 3000 步': steps x batch images, not one epoch
+            taken.append(steps)
         for q in taken:
             t = self._blank(t, q.span)
         return t

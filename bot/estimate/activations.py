@@ -7,6 +7,11 @@ from bot.estimate.arch import GIB, Arch, Note, add_term
 from bot.records.models import MemoryTerm, Workload
 
 
+def pixel_scale(w: Workload, a: Arch) -> float:
+    """Activations per image grow with its pixels: (side / the basis's side)^2 when the job's image size is said."""
+    return (w.image_size / a.basis_px) ** 2 if w.image_size and a.basis_px else 1.0
+
+
 def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
     """The activation terms of one training step, in the order the step allocates them.
 
@@ -18,7 +23,7 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
         if a.basis_at:
             notes.append(Note("est.basis", f"activations per sample from a measurement: {a.basis_at}", at=a.basis_at))
         if a.activation_gib_per_sample is None and a.inference_gib_per_sample:
-            per = a.inference_gib_per_sample * 3 * GIB * p / a.basis_bytes
+            per = a.inference_gib_per_sample * 3 * GIB * p / a.basis_bytes * pixel_scale(w, a)
             notes.append(Note("est.basis_from_inference", "training activations taken as 3x the measured "
                               "inference activations per sample"))
             add_term(terms, "activations", "activations",
@@ -31,9 +36,12 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
                               "assumed"))
         else:
             per = a.activation_gib_per_sample * GIB * p / a.basis_bytes
+        area = pixel_scale(w, a)
         if checkpoint_mode(w) != "none":
             per *= 0.35
-        add_term(terms, "activations", "activations", per * b, f"{per / GIB:.3f} GiB per sample x batch {b}")
+        add_term(terms, "activations", "activations", per * area * b,
+                 f"{per / GIB:.3f} GiB per sample" + (f" x ({w.image_size}/{a.basis_px})^2" if area != 1 else "") +
+                 f" x batch {b}")
         return
     L, tp = a.layers, w.tensor_parallel
     # (layers, tokens) per stack: an encoder-decoder model with a fixed encoder length (Whisper's 1500 audio frames)

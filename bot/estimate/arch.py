@@ -3,6 +3,7 @@ a bare parameter count."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from bot.records.kb import Model
@@ -76,6 +77,8 @@ class Arch:
     inference_gib_per_sample: float | None = None
     basis_bytes: int = 4
     basis_at: str = ""          # the measured condition of the activation basis, said with the estimate
+    basis_px: int | None = None  # the image side the basis was measured at ('640x640 image, ...'): activations scale
+                                 # with the pixel count, the square of the side (issue 30: YOLO at 1280 px)
     derived: bool = False       # dimensions scaled from the parameter count, not read from a config
 
     @property
@@ -169,7 +172,7 @@ def _arch_of(model: Model | None, params_b: float) -> Arch:
                     activation_gib_per_sample=basis.gib_per_sample if basis else None,
                     inference_gib_per_sample=basis.inference_gib_per_sample if basis else None,
                     basis_bytes=basis.precision_bytes if basis else 4,
-                    basis_at=f"{basis.at} [{basis.source}]" if basis else "")
+                    basis_at=f"{basis.at} [{basis.source}]" if basis else "", basis_px=_basis_px(basis))
     size, layers, hidden, heads, kv = min(_SCALE, key=lambda r: abs(math.log(r[0] / params_b)))
     # keep the layer count and width shape of the nearest known model, scale width to the parameter count
     scale = math.sqrt(params_b / size)
@@ -178,3 +181,9 @@ def _arch_of(model: Model | None, params_b: float) -> Arch:
     return Arch(params=params, layers=layers, hidden=hidden, heads=heads, kv_heads=min(kv, heads), head_dim=128,
                 ffn=int(hidden * 3.5), vocab=128256, gated_mlp=True, tied=False,
                 kv_dim=2 * min(kv, heads) * 128, derived=True)
+
+
+def _basis_px(basis) -> int | None:
+    """The side of the square image an activation basis was measured at ('640x640 image, training ...'), if it says."""
+    m = re.match(r"\s*(\d{2,5})\s*x\s*(\d{2,5})", basis.at) if basis is not None else None
+    return int(m.group(1)) if m and m.group(1) == m.group(2) else None

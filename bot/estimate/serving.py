@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.estimate.adapters import head_quantised, quant_formula, quant_notes, quantised_split
+from bot.estimate.activations import pixel_scale
 from bot.estimate.arch import GIB, WEIGHT_BYTES, Arch, Note, add_term
 from bot.records.models import MemoryTerm, Workload
 
@@ -37,14 +38,14 @@ def serving_terms(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str
         scale = (4 if w.precision == "fp32" else 2) / a.basis_bytes
         if a.inference_gib_per_sample:
             # not scaled by precision: SDXL's measured working set per image was the same in fp32 and fp16
-            per = a.inference_gib_per_sample * GIB
+            per = a.inference_gib_per_sample * GIB * pixel_scale(w, a)
             add_term(terms, "activations (forward only)", "activations", per * w.concurrency,
                   f"{per / GIB:.2f} GiB per sample (measured basis) x {w.concurrency}")
             return
         if a.activation_gib_per_sample is None:
             notes.append(Note("est.no_basis", "no measured activation basis for this model: 0.5 GiB per sample "
                               "assumed"))
-        per = (a.activation_gib_per_sample or 0.5) * GIB * scale
+        per = (a.activation_gib_per_sample or 0.5) * GIB * scale * pixel_scale(w, a)
         add_term(terms, "activations (forward only)", "activations", per * w.concurrency * 0.3,
               f"30% of the training activations per sample x {w.concurrency}")
         return

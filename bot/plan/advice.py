@@ -10,7 +10,7 @@ from bot.plan.candidates import Shapes, Sizer
 from bot.plan.critic import JobView
 from bot.plan.plans import Targets
 from bot.records.kb import Model
-from bot.records.models import MemoryEstimate, Work, Workload
+from bot.records.models import Load, MemoryEstimate, Work, Workload
 
 
 # Volta and Turing have fp16 tensor cores only: "They further support BF16 in Ampere architectures" (MMEngine)
@@ -38,7 +38,8 @@ class Advice:
     fallback: dict[str, Any] | None = None
     billing: list[str] = field(default_factory=list)
     plans_searched: int = 0      # flavor x instances x replicas evaluated for this answer
-    work: Work | None = None     # the amount of work in the user's units and its derivation (bot/plan/work.py)
+    # the amount of work in the user's units and its derivation (bot/plan/work.py), or a service's load (load.py)
+    work: Work | Load | None = None
     targets: list[dict[str, Any]] = field(default_factory=list)     # each stated target, met or not (critic.py)
 
 

@@ -25,6 +25,7 @@ from bot.plan.billing import billing_costs
 from bot.plan.choose import choose
 from bot.plan.critic import Critic
 from bot.plan.ranking import Ranker
+from bot.plan.load import serving_load
 from bot.plan.work import training_work
 from bot.plan.workload import build_workload, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
@@ -91,7 +92,8 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
         advice = self._assemble(job, pick, recs, considered, fallback)
         if pick and pick.get("sized") and pick["sized"].parts and advice.recommendations:
             self._attach_fleet(job, advice, pick, mixed)
-        advice.work = training_work(job.slots, job.w)
+        advice.work = training_work(job.slots, job.w) or (serving_load(job.slots) if job.w.task == "inference"
+                                                           and not job.targets.items else None)
         self._extras(job, pick, advice)
         self._targets(job, advice)
         advice.trace += [e for e in job.critic.values() if e not in advice.trace]

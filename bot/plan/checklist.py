@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.fit import make_it_fit
+from bot.estimate.speech import BATCHED_SOURCE, batched_transcription
 from bot.estimate.vision import DECODE_IMAGES_PER_CORE, decode_cores, vision_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.knowledge.prices import is_stale, price_age_days
@@ -214,8 +215,11 @@ def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> 
     hybrid = bool(pick) and (pick.get("layout") or {}).get("sharding") == "hsdp"
     # an encoder's rate rests on the published BERT engine timings and its latency bound on MLPerf's
     encoder = ENCODER_SPEED_SOURCES if model is not None and model.kind == "encoder" and w.method == "inference" else []
+    # a transcription rate rests on the measured engine it scales (and, batched, on the batched benchmark)
+    speech = ([model.speed_basis.source] if model is not None and model.speed_basis else []) + \
+        ([BATCHED_SOURCE] if w.kind == "speech" and batched_transcription(w) else [])
     out = {"memory": METHOD_SOURCES[w.method] + (list(model.sources) if model else []),
-           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu) + encoder,
+           "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu) + encoder + speech,
            "layout": ["pytorch-fsdp-hybrid-shard"] if hybrid else (MEGATRON_SOURCES if _three_d(pick) else [])}
     return {claim: list(dict.fromkeys(s for s in ids if s in kb.sources)) for claim, ids in out.items()}
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.estimate.speed_encoder import generates
 from bot.knowledge.loader import MAINLAND_CHINA
+from bot.plan.load import with_reasoning_output
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.critic import stated_targets
 from bot.plan.batch import batch_spec, batch_targets, is_batch
@@ -38,7 +39,11 @@ class JobStage:
 
     def _job(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> _Job:
         """The workload, its estimate on the GPUs named, the provider, and the job facts and select rules."""
+        reasoning: list = []
+        if intent == "inference":      # a reasoning model's answer is as long as it typically is, said
+            slots, reasoning = with_reasoning_output(slots, self.kb.models.get(slots.get("model") or ""))
         w, model, assumptions = self.workload(intent, slots, assumed)
+        assumptions += reasoning
         # a text LLM's chat request is sized by its tokens in flight; a VLM's window also holds its image tokens
         targets = Targets.from_slots(slots, w.context, in_flight=w.kind == "llm")
         if w.method == "inference" and is_batch(slots):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.plan.candidates import MIN_HEADROOM, Sizer
+from bot.plan.load import serving_load
 from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, DDP_KINDS, request_buckets
 from bot.plan.links import LinkEvidence
 from bot.plan import layouts, perf
@@ -69,6 +70,7 @@ class Targets:
     items: int | None = None                 # a batch job's items (batch.py): sized for throughput, not latency
     max_seqs: int = 4096                     # sequences one replica may hold (a batch job: vLLM's max_num_seqs)
     request_ms: float = ENCODER_LATENCY_MS["normal"]   # an encoder's whole request (one forward pass)
+    min_replicas: int = 1                    # a production service keeps serving while one replica is down
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any], context: int, in_flight: bool = True) -> "Targets":
@@ -79,7 +81,8 @@ class Targets:
         windows a replica: 6 H100s where 2 hold them). A stated context is sized whole: '5 users at 128k'."""
         lat = slots.get("latency") or "normal"
         days = slots.get("deadline_days")
-        out_len = min(OUTPUT_LEN, max(1, context // 4))
+        # each request's output as said (a reasoning model's, when assumed: workload.serving_output); else a chat's
+        out_len = slots.get("output_tokens") or min(OUTPUT_LEN, max(1, context // 4))
         buckets = request_buckets(slots)
         prompt = round(sum(share * tokens for share, tokens in buckets)) if buckets else INPUT_LEN
         in_len = max(1, min(prompt, context - out_len))
@@ -89,8 +92,10 @@ class Targets:
             ttft, tpot = e2e_split(slots["e2e_ms"], out_len, slots.get("ttft_ms") or TTFT_MS[lat])
         stated = any(slots.get(k) for k in ("latency", "ttft_ms", "tpot_ms", "e2e_ms", "latency_ms"))
         request = slots.get("latency_ms") or slots.get("e2e_ms") or slots.get("ttft_ms") or ENCODER_LATENCY_MS[lat]
+        load = serving_load(slots)
         return cls(request_ms=request, deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
-                   qps=slots.get("qps"), input_len=in_len, output_len=out_len, tpot_ms=tpot,
+                   qps=load.amount if load else None, min_replicas=load.min_replicas if load else 1,
+                   input_len=in_len, output_len=out_len, tpot_ms=tpot,
                    ttft_ms=ttft, latency_stated=stated, window=context,
                    kv_tokens=in_len + out_len if (buckets or (in_flight and not slots.get("seq_len")))
                    and in_len + out_len < context else None,
@@ -407,7 +412,7 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     sized.items_per_s = speed.requests_per_s
     need = [math.ceil(t.concurrency / speed.concurrency) if t.concurrency else 1,
             math.ceil(t.qps / speed.requests_per_s) if t.qps and speed.requests_per_s else 1]
-    sized.replicas = max(1, *need)
+    sized.replicas = max(t.min_replicas, *need)
     loaded = bool(t.concurrency or t.qps)
     if speed.tpot_ms > t.tpot_ms and (loaded or t.latency_stated):
         sized.breaks.append("latency")
@@ -453,7 +458,7 @@ def size_encoder(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
     rate = t.encoder_rate()
     gpus = max(1, math.ceil(rate / per_gpu)) if rate else 1
     engines = min(f.gpu_count // n, gpus) if fill_instance and k == 1 and n < f.gpu_count else 1
-    sized.replicas = max(1, math.ceil(gpus / engines))
+    sized.replicas = max(t.min_replicas if not t.items else 1, math.ceil(gpus / engines))
     sized.gpus_total = n * engines
     sized.items_per_s = per_gpu * engines
     sized.replica_concurrency = speed.batch * n * engines
@@ -474,7 +479,7 @@ def _sized_by_memory(sized: Sized, sizer: Sizer, n: int, k: int, max_c: int, t: 
     if not load or load <= sizer.w.concurrency:
         return sized
     per_replica = min(load, max_c)
-    sized.replicas = max(1, math.ceil(load / per_replica))
+    sized.replicas = max(t.min_replicas, math.ceil(load / per_replica))
     sized.replica_concurrency = per_replica
     sized.estimate = _replica_estimate(sizer, n, k, per_replica, t)
     sized.workload = _replica_workload(sizer, n, k, per_replica, t)

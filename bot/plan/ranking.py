@@ -12,6 +12,7 @@ from bot.plan import perf
 from bot.plan.plans import HORIZON_DAYS, Sized, Targets, layout_of, size_serving, size_training, timed_workload
 from bot.plan.workload import tp_degrees
 from bot.estimate.kinds import job_speed
+from bot.estimate.speech import batched_transcription
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
 
@@ -148,10 +149,10 @@ class Ranker:
 
     def _replicas_for_rate(self, sizer: Sizer, gpu, n: int) -> int:
         """Copies of an n-GPU plan that reach the rate the user asked for; 1 when none was asked (or no speed).
-        Speech is left at one: its rate on file is one stream after another, and batching streams (faster-whisper's
-        batched pipeline, vLLM) raises it several times, so copies sized from it would overbuy; the answer states
-        the GPUs that rate would need."""
-        if sizer.w.kind == "speech":
+        Live speech streams are left at one: their rate on file is one window after another, which batching
+        several streams raises, so copies sized from it would overbuy (the answer states the GPUs that rate would
+        need); recordings to keep up with are timed batched (speech.batched_transcription) and sized by it."""
+        if sizer.w.kind == "speech" and not batched_transcription(sizer.w):
             return 1
         w = sizer.w.model_copy(update={"gpus": n})
         speed = job_speed(w, sizer.model, gpu, self.kb.gpus, list(self.kb.models.values()))

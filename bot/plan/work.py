@@ -21,19 +21,44 @@ from bot.records.models import Work, WorkFactor, Workload
 
 Notes = list[tuple[str, dict[str, Any]]]
 LANGUAGE_KINDS = ("llm", "multimodal")
+ITEM_KINDS = ("vision", "diffusion", "speech")          # counted in images or hours of audio, timed by their own speed
+ITEM_UNIT = {"images": "images", "samples": "samples", "audio_hours": "hours of audio"}
 DEFAULT_GENERATIONS = 8          # TRL GRPOConfig num_generations default (the Workload's rl_group default)
 
 
 def training_work(slots: dict[str, Any], w: Workload) -> Work | None:
     """The work of a language model's training job as the user stated it, or None when no amount was said (or the
     job is not a language model's training)."""
-    if w.task == "inference" or w.kind not in LANGUAGE_KINDS:
+    if w.task == "inference":
+        return None
+    if w.kind in ITEM_KINDS and w.algorithm == "sft":
+        return _item_work(slots, w)
+    if w.kind not in LANGUAGE_KINDS:
         return None
     if w.algorithm in ONLINE:
         return _online_work(slots, w)
     if w.algorithm != "sft":
         return _pair_work(slots, w)
     return _sft_work(slots, w)
+
+
+def _item_work(slots: dict[str, Any], w: Workload) -> Work | None:
+    """An image, audio or denoiser job: steps x batch when steps are said (or the trainer's default steps), else the
+    dataset x epochs, as the workload is timed (workload._with_dataset)."""
+    if not w.dataset_items or not w.epochs:
+        return None
+    amount = w.dataset_items * w.epochs
+    unit = ITEM_UNIT.get(slots.get("dataset_unit") or "", "images")
+    steps = slots.get("train_steps") or (round(amount / w.batch_size) if w.kind == "diffusion" and not slots.get("epochs")
+                                         else None)
+    if steps:
+        factors = [WorkFactor(value=float(steps), unit="steps", said=bool(slots.get("train_steps"))),
+                   WorkFactor(value=float(w.batch_size), unit="batch", said=bool(slots.get("batch_size")))]
+    else:
+        factors = [WorkFactor(value=float(w.dataset_items), unit=unit), WorkFactor(value=float(w.epochs), unit="epochs",
+                                                                                said=bool(slots.get("epochs")))]
+    return Work(kind="training", amount=amount, unit=unit, factors=factors, timed_as="items",
+                assumed=[f.unit for f in factors if not f.said])
 
 
 def _epochs(slots: dict[str, Any]) -> WorkFactor:
@@ -114,8 +139,8 @@ def _online_work(slots: dict[str, Any], w: Workload) -> Work | None:
 def with_work(w: Workload, work: Work | None, slots: dict[str, Any], notes: Notes) -> Workload:
     """The workload timed on the work: an SFT job's tokens; a post-training job's pairs or prompts (its dataset),
     epochs, completions per prompt and their length. Assumed factors are said back."""
-    if work is None:
-        return w
+    if work is None or w.kind in ITEM_KINDS:
+        return w             # an image or audio job's dataset and epochs are set by workload._with_dataset
     notes.extend(_assumption_notes(work))
     if w.algorithm in ONLINE and not (slots.get("sample_tokens") or slots.get("seq_len")):
         notes.append(("assume.work_prompt_tokens", {"tokens": f"{w.seq_len:,}"}))

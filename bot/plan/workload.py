@@ -11,6 +11,7 @@ from bot.estimate.hfconfig import model_from_config
 from bot.estimate.kinds import job_memory, kind_of_model
 from bot.estimate.posttrain import rollout_tp
 from bot.plan.batch import batch_spec, is_batch
+from bot.plan.load import load_notes, serving_load, sized_rate
 from bot.plan.work import training_work, with_work
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
@@ -71,6 +72,9 @@ DATASET_UNITS = {"vision": ("images", "samples"), "diffusion": ("images", "sampl
 # epochs assumed when a dataset is named without them: what the usual recipe runs if nothing is passed.
 # Ultralytics' cfg/default.yaml 'epochs: 100' (source wl-ultralytics-default-cfg); the ResNet-50 reference recipes
 # train ImageNet for 90 epochs (NVIDIA DeepLearningExamples '(90E)', wl-nvidia-rn50-dle); otherwise one pass.
+# a diffusion fine-tune with neither steps nor epochs said runs the trainer's default: kohya-ss sd-scripts
+# (train_network.py and the other trainers) '--max_train_steps', default=1600 (source wl-kohya-max-train-steps)
+KOHYA_MAX_TRAIN_STEPS = 1600
 DEFAULT_EPOCHS = {"detector": (100, "assume.epochs_ultralytics"), "cnn": (90, "assume.epochs_classification"),
                   "vision-transformer": (90, "assume.epochs_classification")}
 
@@ -92,7 +96,14 @@ def _with_dataset(kb: KnowledgeBase, w: Workload, model: Model | None, slots: di
         update = {"dataset_clips": int(items)}      # '50k clips' of speech: each one is a training window
     if w.task != "inference":
         epochs = slots.get("epochs")
-        if not epochs:
+        steps = slots.get("train_steps") or (None if epochs or w.kind != "diffusion" else KOHYA_MAX_TRAIN_STEPS)
+        if steps:
+            # '300 张图，大概 3000 步': the trainer runs steps x batch images, however few the photos
+            epochs = steps * w.batch_size / float(items)
+            notes.append(("assume.steps_batch" if slots.get("train_steps") else "assume.kohya_steps",
+                          {"steps": f"{steps:,}", "batch": w.batch_size, "images": f"{steps * w.batch_size:,}",
+                           "epochs": f"{epochs:.3g}"}))
+        elif not epochs:
             epochs, key = DEFAULT_EPOCHS.get(model.kind if model else "", (1, "assume.epochs_one"))
             notes.append((key, {"epochs": epochs}))
         update["epochs"] = float(epochs)
@@ -170,8 +181,12 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         notes.append(("assume.kohya", {}))
     if kind in DDP_KINDS and w.method != "inference" and w.gpus > 1 and not slots.get("sharding"):
         update["sharding"] = "ddp"
-    if kind in ("vision", "diffusion", "speech") and slots.get("qps"):
-        update["target_rate"] = float(slots["qps"])
+    if kind in ("vision", "diffusion") and slots.get("image_size"):
+        update["image_size"] = int(slots["image_size"])     # FLOPs and activations grow with the square of it
+    if kind == "diffusion" and w.method == "inference" and slots.get("sampling_steps"):
+        update["steps"] = int(slots["sampling_steps"])
+    if kind in ("vision", "diffusion", "speech") and (slots.get("qps") or slots.get("audio_rate")):
+        update["target_rate"] = float(sized_rate(slots))     # a day's images at its busy hours' rate
     if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):
         update["streams"] = slots["concurrency"]      # '20 路视频流', '100 concurrent calls': live streams
     return w.model_copy(update=update)
@@ -215,6 +230,9 @@ def serving_window(slots: dict[str, Any], model: Model | None) -> int:
         return min(stated or ENCODER_TOKENS, model.max_context or ENCODER_TOKENS)
     context = slots.get("seq_len") or min(4096, (model.max_context if model and model.max_context else 4096))
     longest = max((tokens for _share, tokens in request_buckets(slots)), default=0)
+    output = slots.get("output_tokens")
+    if output:         # the prompt and the answer as said: a 3,000-token answer needs a window that holds it
+        return max(context, (longest or CHAT_PROMPT) + output)
     return max(context, longest + CHAT_OUTPUT) if longest else context
 
 
@@ -234,7 +252,10 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
     if model is not None and model.image_tokens:
         context += model.image_tokens     # a vision-language model: each request's image becomes tokens too
         notes.append(("assume.image_tokens", {"tokens": model.image_tokens}))
-    if slots.get("qps") and not slots.get("concurrency"):
+    load = serving_load(slots)
+    if load is not None and load.basis == "average" and not slots.get("concurrency"):
+        notes.extend(load_notes(load))      # a day's count: its busy hours' rate, and two replicas
+    elif slots.get("qps") and not slots.get("concurrency"):
         # the load is a request rate: the fleet is sized from it (Little's law), not from a small team's users
         qps = f"{slots['qps']:,.1f}".rstrip("0").rstrip(".")
         notes.append(("assume.serving_qps", {"qps": qps, "context": context}))

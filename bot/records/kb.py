@@ -153,6 +153,9 @@ class Model(Record):
     # one sample (an image, or one denoising step of one image) in billions at `gflops_at` pixels (2 x MACs), the
     # denoiser passes per step (2 under classifier-free guidance, 1 for guidance-distilled models), a measured rate
     release_precision: Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"] | None = None
+    # a reasoning model (R1-style, QwQ, Qwen3 in thinking mode): the tokens a typical answer generates, its thinking
+    # included, from a published evaluation; a served request of it is sized at that unless the user says
+    reasoning_output_tokens: int | None = Field(default=None, ge=1)
     gflops: float | None = Field(default=None, gt=0)
     gflops_at: int | None = Field(default=None, ge=8)
     guidance_passes: int | None = Field(default=None, ge=1, le=3)

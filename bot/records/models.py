@@ -48,6 +48,13 @@ class Slots(BaseModel):
     duration: Literal["short", "long"] | None = None
     concurrency: int | None = None
     qps: float | None = None
+    # how the rate was said (bot/conversation/load_slots.py): at its peak, or as an average over a day, week or month
+    # ('2 million requests per day'), which the planner raises by the peak factor; and the count as said
+    qps_basis: Literal["peak", "average"] | None = None
+    load: dict[str, Any] | None = None       # {count, unit, period}: '2,000,000 requests a day'
+    fanout: int | None = None                # a reranker's documents scored per query
+    audio_rate: float | None = None          # hours of audio per hour to keep up with: the x real time needed
+    output_tokens: int | None = None         # serving: tokens generated per request ('300 output tokens')
     latency: Literal["low", "normal"] | None = None
     ttft_ms: float | None = None      # "TTFT under 500 ms", "首 token 延迟 1 秒内": time to the first token
     tpot_ms: float | None = None      # "30 ms per token", "TPOT 50ms": time per output token
@@ -69,6 +76,9 @@ class Slots(BaseModel):
     dataset_unit: Literal["images", "samples", "audio_hours", "pairs", "prompts"] | None = None
     dataset_items_low: float | None = None   # a range's lower end ('50-80k samples': dataset_items is 80,000)
     epochs: float | None = None
+    image_size: int | None = None            # the image side a vision or diffusion job runs at ('1280px', '1024x1024')
+    train_steps: int | None = None           # optimizer steps said ('3000 步', '1,500 steps'): steps x batch = samples
+    sampling_steps: int | None = None        # a diffusion model's denoising steps per image ('30 steps')
     # a language model's training work in the user's units (bot/conversation/work_slots.py): each sample's tokens
     # (a pair's: prompt + one response), whether sequences are packed, and for online RL (GRPO/PPO) the completions
     # sampled per prompt and the tokens each generates
@@ -125,6 +135,25 @@ class Work(BaseModel):
     timed_as: Literal["tokens", "items"] = "tokens"   # timed by the LLM training speed model, or post-training's
     packing: bool | None = None        # sequences packed (True), padded (False), not said (None: packed assumed)
     assumed: list[str] = []            # the factors' units that were assumed, not said
+
+
+class Load(BaseModel):
+    """A service's load in the user's own units and the rate it is sized for: a count over a period ('2,000,000
+    requests a day') is an average, raised by the peak factor to the busy hours' rate; a rate per second or minute,
+    or one said at peak, is sized as said. Read by the planner (the rate), the renderer (the derivation) and the
+    verdicts."""
+    kind: Literal["serving"] = "serving"
+    amount: float = Field(gt=0)        # the rate sized for, in `unit` per second
+    unit: str                          # requests, images, documents, audio_hours (x real time)
+    count: float | None = None         # the count as said, over `period`
+    period: Literal["second", "minute", "hour", "day", "week", "month"] = "second"
+    average_per_s: float | None = None     # the count spread evenly over its period
+    peak_factor: float = 1.0           # busy hours over the average (1: the rate was said as the one to sustain)
+    basis: Literal["peak", "average", "rate"] = "rate"
+    fanout: int | None = None          # (query, document) pairs scored per query: the rate counts pairs
+    input_tokens: int | None = None    # each request's prompt, as said
+    output_tokens: int | None = None   # each request's generated tokens, as said
+    min_replicas: int = 1              # a production service keeps serving while one replica fails or updates
 
 
 class Workload(BaseModel):

@@ -255,8 +255,11 @@ def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: di
     claims = extra.get("claims") or {}
     label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
     lines: list[str] = []
-    if reply.get("work"):
-        lines.append(f"{label('work')}: {reply['work']['derivation']}")
+    work = reply.get("work")
+    if work and (work.get("kind") != "training" or work["unit"] == "tokens"
+                 or any(f["unit"] == "steps" for f in work["factors"])):
+        # an image or audio job's dataset x epochs is on its speed line; steps x batch is said here
+        lines.append(f"{label('work')}: {work['derivation']}")
     elif extra.get("work_missing"):
         lines.append(f"{label('work')}: {t.say('work.missing_size', lang)}")
     if reply.get("compute") and not reply["compute"].get("items"):

@@ -29,17 +29,50 @@ def _factor_text(f: dict[str, Any], t: Templates, lang: str) -> str:
 
 
 def work_text(work: dict[str, Any], t: Templates, lang: str) -> str:
-    """The factors multiplied out, then what the planner times when it differs from the amount."""
+    """The factors multiplied out, then what the planner times when it differs from the amount; a service's load as
+    its count over its period and the rate it is sized for."""
+    if work.get("kind") == "serving":
+        return load_text(work, t, lang)
     sep = " × " if lang == "zh" else " x "
     factors = sep.join(_factor_text(f, t, lang) for f in work["factors"])
     if work.get("generated_tokens") is not None:        # online RL: the rollout's tokens, then those trained
         amount = f"{amount_text(work['generated_tokens'], lang)} {t.say('work.generated', lang)}"
         tail = t.say("work.tokens_trained", lang, tokens=amount_text(work["tokens"], lang))
-    elif work["unit"] == "tokens":
-        amount, tail = f"{amount_text(work['amount'], lang)} {t.say('work.unit.tokens', lang)}", ""
+    elif work["unit"] == "tokens" or work.get("tokens") is None:      # tokens, or images / hours of audio
+        unit = t.say(f"work.unit.{work['unit']}", lang)
+        amount, tail = f"{amount_text(work['amount'], lang)} {unit}", ""
     else:
         amount = f"{amount_text(work['tokens'], lang)} {t.say('work.unit.tokens', lang)}"
         tail = ""
     if work.get("packing") is False:
         tail += t.say("work.lower_bound", lang)
     return t.say("work.line", lang, factors=factors, amount=amount, tail=tail)
+
+
+def _per_s(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
+def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
+    """'2,000,000 requests a day = 23.1/s on average; x 3 at the busy hours = 69.4 requests/s; each 500 prompt +
+    300 output tokens'."""
+    unit = t.say(f"work.load_unit.{load['unit'] if not load.get('fanout') else 'requests'}", lang)
+    per_query = load["amount"] / (load.get("fanout") or 1)
+    count = f"{load['count']:,.0f}" if load.get("count") else None
+    period = t.say(f"work.period.{load['period']}", lang)
+    if load["unit"] == "audio_hours" and count:     # hours of audio per hour of wall clock: x real time
+        text = t.say("work.load.audio", lang, count=count, period=period, rate=_per_s(load["amount"]))
+    elif load["basis"] == "average" and count:
+        text = t.say("work.load.average", lang, count=count, unit=unit, period=period,
+                     average=_per_s(load["average_per_s"]), factor=f"{load['peak_factor']:g}", rate=_per_s(per_query))
+    elif count and load["period"] != "second":
+        text = t.say("work.load.per", lang, count=count, unit=unit, period=period, rate=_per_s(per_query))
+    else:
+        text = t.say("work.load.rate", lang, rate=_per_s(per_query), unit=unit)
+    if load.get("fanout"):
+        text += t.say("work.load.fanout", lang, fanout=load["fanout"], pairs=_per_s(load["amount"]))
+    sizes = {k: f"{load[k]:,}" for k in ("input_tokens", "output_tokens") if load.get(k)}
+    if sizes:
+        key = "work.load.lengths" if len(sizes) == 2 else f"work.load.{next(iter(sizes)).split('_')[0]}"
+        text += t.say(key, lang, input=sizes.get("input_tokens"), output=sizes.get("output_tokens"))
+    return text

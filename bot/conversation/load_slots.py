@@ -1,0 +1,114 @@
+"""A service's load as the user states it, read with the quantity grammar (quantities.py): a rate of requests,
+images or documents per second, minute, hour, day or month ('2 million requests per day', '每分钟大概 30 张图',
+'日均 5 万次调用', 'peak 200 qps'), each request's input and output tokens ('avg 500 input + 300 output tokens',
+'平均 3000 token 输出'), and a reranker's fan-out ('50 documents per query, 256 tokens each').
+
+A count per day, week or month is an average ('qps_basis': average): the planner applies the peak factor and says
+so. A count per second or minute, or one said at peak, is the rate to sustain. The numbers read are blanked, so
+that '每分钟 30 张图' is not read as a training set of 30 images, nor '2 million' as a parameter count; the words
+stay, as cues of what the job is.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from bot.conversation.quantities import Quantity, QuantityGrammar
+
+RATE_UNITS = ("requests", "images", "documents", "samples", "prompts", "audio_hours")
+AVERAGE_PERIODS = ("day", "week", "month")
+MAX_RATE_PER_S = 1e7           # beyond any single service (the slot's own bound, slots.py _qps)
+MAX_REQUEST_TOKENS = 10_000_000
+MAX_FANOUT = 100_000
+
+
+class LoadReader:
+    """Mixin of Parser: needs self.quantities (a QuantityGrammar) and self._blank."""
+
+    quantities: QuantityGrammar
+
+    def _serving_load(self, t: str, slots: dict[str, Any]) -> str:
+        """The load of a service: its rate, each request's lengths and fan-out. Nothing in a training question."""
+        if slots.get("dataset_items") or self.rx_train_words.search(t):
+            return t
+        qs = self.quantities.find(t)
+        taken = []
+        steps = next((q for q in qs if q.unit == "steps" and not q.rate), None)
+        if steps is not None and not steps.negative and 1 <= steps.value <= 1000:
+            slots["sampling_steps"] = int(steps.value)    # 'SDXL (1024x1024, 30 steps)': denoising steps per image
+            taken.append(steps)
+        if slots.get("_batch"):        # a batch job's items and sizes are batch_slots.py's
+            return self._blank_taken(t, taken)
+        taken += [q for q in (self._load_rate(qs, slots), self._fanout(qs, slots)) if q is not None]
+        # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
+        said_tokens = "token" in t or "词元" in t
+        taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
+        speed = self._user_speed(qs, slots)
+        if speed is not None:
+            taken.append(speed)
+        return self._blank_taken(t, taken)
+
+    def _blank_taken(self, t: str, taken: list[Quantity]) -> str:
+        for q in taken:         # the number and the rate; the words ('转写', '录音', 'images') say what the job is
+            t = self._blank(self._blank(t, (q.number_start, q.unit_span[0])), (q.unit_span[1], q.span[1]))
+        return t
+
+    @staticmethod
+    def _load_rate(qs: list[Quantity], slots: dict[str, Any]) -> Quantity | None:
+        q = next((q for q in qs if q.rate and q.unit in RATE_UNITS and not q.each), None)
+        if q is None:
+            return None
+        per_s = q.per_second() or 0.0
+        if q.negative or per_s <= 0:
+            slots.setdefault("_bad", {})["qps"] = -q.value if q.negative else 0
+            return q
+        if per_s > MAX_RATE_PER_S:
+            slots.setdefault("_absurd", {})["qps"] = per_s
+            return q
+        slots["load"] = {"count": q.value, "unit": q.unit, "period": q.rate}
+        if q.unit == "audio_hours":
+            # hours of audio per second of wall clock: the real-time factor to keep up with (a throughput over the
+            # day, not a peak, and not requests/s)
+            slots["audio_rate"] = float(f"{per_s * 3600:.5g}")
+            return q
+        slots["qps"] = float(f"{per_s:.5g}")
+        if q.peak:
+            slots["qps_basis"] = "peak"
+        elif q.average or q.rate in AVERAGE_PERIODS:
+            slots["qps_basis"] = "average"        # a day's count spread over the day: not the busiest hour
+        return q
+
+    @staticmethod
+    def _fanout(qs: list[Quantity], slots: dict[str, Any]) -> Quantity | None:
+        """'50 documents per query': every query scores that many (query, document) pairs."""
+        q = next((q for q in qs if q.unit == "documents" and q.each and not q.rate), None)
+        if q is None or q.negative or not 1 <= q.value <= MAX_FANOUT:
+            return None
+        slots["fanout"] = int(q.value)
+        return q
+
+    @staticmethod
+    def _user_speed(qs: list[Quantity], slots: dict[str, Any]) -> Quantity | None:
+        """'30 tokens/s per user', '每个用户 20 token/s': the time per output token each user needs (1 / the rate)."""
+        q = next((q for q in qs if q.unit == "tokens" and q.rate == "second" and q.each), None)
+        if q is None or q.negative or not 1 <= q.value <= 10_000 or slots.get("tpot_ms"):
+            return None
+        slots["tpot_ms"] = round(1000 / q.value, 2)
+        return q
+
+    @staticmethod
+    def _request_lengths(qs: list[Quantity], slots: dict[str, Any]) -> list[Quantity]:
+        """Each request's prompt and generated tokens ('1500 input tokens and 300 output tokens per request'); a
+        size each document has, beside a fan-out, is the document's."""
+        taken = []
+        sizes = [q for q in qs if q.unit == "tokens" and not q.rate and not q.negative
+                 and 1 <= q.value <= MAX_REQUEST_TOKENS and (q.role or q.each or q.average)]
+        prompt = next((q for q in sizes if q.role == "input"), None) or \
+            next((q for q in sizes if q.role is None and (slots.get("fanout") or q.each in ("request", "query"))), None)
+        output = next((q for q in sizes if q.role == "output"), None)
+        if prompt is not None:
+            slots["request_tokens"] = prompt.as_length()
+            taken.append(prompt)
+        if output is not None:
+            slots["output_tokens"] = output.as_length()
+            taken.append(output)
+        return taken
