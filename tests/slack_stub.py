@@ -4,7 +4,8 @@ Serves `POST /api/<method>` (point SLACK_API_BASE_URL at `stub.api_url`) and `PO
 `stub.response_url(id)` as a slash command's or button's response_url). Each call is recorded as a `Call`
 (method, path, headers, body, answer). Stdlib only; one instance per test module, reset between tests.
 
-What it rejects, as Slack does (https://docs.slack.dev/reference/block-kit/blocks and the method pages):
+What it rejects, as Slack does (https://docs.slack.dev/reference/block-kit/blocks and the method pages; every block
+is also parsed and validated with slack_sdk's typed models, `sdk_problem`):
 - a wrong or missing bot token: `invalid_auth` / `not_authed`;
 - chat.postMessage / chat.update without `channel` (`channel_not_found`), without text or blocks (`no_text`),
   with text over 40,000 characters (`msg_too_long`);
@@ -112,10 +113,29 @@ def _select(e: dict[str, Any]) -> str | None:
     return None
 
 
+def sdk_problem(block: dict[str, Any]) -> str | None:
+    """What slack_sdk's typed models say is wrong with a block (their validators carry Slack's documented limits:
+    text lengths, element counts, ids), or None. A block type they do not know is unknown to Slack too."""
+    from slack_sdk.errors import SlackObjectFormationError
+    from slack_sdk.models.blocks import Block
+    try:
+        typed = Block.parse(block)
+        if typed is None or type(typed) is Block:
+            return "unknown block type (slack_sdk)"
+        typed.to_dict()                # validates the block and every element and text object inside it
+    except (SlackObjectFormationError, KeyError, TypeError, ValueError) as exc:
+        return f"slack_sdk: {exc}"
+    return None
+
+
 def validate_blocks(blocks: Any, max_blocks: int = MAX_BLOCKS) -> str | None:
-    """None when Slack would accept these blocks, else the reason (what Slack calls invalid_blocks)."""
+    """None when Slack would accept these blocks, else the reason (what Slack calls invalid_blocks): slack_sdk's
+    models first, then the limits they do not check (duplicate ids, select options, the whole-message count)."""
     if not isinstance(blocks, list):
         return "blocks must be a list"
+    for i, b in enumerate(blocks):
+        if isinstance(b, dict) and (reason := sdk_problem(b)):
+            return f"block {i} ({b.get('type')}): {reason}"
     if len(blocks) > max_blocks:
         return f"{len(blocks)} blocks, more than {max_blocks}"
     block_ids, action_ids = set(), set()

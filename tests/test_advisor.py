@@ -63,7 +63,7 @@ def test_scenarios(core, kb, question, intent, expect):
     for item, status in expect.get("checklist", {}).items():
         assert statuses[item] in (status if isinstance(status, tuple) else (status,)), r["text"]
     if expect["lang"] == "zh":
-        assert "推荐" in r["text"] and "检查清单" in r["text"]
+        assert "推荐" in r["text"] + r["details"] and "检查清单" in r["text"] + r["details"]
 
 
 QUESTIONS = [s[0] for s in SCENARIOS] + [
@@ -80,7 +80,7 @@ def test_every_answer_keeps_its_invariants(core, kb, question):
     r, _ = ask(core, question)
     assert r["status"] == "answer"
     assert r["recommendations"], r["text"]
-    assert "()" not in r["text"] and "（）" not in r["text"], r["text"]      # every ruling names its reason
+    assert "()" not in r["text"] + r["details"] and "（）" not in r["text"] + r["details"], r["text"]      # every ruling names its reason
     for rec in r["recommendations"]:
         # every recommendation fits its own estimate, with the planning headroom
         assert rec["fits"] and rec["per_gpu_gib"] <= rec["gpu_memory_gib"] * 0.95 + 1e-6
@@ -88,7 +88,7 @@ def test_every_answer_keeps_its_invariants(core, kb, question):
         if rec["price_per_hour"] is not None:
             assert rec["currency"] and rec["price_kind"] in ("list", "indicative", "local")
             assert rec["price_date"] or (rec["price_date_basis"].startswith("Undated")
-                                         and ("undated" in r["text"] or "无日期" in r["text"])), rec["id"]
+                                         and ("undated" in r["text"] + r["details"] or "无日期" in r["text"] + r["details"])), rec["id"]
     cited = {c["id"] for c in r["citations"]}
     items = {c["item"] for c in r["checklist"]}
     # memory, topology and billing on every answer; data loading exactly where the job trains on images
@@ -121,7 +121,7 @@ def test_sharded_lora_warns_about_fsdp_units(core, question, warned):
     r, _ = ask(core, question)
     fired = any(t["rule"] == "sharded-lora-own-fsdp-units" and t["fired"] for t in r["rule_trace"])
     assert fired == warned
-    assert ("no_sync" in r["text"]) == warned
+    assert ("no_sync" in r["text"] + r["details"]) == warned
     if warned:
         assert "pytorch-fsdp-docs" in [c["id"] for c in r["citations"]]
 
@@ -137,7 +137,7 @@ def test_oom_check_weighs_the_measured_spread(core, kb, question, status):
     assert "estimator-benchmark" in oom["citations"]        # the spread's source is cited either way
     if status == "warn":
         spread = kb.estimate_spread[r["slots"].get("method") or "lora"]
-        assert f"{(spread.p90_ratio - 1) * 100:.0f}%" in r["text"]
+        assert f"{(spread.p90_ratio - 1) * 100:.0f}%" in r["text"] + r["details"]
 
 
 def test_named_gpu_is_judged_before_recommending(core):
@@ -180,7 +180,7 @@ def test_follow_up_then_answer(core):
 ])
 def test_explain_and_billing_answer_the_topic_with_sources(core, question, topic_title):
     r, _ = ask(core, question)
-    assert r["status"] == "info" and topic_title in r["text"], r["text"]
+    assert r["status"] == "info" and topic_title in r["text"] + r["details"], r["text"]
     assert r["citations"] and all(c["id"] in core.kb.sources for c in r["citations"])
 
 

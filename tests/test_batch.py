@@ -172,7 +172,7 @@ def test_answer_is_a_job_with_hours_and_cost(core):
     assert pick["monthly_cost"] is None and pick["items_per_hour"]
     assert b["gpu_hours"] == pytest.approx(b["items"] / b["items_per_s_per_replica"] / 3600 * b["gpus_per_replica"],
                                            rel=0.01)
-    assert "批处理" in r["text"] and "每月" not in r["text"]
+    assert "批处理" in r["text"] + r["details"] and "每月" not in r["text"] + r["details"]
 
 
 def test_a_tighter_deadline_takes_more_replicas_for_about_the_same_cost(core):
@@ -201,7 +201,7 @@ def test_spot_line_says_how_to_resume(core):
     pick = r["recommendations"][0]
     spot = [c for c in pick["costs"] if c["mode"] == "spot"]
     if spot:       # a spot price on file: the batch wording, shards not checkpoints
-        assert spot[0]["resume"] == "shards" and "shard" in r["text"]
+        assert spot[0]["resume"] == "shards" and "shard" in r["text"] + r["details"]
         assert spot[0]["overhead_pct"] == pytest.approx(100 * spot_overhead()[0], abs=0.1)
 
 
@@ -257,7 +257,7 @@ def test_embeddings_say_no_output_rate_and_a_huge_fleet_asks_for_quota(core):
     """An embedding job generates nothing: its line gives items/s, not output tokens/s. A deadline that needs
     thousands of GPUs is planned, and the answer says to secure quota and capacity first (BATCH_QUOTA_GPUS)."""
     r = _answer(core, "embed 10 million documents with bert-large, 256 tokens each")
-    line = next(x for x in r["text"].split("\n") if x.startswith("Batch:"))
+    line = next(x for x in (r["text"] + "\n" + r["details"]).split("\n") if x.startswith("Batch:"))
     assert "embedded in one forward pass" in line and "output tokens/s" not in line
     r = _answer(core, "caption 10 billion images with qwen2.5-vl-7b within 1 day")
     pick = r["recommendations"][0]
@@ -275,7 +275,7 @@ def test_own_cards_say_how_long_the_batch_takes_there(core):
     b = mine["batch"]
     assert b["tp"] * b["replicas"] == 8 and b["tp"] >= 2
     assert mine["job_hours"] == pytest.approx(batch.STARTUP_H + 1e6 / b["items_per_s"] / 3600, abs=0.06)
-    assert "跑这批时你的卡最快的分法" in r["text"]
+    assert "跑这批时你的卡最快的分法" in r["text"] + r["details"]
     late = _answer(core, "we have 2x RTX 4090, summarise 100k documents with qwen2.5-7b, within 2 hours")
     mine = late["recommendations"][0]
     assert mine["label"] == "yours" and mine["breaks"] == ["deadline"] and "past the 2 h deadline" in late["text"]

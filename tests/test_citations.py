@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.render.blocks import blocks
+from bot.surfaces.slack.blocks import blocks, details_blocks
 
 SCENARIOS = yaml.safe_load((Path(__file__).parent / "scenarios" / "planner.yaml").read_text(encoding="utf-8"))[
     "scenarios"]
@@ -30,14 +30,20 @@ def _body_and_sources(text: str) -> tuple[str, str]:
 
 
 def _check(r: dict) -> None:
+    """The short form lists exactly the sources it cites, 1..k; the details list the rest, k+1..n, and cite them;
+    together they cite every source, numbered in order of first use."""
     body, sources = _body_and_sources(r["text"])
+    more, more_sources = _body_and_sources(r.get("details") or "")
     cited = {int(n) for n in MARKER.findall(body)}
     listed = {int(n) for n in MARKER.findall(sources)}
     numbers = set(range(1, len(r["citations"]) + 1))
-    assert cited == listed == numbers, (sorted(cited), sorted(listed), len(r["citations"]), r["text"])
+    assert cited == listed == set(range(1, len(listed) + 1)), (sorted(cited), sorted(listed), r["text"])
+    listed_more = {int(n) for n in MARKER.findall(more_sources)}
+    assert listed_more == numbers - listed, (sorted(listed_more), sorted(numbers - listed))
+    assert cited | {int(n) for n in MARKER.findall(more)} == numbers, (r["text"], r.get("details"))
     ids = [c["id"] for c in r["citations"]]
     assert len(ids) == len(set(ids)), ids
-    first_use = [int(n) for n in MARKER.findall(body)]
+    first_use = [int(n) for n in MARKER.findall(body + "\n" + more)]
     assert sorted(set(first_use), key=first_use.index) == sorted(numbers), "numbered in order of first use"
     for item in r["checklist"]:
         assert set(item["citations"]) <= set(ids), item
@@ -51,6 +57,8 @@ def test_sources_are_exactly_those_cited(core, s):
         return
     _check(r)
     slack = blocks(r, core.templates)
+    if reply.view and r["recommendations"]:        # the Details button's blocks
+        slack += [b.to_dict() for b in details_blocks(reply.view, core.templates, r["lang"])]
     context = " ".join(e["text"] for b in slack if b["type"] == "context" for e in b["elements"])
     shown = " ".join(b["text"]["text"] for b in slack if b["type"] == "section")
     in_sections = {int(n) for n in MARKER.findall(shown)}
@@ -80,7 +88,7 @@ def test_a_note_cites_its_source(core):
     """Training on a card without bf16 says so and cites where bf16 support comes from (Ampere onwards)."""
     reply, _ = core.turn("full finetune qwen2.5 0.5b on a T4, 100M tokens", {})
     r = reply.model_dump()
-    note = next((x for x in r["text"].split("\n") if "bf16" in x and ("Notes" in x or "说明" in x)), None)
+    note = next((x for x in (r["text"] + "\n" + r["details"]).split("\n") if "bf16" in x and ("Notes" in x or "说明" in x)), None)
     if note is None:
         pytest.skip("the pick is not a card without bf16: " + r["recommendations"][0]["gpu"])
     n = int(MARKER.findall(note)[0])

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bot.plan.critic import Critic, JobView, check_invariants, stated_targets
-from bot.render.blocks import blocks
+from bot.records.models import AnswerView
+from bot.surfaces.slack.blocks import blocks, details_blocks
 
 RULES = Path(__file__).resolve().parents[1] / "rules"
 DAY = 24.0
@@ -113,7 +114,7 @@ def _broken_consistency(r: dict, block_text: str) -> list[str]:
     """The surfaces agree with their own numbers: no blank where a number belongs, 'too tight' only when it is, the
     Why line's GiB the JSON memory's, a considered row's reason that of its data, and the blocks name the pick."""
     out = []
-    text = r["text"]
+    text = r["text"] + "\n" + r.get("details", "")       # the whole answer: the short form and its details
     if re.search(r"(?:in|超出) - GiB", text):
         out.append("a blank card size ('- GiB')")
     for need, have in _TIGHT.findall(text):
@@ -156,6 +157,9 @@ def _broken_honesty(r: dict, question: str) -> list[str]:
 
 def _all_broken(core, r: dict, question: str = "") -> list[str]:
     block_text = str(blocks(r, core.templates))
+    if r.get("view"):                                    # and what the Details button brings
+        block_text += str([b.to_dict() for b in details_blocks(AnswerView.model_validate(r["view"]), core.templates,
+                                                               r["lang"])])
     inv = core.rules.invariants
     return (_broken_plausibility(r, inv) + _broken_targets(r, core.templates, block_text) + _broken_completeness(r)
             + _broken_consistency(r, block_text) + _broken_trace(r) + _broken_honesty(r, question))

@@ -71,7 +71,7 @@ def test_their_machines_over_ethernet_get_the_layout_and_the_sharded_time_beside
     assert mine["label"] == "yours" and mine["fits"]
     assert mine["layout"]["tp"] > 1 and mine["layout"]["pp"] > 1 and mine["layout"]["sharding"] == "zero1"
     assert 25 <= mine["job_hours"] <= 80 and mine["zero3_hours"] > 5 * mine["job_hours"]
-    assert "pipeline stages across the machines" in r["text"]
+    assert "pipeline stages across the machines" in r["text"] + r["details"]
     assert "megatron-lm-3d-parallelism" in [c["id"] for c in r["citations"]]
 
 

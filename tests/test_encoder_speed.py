@@ -142,7 +142,7 @@ def test_encoder_answers_speak_in_requests(core, question, lang, lo, hi):
     assert pick["request_ms"] * 2 <= 130 and pick["encoder_batch"] >= 1
     assert pick["requests_per_s"] * max(1, pick["replicas"]) >= float(r["slots"]["qps"])
     assert not TOKEN_WORDS.search(r["text"]), r["text"]
-    assert ("requests/s" in r["text"]) if lang == "en" else ("每秒" in r["text"] and "个请求" in r["text"])
+    assert ("requests/s" in r["text"] + r["details"]) if lang == "en" else ("每秒" in r["text"] + r["details"] and "个请求" in r["text"] + r["details"])
 
 
 def test_own_cards_hold_an_encoder_as_copies(core):
@@ -156,9 +156,9 @@ def test_own_cards_hold_an_encoder_as_copies(core):
     assert yours["per_gpu_gib"] < 4
     e = yours["encoder"]
     assert 100 <= e["requests_per_s"] <= 140 and e["cards_for_qps"] == 4, e
-    assert "short of the 200 requests/s" in reply.text
+    assert "short of the 200 requests/s" in reply.text + reply.details
     zh, _ = core.turn("我们有 4 张 T4，部署 bge-m3 做向量检索，每秒 100 个请求够吗", {})
-    assert "够每秒 100 个请求" in zh.text and "不够" not in zh.text, zh.text
+    assert "够每秒 100 个请求" in zh.text + zh.details and "不够" not in zh.text + zh.details, zh.text
 
 
 def test_batch_on_an_encoder_is_one_forward_pass_an_item(core):
@@ -167,7 +167,7 @@ def test_batch_on_an_encoder_is_one_forward_pass_an_item(core):
     about 1.1 h of an H100 PCIe at 416 TFLOP/s, a few GPU-hours on any card."""
     reply, _ = core.turn("用 bge-m3 给 500 万条文本生成向量，3 天内", {})
     r = reply.model_dump()
-    assert "提示 1,024" not in r["text"] and "KV 缓存和引擎" not in r["text"], r["text"]
+    assert "提示 1,024" not in r["text"] + r["details"] and "KV 缓存和引擎" not in r["text"] + r["details"], r["text"]
     pick = r["recommendations"][0]
     assert pick["job_hours"] and pick["job_hours"] * pick["gpus_total"] * max(1, pick["replicas"]) < 30
 
@@ -227,14 +227,14 @@ def test_encoder_users_size_the_fewest_copies_that_carry_them(core, question, la
     assert pick["requests_per_s"] * replicas >= rate, r["text"]
     per_gpu = pick["requests_per_s"] / pick["gpus_total"]
     assert per_gpu * (pick["gpus_total"] * replicas - 1) < rate, r["text"]
-    assert said in r["text"], r["text"]
+    assert said in r["text"] + r["details"], r["text"]
 
 
 def test_own_cards_check_an_encoder_against_the_users(core):
     """One T4 and 50 bert-base users: 385 requests/s needed; a T4 does about 21 TFLOP/s / 97 GFLOP = 215 a second:
     short, about 2 cards (before, the users were not checked at all)."""
     reply, _ = core.turn("we have 1 T4, can it serve bert-base for 50 concurrent users?", {})
-    assert "short of the 385 requests/s" in reply.text and "about 2 such cards" in reply.text, reply.text
+    assert "short of the 385 requests/s" in reply.text + reply.details and "about 2 such cards" in reply.text + reply.details, reply.text
 
 
 @pytest.mark.parametrize("text, model, family", [
@@ -257,6 +257,6 @@ def test_bge_alone_is_answered_and_says_what_it_was_sized_as(core):
     reply, _ = core.turn("serve bge for 200 qps", {})
     r = reply.model_dump()
     assert r["status"] == "answer", r["text"]
-    assert "'bge' sized as BGE-large-en-v1.5" in r["text"], r["text"]
+    assert "'bge' sized as BGE-large-en-v1.5" in r["text"] + r["details"], r["text"]
     pick = r["recommendations"][0]
     assert pick["gpus_total"] * max(1, pick["replicas"]) <= 3, r["text"]

@@ -197,7 +197,7 @@ def test_the_compute_line_is_timed_in_the_picks_expert_layout(core, q):
     assert pick["layout"]["ep"] >= 2 and pick["layout"]["sharding"] == "zero1"
     done = c["tokens_per_s_per_gpu"] * pick["gpus_total"] * pick["job_hours"] * 3600 * 0.9
     assert done == pytest.approx(c["tokens"], rel=0.01)
-    assert ("expert" in r["text"]) or ("专家并行" in r["text"])
+    assert ("expert" in r["text"] + r["details"]) or ("专家并行" in r["text"] + r["details"])
 
 
 @pytest.mark.parametrize("q, words", [

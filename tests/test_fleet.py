@@ -143,7 +143,7 @@ def test_a_chosen_mix_states_the_memory_and_checks_of_each_pool(core, monkeypatc
         assert part["memory_terms"] and part["per_gpu_gib"] <= part["gpu_memory_gib"] * 0.95
         assert t.say("fleet.pool_memory", lang, prompt=f"{part['prompt_tokens']:,}", gpu=part["gpu_name"],
                      need=f"{part['per_gpu_gib']:.1f}", have=f"{part['gpu_memory_gib']:g}",
-                     headroom=f"{part['headroom_pct']:.0f}", terms="")[:30] in r["text"]
+                     headroom=f"{part['headroom_pct']:.0f}", terms="")[:30] in r["text"] + r["details"]
     oom = next(c for c in r["checklist"] if c["item"] == "oom")
     for part in pick["fleet"]:
         assert t.say("fleet.pool_check", lang, prompt=f"{part['prompt_tokens']:,}", gpu=part["gpu_name"], text="") \
@@ -151,4 +151,4 @@ def test_a_chosen_mix_states_the_memory_and_checks_of_each_pool(core, monkeypatc
         assert f"{part['per_gpu_gib']:.1f}" in oom["text"] and f"{part['gpu_memory_gib']:g}" in oom["text"]
     assert r["memory"]["per_gpu_gib"] == pytest.approx(pick["per_gpu_gib"])
     speed = max(t.say("throughput.line", lang, gpu="@", tps="@", n="@").split("@"), key=len)
-    assert speed not in r["text"]
+    assert speed not in r["text"] + r["details"]

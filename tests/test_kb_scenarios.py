@@ -12,7 +12,8 @@ from bot.surfaces.cli.main import main
 
 
 def ask(question: str, as_json: bool = True):
-    res = CliRunner().invoke(main, ["ask", *(["--json"] if as_json else []), question], catch_exceptions=False)
+    res = CliRunner().invoke(main, ["ask", *(["--json"] if as_json else ["--details"]), question],
+                             catch_exceptions=False)
     assert res.exit_code == 0, res.output
     return json.loads(res.output) if as_json else res.output
 
@@ -79,7 +80,7 @@ def test_fine_tuning_qwen_7b_on_910b_on_huawei_cloud_is_answered_on_the_snt9b_no
     cheapest = [x for x in r["recommendations"] if x.get("label") == "cheapest"]
     assert cheapest and cheapest[0]["price_per_hour"] is not None and cheapest[0]["gpu"] != "ascend-910b"
     for w in words:
-        assert w in r["text"], w
+        assert w in r["text"] + r["details"], w
 
 
 def test_full_fine_tune_on_910b_splits_over_one_node_and_does_not_say_it_runs_out_of_memory():
@@ -102,7 +103,7 @@ def test_4090_or_a800_for_a_32b_model_prices_both_and_compares_them_in_one_curre
     r = ask(question)
     assert (r["intent"], r["lang"]) == ("compare", lang)
     for w in words:
-        assert w in r["text"], w
+        assert w in r["text"] + r["details"], w
     first = r["text"].split("\n")[0]
     assert "A800" in first
 
@@ -115,5 +116,5 @@ def test_what_gpu_a_modelarts_pool_code_is_gets_the_sourced_answer_not_off_topic
     r = ask(question)
     assert r["status"] != "follow_up" and r["intent"] == "explain"
     for w in words:
-        assert w in r["text"], w
+        assert w in r["text"] + r["details"], w
     assert any(c["id"] == "hw-lite-server-gpu-images" for c in r["citations"])

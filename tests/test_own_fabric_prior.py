@@ -43,7 +43,7 @@ def test_64_h800_are_timed_over_their_fabric_not_a_1587_day_cliff(core):
     assert mine["mfu"] >= 0.2
     assert mine["job_hours_tcp"] >= mine["job_hours"] * 0.99 and mine["job_hours_tcp"] < 60 * 24
     assert "nvidia-dgx-basepod-core" in mine["sources"]
-    assert "1,587" not in r["text"] and "RDMA fabric" in r["text"]
+    assert "1,587" not in r["text"] + r["details"] and "RDMA fabric" in r["text"] + r["details"]
     assert any(c["id"] == "nvidia-dgx-basepod-core" for c in r["citations"])
 
 
@@ -71,16 +71,16 @@ def test_unsaid_network_on_fabric_servers_is_the_rdma_time(core, q, gpu):
 def test_no_fabric_is_assumed_where_the_class_or_the_user_says_otherwise(core, q):
     r, mine = _mine(core, q)
     assert mine["network_assumed"] is None and mine["job_hours_tcp"] is None
-    assert "RDMA fabric" not in r["text"]
+    assert "RDMA fabric" not in r["text"] + r["details"]
 
 
 def test_the_assumption_and_the_risk_are_said_in_chinese(core):
     r, mine = _mine(core, "我们有 32 张 A100 80G SXM，4 台服务器，全参微调 llama 3.1 8b，50 亿 token 要多久")
     assert mine["network_assumed"] == "rdma"
-    assert "没说 4 台机器之间用什么网络" in r["text"] and "RDMA" in r["text"]
+    assert "没说 4 台机器之间用什么网络" in r["text"] + r["details"] and "RDMA" in r["text"] + r["details"]
 
 
 def test_atlas_servers_say_hccs_not_sxm(core):
     r, mine = _mine(core, "we have 4 Atlas 800T A2 servers (32 Ascend 910B), pre-train a 7B model on 100B tokens")
-    assert mine["intra_link"] == "nvlink" and "HCCS between them" in r["text"] and "SXM modules" not in r["text"]
+    assert mine["intra_link"] == "nvlink" and "HCCS between them" in r["text"] + r["details"] and "SXM modules" not in r["text"] + r["details"]
     assert "daocloud-atlas800t-a2" in mine["sources"]

@@ -48,13 +48,13 @@ def test_their_ethernet_is_used_and_the_rdma_time_is_said_beside_it(core):
     assert said["job_hours_rdma"] < said["job_hours"] < unsaid["job_hours_tcp"]
     assert unsaid["network_assumed"] == "rdma" and unsaid["job_hours"] == pytest.approx(said["job_hours_rdma"],
                                                                                           rel=0.1)
-    assert "100 Gbit/s Ethernet you describe" in r["text"]
+    assert "100 Gbit/s Ethernet you describe" in r["text"] + r["details"]
 
 
 def test_their_infiniband_is_used_and_no_other_time_is_offered(core):
     r, mine = _mine(core, "我们 4 台 8 卡 A100 80G 服务器，走 200G IB 网络，全参训练 7B，100B tokens 要多久")
     assert mine["inter_link"] == "rdma" and mine["job_hours_rdma"] is None
-    assert "机器之间的网络未知" not in r["text"] and "若有 InfiniBand/RoCE" not in r["text"]
+    assert "机器之间的网络未知" not in r["text"] + r["details"] and "若有 InfiniBand/RoCE" not in r["text"] + r["details"]
 
 
 @pytest.mark.parametrize("q, gpu", [

@@ -51,7 +51,7 @@ def test_rate_hours_and_cores_are_their_cards(core, question, cards, rate, hours
 def test_their_lines_say_it(core, question, lang, said):
     r = _ask(core, question)
     assert r["lang"] == lang
-    yours = r["text"].split(default_templates().say("yours.rent", lang))[0]
+    yours = (r["text"] + "\n" + r["details"]).split(default_templates().say("yours.rent", lang))[0]
     for words in said:
         assert words in yours, r["text"]
 
@@ -61,7 +61,7 @@ def test_rental_speed_line_names_the_rental(core):
     names the rental flavor. Without cards of their own the Speed line is as before."""
     r = _ask(core, "train resnet-50 on imagenet with our 8x H100")
     pick = [x for x in r["recommendations"] if x["label"] == "pick"][0]
-    line = next(x for x in r["text"].split("\n") if x.startswith("Speed:"))
+    line = next(x for x in (r["text"] + "\n" + r["details"]).split("\n") if x.startswith("Speed:"))
     assert "renting, about 6,165 images/s on 1 x " + pick["gpu_name"] in line, line
     data = next(c for c in r["checklist"] if c["item"] == "data")
     assert pick["flavor"] in data["text"]
@@ -75,4 +75,4 @@ def test_no_data_line_for_tokens(core):
     r = _ask(core, "we have 8 x A100 80GB, full fine-tune Qwen2.5-32B on 2B tokens, how long?")
     mine = r["recommendations"][0]
     assert mine["label"] == "yours" and mine["feed"] is None and mine["items_per_s"] is None
-    assert "Data loading" not in r["text"]
+    assert "Data loading" not in r["text"] + r["details"]

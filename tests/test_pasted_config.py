@@ -10,7 +10,8 @@ import pytest
 from bot.conversation.pasted import find_config, model_card
 from bot.estimate.hfconfig import essentials, model_from_config
 from test_hfconfig import DEEPSEEK_V3, LLAMA_31_8B
-from test_slack_app import all_text, bot, dm, stub, uid, wait_posts  # noqa: F401
+from test_slack_answers import press
+from test_slack_app import all_text, bot, dm, responses, stub, uid, wait_posts  # noqa: F401
 
 
 @pytest.mark.parametrize("text", [
@@ -50,9 +51,14 @@ def test_slack_code_block_config_is_sized_and_said_back(bot, stub):
     channel = uid("D")
     block = json.dumps({**LLAMA_31_8B, "_name_or_path": "acme/llama-8b-r&d"}, indent=1)
     text = "lora finetune this one\n```" + block.replace("&", "&amp;") + "```"        # Slack escapes & < >
-    bot.event(dm(text, channel, uid("U")))
+    user = uid("U")
+    bot.event(dm(text, channel, user))
     [post] = wait_posts(stub, channel)
-    body = all_text(post)                     # Slack text escapes the & again on the way out
+    # what was assumed is in the details: the Details button brings them (Slack escapes the & again on the way out)
+    fields, name = press(stub, post.body, post.answer["ts"], user, "details")
+    bot.form(fields)
+    [details] = stub.wait_for(lambda s: responses(s, name))
+    body = all_text(details)
     assert "architecture from the pasted config: acme/llama-8b-r&amp;d" in body and "8.03B parameters" in body
 
 

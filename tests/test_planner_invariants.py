@@ -121,7 +121,7 @@ def test_a_missed_target_is_said(core, question):
     pick = r["recommendations"][0]
     if pick["breaks"] or pick["over_budget"]:
         said = ("It misses:", "未满足：")
-        assert any(s in r["text"] for s in said), r["text"]
+        assert any(s in r["text"] + r["details"] for s in said), r["text"]
 
 
 @pytest.mark.parametrize("slots, fits", [
@@ -204,7 +204,7 @@ def test_billing_modes_carry_numbers(core):
     spot = next((c for c in pick["costs"] if c["mode"] == "spot"), None)
     if spot:
         assert spot["overhead_pct"] > 0 and spot["hours"] > pick["job_hours"] and spot["checkpoint_min"] >= 1
-        assert "spot" in r["text"] or "竞价" in r["text"]
+        assert "spot" in r["text"] + r["details"] or "竞价" in r["text"] + r["details"]
     r = core.turn("serve qwen2.5 7b for 500 users", {})[0].model_dump()
     pick = r["recommendations"][0]
     month = next(c for c in pick["costs"] if c["per"] == "month")
@@ -245,7 +245,7 @@ def test_assumed_batch_is_split_before_a_second_card_is_rented(core, question, l
     r = core.turn(question, {})[0].model_dump()
     pick = r["recommendations"][0]
     assert pick["gpus_total"] == 1 and pick["layout"]["micro_batch"] == 2 and pick["layout"]["grad_accumulation"] == 2
-    assert ("micro-batches of 2" in r["text"]) if lang == "en" else ("micro-batch 2" in r["text"])
+    assert ("micro-batches of 2" in r["text"] + r["details"]) if lang == "en" else ("micro-batch 2" in r["text"] + r["details"])
 
 
 def test_a_stated_batch_is_never_split(core):
@@ -329,7 +329,7 @@ def test_the_pick_is_not_called_cheapest_beside_a_cheaper_plan(core, question):
     and the cheapest there, so no cheaper plan is shown; a 70B on 2 x H100 NVL beside 4 x H100 PCIe still is.)"""
     r = core.turn(question, {})[0].model_dump()
     assert any(x["label"] == "cheapest" for x in r["recommendations"][1:])
-    assert "cheapest fitting option" not in r["text"] and "满足要求的最便宜选项" not in r["text"]
+    assert "cheapest fitting option" not in r["text"] + r["details"] and "满足要求的最便宜选项" not in r["text"] + r["details"]
 
 
 def test_preferences_do_not_double_a_served_models_price(core):

@@ -32,6 +32,11 @@ def _body(text: str, sources_label: str) -> list[str]:
     return [ln for ln in text.split("\n") if not ln.startswith(sources_label) and not ln.startswith("      ")]
 
 
+def _whole(reply) -> str:
+    """What `ask --details` prints: the short form, then the details."""
+    return reply.text + ("\n" + reply.details if reply.details else "")
+
+
 @pytest.mark.parametrize("key", sorted(default_templates().table))
 def test_every_template_in_both_languages(key):
     entry = default_templates().table[key]
@@ -46,7 +51,7 @@ def test_every_template_in_both_languages(key):
 def test_a_chinese_answer_has_no_english_sentence(core, question):
     reply, _ = core.turn(question)
     assert reply.lang == "zh"
-    for line in _body(reply.text, "来源"):
+    for line in _body(_whole(reply), "来源"):
         assert not EN_RUN.search(line), (question, line)
 
 
@@ -54,7 +59,7 @@ def test_a_chinese_answer_has_no_english_sentence(core, question):
 def test_an_english_answer_has_no_chinese(core, question):
     reply, _ = core.turn(question)
     assert reply.lang == "en"
-    for line in _body(reply.text, "Sources"):
+    for line in _body(_whole(reply), "Sources"):
         assert not CJK.search(GLOSS.sub("", line)), (question, line)
 
 
@@ -65,26 +70,30 @@ def test_no_sentence_is_cut_off(core, question):
         assert END.search(item["text"]), (question, item["text"])
     for note in reply.notes:
         assert END.search(note), (question, note)
-    for line in _body(reply.text, "来源" if reply.lang == "zh" else "Sources"):
+    for line in _body(_whole(reply), "来源" if reply.lang == "zh" else "Sources"):
         assert not line.rstrip().endswith(("...", "…")), (question, line)
 
 
 @pytest.mark.parametrize("question, lang", [(q, "zh") for q in ZH[:7]] + [(q, "en") for q in EN[:6]])
 def test_short_first_then_details(core, question, lang):
-    """The decision, why, time and cost and checklist come first and are short; the rest follows a Details line."""
+    """The decision (pick or verdict, the need, time and cost, targets, the checklist at a glance) is the text, in at
+    most 8 lines and 1,200 characters before the sources it cites; the options considered, the checklist's reasons,
+    assumptions and the other sources are the details, after a Details line."""
     reply, _ = core.turn(question)
     if reply.status != "answer":
         pytest.skip(reply.status)
     t = default_templates()
-    text = reply.text
-    details = text.index("\n" + t.say("label.details", lang) + "\n")
-    head = text[:details]
-    assert head.startswith((t.say("label.pick", lang), t.say("why.user_gpu", lang).split("{")[0],
-                            t.say("label.yours", lang))) or \
-        t.say("label.pick", lang) in head.split("\n")[1]
-    assert t.say("label.checklist", lang) in head and t.say("label.considered", lang) not in head
-    assert len(head) <= 1500, (question, len(head))
-    assert text.rindex(t.say("label.sources", lang)) > details
+    head = [ln for ln in reply.text.split("\n") if not ln.startswith(t.say("label.sources", lang))]
+    assert head[0].startswith((t.say("label.pick", lang), t.say("why.user_gpu", lang).split("{")[0],
+                               t.say("label.yours", lang))) or t.say("label.pick", lang) in head[1]
+    assert head[-1].startswith(t.say("label.checklist", lang))
+    assert len(head) <= 8 and len("\n".join(head)) <= 1200, (question, len(head), len("\n".join(head)))
+    assert t.say("label.considered", lang) not in reply.text and t.say("label.assumed", lang) not in reply.text
+    details = reply.details.split("\n")
+    assert details[0] == t.say("label.details", lang) and t.say("label.checklist", lang) in details
+    assert any(ln.startswith(t.say("label.assumed", lang)) for ln in details)
+    if reply.recommendations[1:] or reply.considered:
+        assert f"{t.say('label.considered', lang)}:" in details
 
 
 @pytest.mark.parametrize("question, ours, theirs", [
@@ -95,7 +104,7 @@ def test_the_compute_basis_is_in_the_answers_language(core, question, ours, thei
     """The line that says how the GPU-hours were reached is worded from its figures in the answer's language
     (it was the estimator's English formula inside Chinese answers)."""
     reply, _ = core.turn(question)
-    line = next(ln for ln in reply.text.split("\n") if "FLOPs" in ln)
+    line = next(ln for ln in _whole(reply).split("\n") if "FLOPs" in ln)
     assert ours in line and theirs not in line
     if reply.lang == "zh":
         assert "goodput" not in line and "tokens/s per" not in line, line

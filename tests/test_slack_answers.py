@@ -67,14 +67,26 @@ def test_answer_is_laid_out_in_sections_with_every_source_linked(bot, stub, kb):
     assert check_message(post.body) is None
     texts = [b["text"]["text"] for b in blocks if b["type"] == "section"]
     assert blocks[0]["type"] == "header" and blocks[0]["text"]["text"].startswith("Pick: ")
-    for title in ("*Why*", "*Time and cost*", "*Checklist*", "*Also considered*"):
+    for title in ("*Why*", "*Time and cost*", "*Checklist*"):
         assert any(t.startswith(title) for t in texts), title
     checklist = next(t for t in texts if t.startswith("*Checklist*"))
     assert ":white_check_mark:" in checklist and "```" not in "".join(texts)   # no monospace wall of text
+    assert not any(t.startswith("*Also considered*") for t in texts)           # short first: after the fold
     record = bot.audit(channel=channel)[0]
+    # the Details button brings the rest to whoever pressed it: the plans considered, the checklist's reasons
+    fields, name = press(stub, post.body, post.answer["ts"], user, "details")
+    bot.form(fields)
+    [details] = stub.wait_for(lambda s: responses(s, name))
+    assert details.body["response_type"] == "ephemeral" and check_message(details.body, need_channel=False) is None
+    more = [b["text"]["text"] for b in details.body["blocks"] if b["type"] == "section"]
+    for title in ("*Checklist*", "*Also considered*"):
+        assert any(t.startswith(title) for t in more), title
+    considered = next(t for t in more if t.startswith("*Also considered*")).split("\n")[1:]
+    assert [row.split("`")[1] for row in considered] == [r["flavor"] for r in record["reply"]["view"]["considered"]]
     citations = record["reply"]["citations"]
     assert len(citations) > 10                       # more than one context block's worth
-    context = " ".join(e["text"] for b in blocks if b["type"] == "context" for e in b["elements"])
+    context = " ".join(e["text"] for b in blocks + details.body["blocks"] if b["type"] == "context"
+                       for e in b["elements"])
     for i, c in enumerate(citations):
         if (c["url"] or "").startswith("https://"):
             assert f"<{c['url']}|[{i + 1}] " in context, c["id"]
@@ -132,8 +144,16 @@ def test_explain_and_feedback_buttons(bot, stub):
     assert explain.body["response_type"] == "ephemeral" and "Rule trace" in block_text(explain)
     fields, name = press(stub, post.body, post.answer["ts"], user, "feedback_not_helpful")
     bot.form(fields)
-    [thanks] = stub.wait_for(lambda s: responses(s, name))
+    thanks, shown = stub.wait_for(lambda s: len(r := responses(s, name)) == 2 and r)
     assert advice in thanks.body["text"] and thanks.body["response_type"] == "ephemeral"
+    # the answer itself shows the vote: the message is replaced with the counts on its feedback buttons
+    assert shown.body["replace_original"] and check_message(shown.body, need_channel=False) is None
+    _, voted = element(shown.body["blocks"], "feedback_not_helpful")
+    assert voted["text"]["text"].endswith(" · 1"), voted
+    # no helpful vote yet: that button reads as it did
+    assert element(shown.body["blocks"], "feedback_helpful")[1]["text"] == \
+        element(post.body["blocks"], "feedback_helpful")[1]["text"]
+    assert len(shown.body["blocks"]) == len(post.body["blocks"])
     bot.form(press(stub, post.body, post.answer["ts"], user, "feedback_helpful")[0])   # a change of mind
     bot.form(press(stub, post.body, post.answer["ts"], uid("U"), "feedback_helpful")[0])
     from bot.store.slack_state import SlackState

@@ -41,8 +41,8 @@ def test_a_yolo_answer_says_ultralytics_accumulation(core):
     """batch 16 (Ultralytics' default) -> 64 / 16 = 4 batches per step, in both languages; no LLM default of 8."""
     en, _ = core.turn("train yolov8n on coco128 for 3 epochs", {})
     zh, _ = core.turn("用 coco128 训练 yolov8n，3 个 epoch", {})
-    assert "over 4 batches of 16" in en.text and "8 micro-batches" not in en.text
-    assert "累积 4 个 batch" in zh.text and "8 个 micro-batch" not in zh.text
+    assert "over 4 batches of 16" in en.text + en.details and "8 micro-batches" not in en.text + en.details
+    assert "累积 4 个 batch" in zh.text + zh.details and "8 个 micro-batch" not in zh.text + zh.details
 
 
 def _pick(kb, flavor_id: str, gpus: int, instances: int, vcpus: int | None) -> dict:
@@ -144,9 +144,9 @@ def test_a_job_of_seconds_is_said_in_seconds(core):
     spot price with a checkpoint interval for it."""
     r = core.turn("train yolov8n on coco128 for 3 epochs", {})[0].model_dump()
     assert r["speed"]["items"] == 384 and r["speed"]["hours"] < 0.001
-    assert "under a second of GPU time" in r["text"] and "about 0.0" not in r["text"]
+    assert "under a second of GPU time" in r["text"] + r["details"] and "about 0.0" not in r["text"] + r["details"]
     assert not any(c["item"] == "data" for c in r["checklist"])
-    assert "checkpoint every" not in r["text"]
+    assert "checkpoint every" not in r["text"] + r["details"]
     assert [c["mode"] for c in r["recommendations"][0]["costs"]] == ["pay_per_use"]
 
 

@@ -18,7 +18,7 @@ from bot.plan.engine import RuleSet, load_rules
 from bot.plan.workload import own_cards
 from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
-from bot.records.models import Reply
+from bot.records.models import Reply, ViewSection
 from bot.conversation.nlu import Parser, load_lexicon
 from bot.plan.cheaper import cheaper_options
 from bot.conversation.pasted import find_config, model_card
@@ -26,7 +26,9 @@ from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_con
 from bot.records.errors import InvalidRequest
 from bot.records.text import norm_key
 from bot.knowledge.problems import did_you_mean
-from bot.render.reply import Citer, answer_text, compare_lines, sources_line
+from bot.render.reply import Citer, compare_lines, sources_line
+from bot.render.text import details_text, short_text
+from bot.render.view import answer_view
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
 from bot.plan import verdicts as verdict_math
@@ -107,7 +109,7 @@ class Core:
             if decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
                     and not asks and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
-                reply.text = self.templates.say("refine.same", lang) + "\n" + reply.text
+                self._said_first(reply, self.templates.say("refine.same", lang), lang)
         if card and decision.kind == "ask" and decision.missing == ["model"] and not parse.slots.model:
             # 'org/name' not on file: ask for its config.json or its size, naming it
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
@@ -115,6 +117,14 @@ class Core:
             new_state["card"] = card
         reply.kb_version = self.version
         return reply, new_state
+
+    def _said_first(self, reply: Reply, line: str, lang: str) -> None:
+        """A line said before the reply, on every surface: into an answer's view (the text re-rendered from it)."""
+        if reply.view is None:
+            reply.text = line + "\n" + reply.text
+            return
+        reply.view.sections.insert(0, ViewSection(key="said", lines=[line]))
+        reply.text = short_text(reply.view, self.templates, lang)
 
     def _use_config(self, parse, pasted, named: str | None) -> tuple[str, dict[str, Any]] | None:
         """A pasted config.json becomes the question's model: its architecture in the slots (the keys the
@@ -484,17 +494,20 @@ class Core:
                                                   label[v] for v in values),
                                               chosen=label[chosen]))
             reply.choices = [label[v] for v in values if v != chosen]
-        reply.text, reply.citations = answer_text(reply.model_dump(), self.kb, t, extra)
+        reply.view = answer_view(reply.model_dump(), self.kb, t, extra)
         if d.slots.get("model_name") and not d.slots.get("model") and advice.workload.params_b:
             # a model the knowledge base does not know is never silently another one: the first line says what it
             # was sized as (the critic's honesty invariant)
-            reply.text = t.say("honesty.sized_as", lang, name=d.slots["model_name"],
-                               params=f"{advice.workload.params_b:g}") + "\n" + reply.text
+            reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(
+                "honesty.sized_as", lang, name=d.slots["model_name"], params=f"{advice.workload.params_b:g}")]))
+        lead = next((s for s in reply.view.sections if s.key == "lead"), None)
+        if advice.gpu_verdict and lead:
+            reply.notes.insert(0, lead.lines[0])
         if d.cheaper:
             self._cheaper(reply, d, intent, advice, lang)
-        if advice.gpu_verdict:
-            reply.notes.insert(0, reply.text.split("\n", 1)[0])
         self._job_verdict(reply, d.slots, asks or [], lang, said_days)
+        reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
+        reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
 
     def _cheaper(self, reply: Reply, d: Decision, intent: str, advice, lang: str) -> None:
@@ -518,7 +531,7 @@ class Core:
                                change=t.say(f"cheaper.change.{o.change}", lang, provider=where)))
         if not options:
             lines.append(t.say("cheaper.none", lang))
-        reply.text = "\n".join(lines) + "\n" + reply.text
+        reply.view.sections.insert(0, ViewSection(key="cheaper", lines=lines))     # said first, on every surface
 
     def _job_verdict(self, reply: Reply, slots: dict[str, Any], asks: list[str], lang: str,
                      said_days: float | None = None) -> None:
@@ -542,7 +555,9 @@ class Core:
         else:
             v = verdict_math.time_verdict(mine or rental, slots.get("deadline_days"))
             line = say_verdict.time_line(self.templates, v, lang)
-        if "enough" in asks or "how_long" in asks:
+        if ("enough" in asks or "how_long" in asks) and reply.view is not None:
+            reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))     # first, on every surface
+        elif "enough" in asks or "how_long" in asks:
             reply.text = line + "\n" + reply.text
         reply.verdict = {**v, "line": line}
 

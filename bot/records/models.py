@@ -438,8 +438,67 @@ class TraceEntry(BaseModel):
     because: str
 
 
+class ViewSection(BaseModel):
+    """One part of an answer as every surface shows it (bot/render/view.py builds it, the text, the Slack blocks
+    and the JSON carry the same one): the decision, why, time and cost, a named alternative."""
+    key: str                   # lead, pick, why, cost, cheapest, fastest, compute, speed, batch, throughput
+    label: str = ""            # said before the first line in the text ("Pick"); empty: the lines stand alone
+    title: str = ""            # the heading a layout groups it under ("Time and cost"); empty: none
+    lines: list[str] = []      # the short form: the first line, then continuation lines (indented as shown)
+    more: list[str] = []       # after the fold: the part's details, one whole line each
+    folded: bool = False       # the whole part is after the fold (a rental beside the user's own cards that fit)
+
+
+class CheckRow(BaseModel):
+    """A checklist item as shown: its status and name in the reply's language, its text and source numbers."""
+    item: str
+    status: Literal["ok", "warn", "fail"]
+    status_word: str
+    name: str
+    text: str
+    refs: list[int] = []       # numbers into AnswerView.sources
+
+
+class ConsideredRow(BaseModel):
+    """A plan that lost, with its own figures and why it lost (never another row's)."""
+    provider: str
+    flavor: str
+    gpu_count: int
+    gpu_name: str
+    instances: int = 1         # instances of the flavor the plan uses (replicas included)
+    price_per_hour: float | None = None
+    currency: str | None = None
+    verdict: str               # why it lost, in the reply's language, from the plan's own reasons and numbers
+
+
+class SourceRef(BaseModel):
+    n: int                     # the marker number the answer's claims use ([n])
+    id: str
+    title: str
+    url: str | None = None
+
+
+class AnswerView(BaseModel):
+    """An answer laid out once, for every surface: the short form (headline, the decision sections, the checklist at
+    a glance, the sources they cite) and the details after the fold (each section's details, the checklist, the plans
+    considered, notes, assumptions, the other sources)."""
+    headline: str              # the decision in one line, with the counts: "Pick: 2 x p5s.40xlarge.12, 16 x H100"
+    sections: list[ViewSection] = []
+    checklist: list[CheckRow] = []
+    considered: list[ConsideredRow] = []
+    notes: list[str] = []      # each with its source markers
+    assumed: str | None = None
+    sources: list[SourceRef] = []
+    short_sources: int = 0     # the short form cites sources 1..short_sources; the details cite the rest
+
+
+# the version of the `ask --json` contract (bot/records/answer.py, docs/answer.schema.json): major.minor
+SCHEMA_VERSION = "1.0"
+
+
 class Reply(BaseModel):
     """One turn's reply: the `ask --json` object minus advice_id/session, which the surface adds."""
+    schema_version: str = SCHEMA_VERSION
     status: Status
     lang: Literal["zh", "en"]
     intent: Intent | None
@@ -447,7 +506,7 @@ class Reply(BaseModel):
     missing: list[str] = []
     follow_up: str | None = None
     choices: list[str] = []            # quick answers for a follow-up (Slack buttons)
-    text: str = ""
+    text: str = ""                     # the short form: the decision first (`details` holds the rest)
     assumptions: list[str] = []
     memory: dict[str, Any] | None = None
     compute: dict[str, Any] | None = None
@@ -472,3 +531,5 @@ class Reply(BaseModel):
     batch: dict[str, Any] | None = None
     # the amount of work in the user's units: Work (bot/plan/work.py) and `derivation`, its multiplication as text
     work: dict[str, Any] | None = None
+    details: str = ""                       # after the fold: what `ask --details` adds to `text` (answers only)
+    view: AnswerView | None = None          # an answer as laid out for every surface (text, Slack, JSON)

@@ -9,8 +9,10 @@ from bot.render.templates import Templates
 MFU_SHOWN = "{:.0%}"
 
 
-def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned: bool) -> list[str]:
-    """The verdict line (head: fits or not, with the layout) and its continuation lines (indented)."""
+def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned: bool
+              ) -> tuple[list[str], list[str]]:
+    """The verdict line (head: fits or not, with the layout) and its time on their cards (continuation lines,
+    indented): the short form; then what made it fit, the network, the data loading: the details."""
     row = verdict["row"]
     have = f"{row['gpu_memory_gib']:g}"
     need = f"{row['per_gpu_gib']:.1f}"
@@ -35,11 +37,10 @@ def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned
         first = f"{t.say('label.yours', lang)}: {head}{'：' if lang == 'zh' else ': '}{v}"
     else:
         first = t.say("why.user_gpu", lang, gpu=row["gpu_name"], verdict=v)
-    lines = [f"{first} {refs}".rstrip()]
-    lines += ["      " + x for x in _details(row, t, lang)]
+    short, more = _details(row, t, lang)
     if not owned and verdict.get("rentable") is False:
-        lines.append("      " + t.say("yours.not_rented", lang, gpu=row["gpu_name"]))
-    return lines
+        short.append(t.say("yours.not_rented", lang, gpu=row["gpu_name"]))
+    return [f"{first} {refs}".rstrip()] + ["      " + x for x in short], more
 
 
 def layout_text(row: dict[str, Any], t: Templates, lang: str) -> str:
@@ -97,21 +98,22 @@ def _hint(row: dict[str, Any], t: Templates, lang: str, have: str) -> str:
     return hint if steps[-1]["fits"] else f"{hint} {t.say('fit.still_too_big', lang)}"
 
 
-def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
-    """What made it fit (or what was tried), the KV budget of a tight server, the fewer cards used, the time."""
-    out = []
+def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], list[str]]:
+    """The time on their cards (the short form), and what made it fit (or what was tried), the KV budget of a tight
+    server, the fewer cards used, the other layouts' times, the data loading (the details)."""
+    out, more = [], []
     sep = "；" if lang == "zh" else "; "
     changes = [c for c in row.get("changes") or [] if c["change"] != "kv budget"]
     if changes:
         key = "yours.changed" if row["fits"] else "yours.tried"
-        out.append(t.say(key, lang, changes=sep.join(change_text(c, t, lang, row["gpus_total"]) for c in changes)))
+        more.append(t.say(key, lang, changes=sep.join(change_text(c, t, lang, row["gpus_total"]) for c in changes)))
     kv = next((c for c in row.get("changes") or [] if c["change"] == "kv budget"), None)
     if kv and row["fits"]:
-        out.append(t.say("yours.kv", lang, tokens=f"{kv['tokens']:,}", full=kv["sequences"],
+        more.append(t.say("yours.kv", lang, tokens=f"{kv['tokens']:,}", full=kv["sequences"],
                          context=f"{(row['layout'] or {}).get('context') or 0:,}", users=kv["users"],
                          request=f"{kv['request']:,}"))
     if row.get("fewer_cards"):
-        out.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
+        more.append(t.say("yours.fewer", lang, used=row["gpus_total"], n=row["cards"]))
     b = row.get("batch")
     if row["fits"] and b:           # a batch job on their cards: how long, and whether the deadline holds
         key = "yours.batch_hours" if b["meets"] else "yours.batch_miss"
@@ -123,7 +125,8 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
         out += _bracket_lines(row, t, lang)
     elif row["fits"] and row.get("job_hours") and row.get("mfu") is None:
         # images, clips (dataset x epochs): their own speed model, no MFU to state
-        out += _items_lines(row, t, lang)
+        items = _items_lines(row, t, lang)
+        out, more = out + items[:1], more + items[1:]        # the rate and hours; the CPUs to feed it
     elif row["fits"] and row.get("job_hours"):
         # one card: no 'all 1 cards', and no link between cards to name
         out.append(t.say("yours.hours" if row["gpus_total"] > 1 else "yours.hours_single", lang,
@@ -131,7 +134,7 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{_intra(row)}", lang)))
         if row.get("zero3_hours"):
-            out.append(t.say("yours.zero3_hours", lang, hours=f"{row['zero3_hours']:,.0f}",
+            more.append(t.say("yours.zero3_hours", lang, hours=f"{row['zero3_hours']:,.0f}",
                              days=f"{row['zero3_hours'] / 24:,.1f}"))
         if row.get("network_assumed"):
             out.append(_assumed_fabric(row, t, lang))
@@ -149,7 +152,7 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
                          ms=f"{e['request_ms']:.0f}", qps=f"{e['qps'] or 0:,.0f}", need=e["cards_for_qps"] or "?"))
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
-    return out
+    return out, more
 
 
 def _assumed_fabric(row: dict[str, Any], t: Templates, lang: str) -> str:

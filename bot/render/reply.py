@@ -1,13 +1,13 @@
 """Render computed advice as plain text (terminal, Slack fallback). Wording comes from templates.
 
-The Slack Block Kit layout lives in bot/render/blocks.py, so the text and the Slack layout change independently."""
+The Slack Block Kit layout lives in bot/surfaces/slack/blocks.py, so the text and the Slack layout change independently."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
-from bot.render.own import hours_text, layout_text, money_text, own_lines
+from bot.render.own import hours_text, layout_text, money_text
 from bot.render.templates import Templates
 
 def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
@@ -33,8 +33,8 @@ class Citer:
         self.kb = kb
         self.ids: list[str] = []
 
-    def __call__(self, ids: list[str] | None) -> str:
-        """The markers for a claim's sources ('[2][5]'), numbering the new ones; unknown ids are not cited."""
+    def numbers(self, ids: list[str] | None) -> list[int]:
+        """The numbers of a claim's sources, numbering the new ones; unknown ids are not cited."""
         marks: list[int] = []
         for sid in ids or []:
             if sid not in self.kb.sources:
@@ -44,7 +44,11 @@ class Citer:
             n = self.ids.index(sid) + 1
             if n not in marks:
                 marks.append(n)
-        return "".join(f"[{n}]" for n in marks)
+        return marks
+
+    def __call__(self, ids: list[str] | None) -> str:
+        """The markers for a claim's sources ('[2][5]')."""
+        return "".join(f"[{n}]" for n in self.numbers(ids))
 
     def after(self, text: str, ids: list[str] | None) -> str:
         """The claim's text with its markers after it."""
@@ -92,23 +96,6 @@ def memory_terms(memory: dict[str, Any], lang: str, t: Templates) -> str:
             return t.say(f"role.{role}", lang) + ("：" if lang == "zh" else ": ") + name(rest)
         return t.say(f"term.{n}", lang) if f"term.{n}" in t.table else n
     return sep.join(f"{name(x['name'])} {x['gib']:.1f}" for x in memory["terms"] if x["gib"] >= 0.05)
-
-
-def _verdict_lines(extra: dict[str, Any], t: Templates, lang: str, cite: Citer) -> list[str]:
-    """First, what the user asked about: whether the GPU they named fits (and what would make it fit), and why
-    the pick is on another cloud when the default one has nothing that meets a hard requirement."""
-    lines: list[str] = []
-    verdict = extra.get("gpu_verdict")
-    if verdict:
-        lines += own_lines(verdict, t, lang, cite(verdict.get("sources", [])), verdict.get("owned", False))
-        if verdict["row"].get("implausible"):      # the critic: their cards hold it, yet it is no plan to run
-            lines.append("      " + t.say("yours.implausible", lang, because=verdict["row"]["implausible"]["because"]))
-        lines += _bridge(verdict, extra.get("recommendations") or [], t, lang)
-    if extra.get("fallback"):
-        fb = extra["fallback"]
-        lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"],
-                           fix=fb.get("fix", "")))
-    return lines
 
 
 def _bridge(verdict: dict[str, Any], recs: list[dict[str, Any]], t: Templates, lang: str) -> list[str]:
@@ -181,221 +168,21 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}".rstrip("0").rstrip(".") if v != int(v) else f"{v:,.0f}"
 
 
-def answer_text(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any]
-                ) -> tuple[str, list[dict[str, Any]]]:
-    """The terminal rendering of an answer (DESIGN.md 'What a good answer looks like'), and its citations: each
-    claim cites its sources where it is made (extra['claims']: memory, compute, speed; a plan line its flavor and
-    price; the checklist and notes their own), numbered in order of first use, and the sources are those cited."""
-    lang = reply["lang"]
-    cite = Citer(kb)
-    lines = _verdict_lines(extra, t, lang, cite)
-    infeasible = infeasible_line(reply, t, lang)
-    if infeasible:       # the decision first: the job cannot be done as asked (then the nearest plan)
-        lines.insert(0, infeasible)
-    recs = rentals(reply["recommendations"])
-    if recs and len(recs) < len(reply["recommendations"]):
-        lines.append(t.say("yours.rent", lang))
-    if recs:
-        lines += _plan_part(reply, recs, kb, t, extra, cite)
-    lines += _time_part(reply, kb, t, extra, cite)
-    said = targets_line(reply.get("targets") or [], t, lang)
-    if said:      # next to the plan it judges: after the lines of theirs or the pick's first line
-        heads = (t.say("label.pick", lang) + ":", t.say("label.yours", lang) + ":")
-        at = next((i for i, line in enumerate(lines) if line.startswith(heads)), -1) + 1
-        if at and lines[at - 1].startswith(heads[1]):
-            while at < len(lines) and lines[at].startswith(" "):
-                at += 1
-        lines.insert(at, said)
-    if reply["checklist"]:
-        lines.append(t.say("label.checklist", lang))
-        for item in reply["checklist"]:
-            status = t.say(f"status.{item['status']}", lang)
-            name = t.say(f"item.{item['item']}", lang)
-            lines.append(cite.after(f"  {status:<5} {name:<9} {item['text']}", item["citations"]))
-    lines += details_lines(reply, kb, t, lang, cite, extra.get("note_sources") or {})
-    return "\n".join(lines), cite.citations()
-
-
-def _plan_part(reply: dict[str, Any], recs: list[dict[str, Any]], kb: KnowledgeBase, t: Templates,
-               extra: dict[str, Any], cite: Citer) -> list[str]:
-    """The pick (its flavor and price cited), why it holds the job (the memory estimate's sources), its cost, and
-    the cheapest and fastest plans where they differ."""
-    lang, mem = reply["lang"], reply["memory"]
-    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
-    top = recs[0]
-    head = t.say("fleet.mixed", lang, price=_fleet_price(t, top, lang)) if top.get("mixed") else \
-        f"{flavor_line(kb, top, lang)} - {price_text(t, top, lang)}"
-    lines = [cite.after(f"{label('pick')}: {head}", flavor_sources(top))] + fleet_lines(t, top, lang, cite)
-    task = t.say(f"task.{extra['task']}", lang)
-    model = extra.get("model_name") or f"{extra['params_b']:g}B"
-    method = extra.get("method")
-    if method and method != "inference":
-        model += f" ({t.say(f'method.{method}', lang)})"
-    memory_cites = (extra.get("claims") or {}).get("memory")
-    if top.get("mixed"):
-        lines.append(cite.after(f"{label('why')}: {t.say('fleet.why', lang, task=task, model=model)}", memory_cites))
-        lines += ["      - " + _pool_memory(t, p, lang) for p in top["fleet"]]
-    else:
-        why = t.say("why.fits", lang, task=task, model=model, need=f"{mem['per_gpu_gib']:.1f}",
-                    terms=memory_terms(mem, lang, t))
-        lines.append(cite.after(f"{label('why')}: {why}", memory_cites))
-    lines += plan_lines(t, top, lang, cheaper_shown=any(r.get("label") == "cheapest" for r in recs[1:]))
-    for r in recs[1:]:
-        if r.get("label") in ("cheapest", "fastest"):
-            lines.append(cite.after(f"{label(r['label'])}: {flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}",
-                                    flavor_sources(r)))
-    return lines
-
-
-def _time_part(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: dict[str, Any], cite: Citer
-               ) -> list[str]:
-    """How long training takes (FLOPs per token and the GPU's peak cited), a job's speed in its own unit, and a
-    serving replica's throughput (the GPU's spec cited)."""
-    lang = reply["lang"]
-    claims = extra.get("claims") or {}
-    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
-    lines: list[str] = []
-    work = reply.get("work")
-    if work and (work.get("kind") != "training" or work["unit"] == "tokens"
-                 or any(f["unit"] == "steps" for f in work["factors"])):
-        # an image or audio job's dataset x epochs is on its speed line; steps x batch is said here
-        lines.append(f"{label('work')}: {work['derivation']}")
-    elif extra.get("work_missing"):
-        lines.append(f"{label('work')}: {t.say('work.missing_size', lang)}")
-    if reply.get("compute") and not reply["compute"].get("items"):
-        c = reply["compute"]
-        gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
-        line = t.say("compute.line", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
-                     gpus=c["gpus"], basis=compute_basis(t, c, gpu, lang))
-        lines.append(cite.after(f"{label('compute')}: {line}", claims.get("compute")))
-        if c.get("sharding") == "hsdp":
-            lines.append("      " + cite.after(t.say("compute.hsdp", lang, nodes=c["nodes"], per_node=c["gpus_per_node"]),
-                                               claims.get("layout")))
-        elif c.get("layout_3d"):
-            d = c["layout_3d"]
-            zero3 = t.say("compute.zero3_days", lang, days=f"{d['zero3_days']:,.1f}") if d.get("zero3_days") else ""
-            lines.append("      " + cite.after(t.say("compute.layout_3d", lang, tp=d["tp"], pp=d["pp"], dp=d["dp"],
-                                                     per_node=d["gpus_per_node"], zero3=zero3), claims.get("layout")))
-        if c.get("deadline_days"):
-            lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
-                                          needed=c["gpus_for_deadline"]))
-    if extra.get("speed"):
-        sp = extra["speed"]
-        recs = rentals(reply["recommendations"])
-        # beside the user's own cards (whose rate is on their line) the speed is the rental pick's: say so
-        owned = len(recs) < len(reply["recommendations"]) and recs
-        line = t.say("jobspeed.line_rental" if owned else "jobspeed.line", lang, rate=rate_text(sp['rate']),
-                     unit=t.say(f"unit.{sp['unit']}", lang), gpus=sp["gpus"],
-                     gpu=recs[0]["gpu_name"] if owned else "")
-        lines.append(cite.after(f"{label('speed')}: {line}", claims.get("speed")))
-        if sp.get("hours") is not None and sp.get("items") and sp["hours"] < SHORT_JOB_H and sp.get("rate"):
-            gpu_time = short_time(t, sp["items"] / sp["rate"], lang)
-            lines.append("      " + t.say("jobspeed.items_short", lang, time=gpu_time,
-                                          per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
-                                          items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
-                                          rate=rate_text(sp['rate'])))
-        elif sp.get("hours") is not None and sp.get("items"):
-            lines.append("      " + t.say("jobspeed.items_hours", lang, hours=hours_text(sp['hours']),
-                                          per_epoch=f"{sp['items_per_epoch']:,.0f}", epochs=f"{sp['epochs']:g}",
-                                          items=f"{sp['items']:,.0f}", unit=t.say(f"items.{sp['item_unit']}", lang),
-                                          rate=rate_text(sp['rate'])))
-        elif sp.get("hours") is not None:
-            lines.append("      " + t.say("jobspeed.hours", lang, hours=hours_text(sp['hours'])))
-        c = reply.get("compute") or {}
-        if c.get("items") and c.get("deadline_days"):
-            lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
-                                          needed=c["gpus_for_deadline"]))
-        if sp.get("gpus_for_target"):
-            lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
-                                          unit=t.say(f"unit.{sp['unit']}", lang)))
-    if extra.get("batch"):
-        lines += batch_lines(t, reply, extra["batch"], kb, lang, cite, claims.get("speed"))
-    if extra.get("throughput") and extra["throughput"].get("encoder"):
-        tp = extra["throughput"]
-        lines.append(cite.after("      " + t.say("throughput.encoder", lang, gpu=tp["gpu"],
-                                                rps=f"{tp['requests_per_s']:,.0f}", batch=tp["batch"],
-                                                ms=f"{tp['request_ms']:.0f}" if tp["request_ms"] >= 10
-                                                else f"{tp['request_ms']:.1f}",
-                                                total=f"{tp['total_requests_per_s']:,.0f}"), claims.get("speed")))
-    elif extra.get("throughput"):
-        tp = extra["throughput"]
-        lines.append(cite.after("      " + t.say("throughput.line", lang, gpu=tp["gpu"], tps=f"{tp['tokens_per_s']:,}",
-                                                n=tp["concurrency"]), claims.get("speed")))
-    return lines
-
-
-def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], kb: KnowledgeBase, lang: str, cite: Citer,
-                sources: list[str] | None) -> list[str]:
-    """A batch job: its tokens, one replica's rate at its maximum batch, the GPU-hours, and the replicas and hours
-    the deadline (or, without one, the pick) takes; the rate cites the GPU's figures as a serving speed does."""
-    top = next((r for r in rentals(reply["recommendations"]) if r.get("label") == "pick"), None)
-    unit = t.say(f"unit.item.{b['unit']}", lang)
-    replica = f"{top['gpus_total']}x {top['gpu_name']}" if top else "?"
-    rate = b["items_per_s_per_replica"]
-    common = dict(items=f"{b['items']:,}", unit=unit, replica=replica, gpu_hours=f"{b['gpu_hours']:,.0f}" if b["gpu_hours"] >= 10 else f"{b['gpu_hours']:.1f}",
-                  rate=f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}")
-    if b["task"] != "images":
-        key = "batch.tokens_embed" if b["task"] == "embed" else \
-            "batch.tokens_image" if b["image_tokens"] else "batch.tokens"
-        per_item = t.say(key, lang, image=f"{b['image_tokens']:,}", prompt=f"{b['prompt_tokens']:,}",
-                         output=f"{b['output_tokens']:,}")
-        tps = b.get("output_tokens_per_s_per_replica")
-        key = "batch.rate_encoder" if b.get("encoder") else "batch.line" if tps and b["task"] != "embed" \
-            else "batch.rate_plain"
-        line = t.say(key, lang, per_item=per_item,
-                     total=f"{b['total_tokens']:,}", tps=f"{tps or 0:,}", conc=b["replica_concurrency"], **common)
-    else:
-        line = t.say("batch.line_images", lang, **common)
-    sources = list(sources or []) + ([] if b.get("encoder") else ["vllm-batch-defaults", "serving-vllm-paged-kv"])
-    out = [cite.after(f"{t.say('label.batch', lang)}: {line}", sources)]
-    deadline = (reply.get("slots") or {}).get("deadline_days")
-    # the pick's own hours (as its cost line rounds them), so the two lines never disagree in the last digit
-    hours = f"{(top.get('job_hours') if top and top.get('job_hours') else b['hours']):,.1f}"
-    startup = f"{b['startup_h'] * 60:.0f}"
-    if top and top.get("breaks"):
-        out.append("      " + t.say("batch.miss", lang, replicas=b["replicas"], hours=hours,
-                                    gpus=b["replicas"] * top["gpus_total"]))
-    elif deadline:
-        out.append("      " + t.say("batch.deadline", lang, deadline=f"{deadline * 24:,.0f}", replicas=b["replicas"],
-                                    hours=hours, startup=startup))
-    else:
-        out.append("      " + t.say("batch.free_one" if b["replicas"] == 1 else "batch.free", lang,
-                                    replicas=b["replicas"], hours=hours, days=f"{b['hours'] / 24:,.1f}",
-                                    startup=startup))
-    return out
-
-
-def details_lines(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str, cite: Citer,
-                  note_sources: dict[str, list[str]]) -> list[str]:
-    """After the short part (decision, why, time and cost, checklist): the options considered, notes (each citing
-    its sources), what was assumed, and the sources cited. Sentences end the way the reply's language ends them."""
-    label = lambda k: t.say(f"label.{k}", lang)  # noqa: E731
-    lines = [label("details")]
-    recs = rentals(reply["recommendations"])
-    if recs:
-        others = [r for r in recs[1:] if r.get("label") not in ("cheapest", "fastest")] + reply.get("considered", [])
-        if others:
-            lines.append(f"{label('considered')}:")
-            for r in others[:6]:
-                lines.append(f"      {r['flavor']:<24} {r['gpu_count']}x {r['gpu_name']:<22} {_lost(t, r, recs[0], lang)}")
-    for note in reply.get("notes") or []:
-        lines.append(cite.after(f"  {label('notes')}: {note}", note_sources.get(note)))
-    if reply["assumptions"]:
-        sep, end = ("；", "。") if lang == "zh" else ("; ", ". ")
-        lines.append(f"{label('assumed')}: " + sep.join(a.rstrip("。.") for a in reply["assumptions"]) + end
-                     + label("say_if_not"))
-    lines.append(sources_line(cite.citations(), lang, t))
-    return lines
-
-
 def sources_line(citations: list[dict[str, Any]], lang: str, t: Templates) -> str:
-    parts = [f"[{i + 1}] {c['title']}" for i, c in enumerate(citations)]
+    parts = [f"[{c.get('n') or i + 1}] {c['title']}" for i, c in enumerate(citations)]
     return f"{t.say('label.sources', lang)}: " + "  ".join(parts) if parts else ""
 
 
 def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool = False) -> list[str]:
-    """The pick's time and cost (training), or its fleet and monthly cost (serving), and any target it misses.
-    With a cheaper plan shown beside it, the pick is not called the cheapest."""
+    """The pick's time and cost (training), or its fleet and monthly cost (serving), its layout and cost per billing
+    mode, and the targets it meets or misses."""
+    return (cost_lines(t, top, lang, cheaper_shown) + layout_lines(t, top, lang)
+            + billing_lines(t, top.get("costs") or [], lang) + target_lines(t, top, lang))
+
+
+def cost_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool = False) -> list[str]:
+    """The pick's time and cost (training), or its fleet and monthly cost (serving). With a cheaper plan shown beside
+    it, the pick is not called the cheapest."""
     out = []
     if top.get("job_cost") and top.get("items_per_hour"):
         out.append("      " + t.say("why.batch_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
@@ -421,8 +208,12 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
     elif top.get("price_per_hour") is not None:
         key = "why.preferred" if cheaper_shown else "why.cheapest"
         out.append("      " + t.say(key, lang, price=price_text(t, top, lang)))
-    out += layout_lines(t, top, lang)
-    out += billing_lines(t, top.get("costs") or [], lang)
+    return out
+
+
+def target_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+    """The budget the plan meets or exceeds, and every other target it misses."""
+    out = []
     b = top.get("budget")
     if b:
         key = "budget.met" if b["met"] else "budget.over"
@@ -466,21 +257,23 @@ def _part_line(t: Templates, part: dict[str, Any], lang: str) -> str:
                  else t.say("label.no_price", lang))
 
 
-def fleet_lines(t: Templates, top: dict[str, Any], lang: str, cite: Citer | None = None) -> list[str]:
-    """A load of several request sizes: the pick's parts, one per request size, and the other fleet beside it
-    (a mix of GPU types and what it saves, or the single type it beat)."""
+def fleet_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+    """A load of several request sizes: the pick's parts, one per request size."""
     parts = top.get("fleet") or []
     if len(parts) < 2:
         return []
-    out = ["      - " + _part_line(t, p, lang) for p in parts]
+    return ["      - " + _part_line(t, p, lang) for p in parts]
+
+
+def fleet_alt_line(t: Templates, top: dict[str, Any], lang: str, cite: Citer) -> list[str]:
+    """The other fleet beside a several-size pick: a mix of GPU types and what it saves, or the single type it beat."""
     alt = top.get("fleet_alternative")
-    if alt:
-        names = " + ".join(f"{p['replicas']} x {p['flavor']} ({p['gpu_name']})" for p in alt["parts"])
-        price = f"{alt['price_per_hour']:,.2f} {alt['currency']}" if alt.get("price_per_hour") is not None else "?"
-        key = "fleet.vs_single" if alt["kind"] == "single" else "fleet.simpler"
-        line = "      " + t.say(key, lang, saving=f"{alt['saving_pct']:g}", fleet=names, price=price)
-        out.append(cite.after(line, ["serving-melange"]) if cite else line)
-    return out
+    if len(top.get("fleet") or []) < 2 or not alt:
+        return []
+    names = " + ".join(f"{p['replicas']} x {p['flavor']} ({p['gpu_name']})" for p in alt["parts"])
+    price = f"{alt['price_per_hour']:,.2f} {alt['currency']}" if alt.get("price_per_hour") is not None else "?"
+    key = "fleet.vs_single" if alt["kind"] == "single" else "fleet.simpler"
+    return [cite.after(t.say(key, lang, saving=f"{alt['saving_pct']:g}", fleet=names, price=price), ["serving-melange"])]
 
 
 def _time_cost(t: Templates, r: dict[str, Any], lang: str) -> str:

@@ -266,6 +266,8 @@ def _render(row: dict[str, Any], job: Any = None) -> str:
     if text:
         lines.append("Reply")
         lines.extend("  " + part for part in str(text).splitlines())
+    if reply.get("details"):                          # the record keeps the whole answer: the fold is shown too
+        lines.extend("  " + part for part in str(reply["details"]).splitlines())
     lines.append(f"hash      {row.get('hash')}")
     lines.append(f"prev      {row.get('prev_hash')}")
     return "\n".join(lines)

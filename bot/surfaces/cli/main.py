@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from bot.surfaces.cli.audit import audit
+from bot.surfaces.cli.output import clean_arg, print_reply
 from bot.records.errors import AdvisorError, ConfigError
 
 
@@ -46,12 +47,6 @@ def _dump(obj: Any) -> str:
 LAST_ASK = "last-ask"          # the session-store entry that remembers a user's latest `ask` conversation
 
 
-def clean_arg(text: str) -> str:
-    """Text as the user meant it: bytes that were not UTF-8 (Python keeps them as lone surrogates in argv and
-    stdin) become U+FFFD, so they cannot crash the parser, the session store or the audit log."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _ask_session(svc: Any, user: str, session: str | None, cont: bool) -> str:
     """The conversation an `ask` belongs to: --session names one; --continue takes the previous `ask`'s; otherwise a
     new one, so that an earlier question (its language, its model) never leaks into an unrelated new one."""
@@ -71,26 +66,21 @@ def _ask_session(svc: Any, user: str, session: str | None, cont: bool) -> str:
     return sid
 
 
-def _line_editing() -> None:
-    """Line editing and an in-session history (arrow keys) for `chat`, where the platform has readline; stdin
-    bytes that are not UTF-8 are replaced rather than raising."""
-    try:
-        import readline  # noqa: F401  (importing it is what turns on line editing for input())
-    except ImportError:
-        pass
-    reconfigure = getattr(sys.stdin, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="surrogateescape")
 @main.command()
 @click.argument("text", required=False)
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per turn (fields as in DESIGN.md).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per turn (fields: docs/answer.md; schema: `gpu-advisor schema`).")
 @click.option("--session", help="Conversation id; slots are kept between turns of the same session.")
 @click.option("--continue", "cont", is_flag=True,
               help="Continue the conversation of your previous `ask` (without it, each `ask` starts a new one).")
 @click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="One question per line (plain text, or JSON objects with 'text' and optional 'session').")
-def ask(text: str | None, as_json: bool, session: str | None, cont: bool, batch: Path | None) -> None:
-    """Ask one question (one conversation turn). Each `ask` is a new conversation unless --session or --continue."""
+@click.option("--details", is_flag=True,
+              help="After the decision, the details: plans considered, the checklist's reasons, assumptions, sources.")
+def ask(text: str | None, as_json: bool, session: str | None, cont: bool, batch: Path | None, details: bool) -> None:
+    """Ask one question (one conversation turn). Each `ask` is a new conversation unless --session or --continue.
+
+    Prints the decision first (pick or verdict, what the job needs, time and cost, targets met); --details adds the
+    rest. --json prints both (`text` and `details`) with every figure."""
     from bot.surfaces.service import Service
     if batch is None and not text:
         raise click.UsageError("give a question, e.g. gpu-advisor ask \"lora finetune qwen2.5 7b\", or --batch FILE")
@@ -121,38 +111,16 @@ def ask(text: str | None, as_json: bool, session: str | None, cont: bool, batch:
     if as_json:
         click.echo(_dump(out))
     else:
-        click.echo(out["text"])
-        if out.get("choices"):
-            click.echo("  [" + " | ".join(out["choices"]) + "]")
+        print_reply(out, details)
 
 
 @main.command()
 @click.option("--session", default=None, help="Conversation id (default: a new one per chat).")
 def chat(session: str | None) -> None:
-    """Talk to the advisor in the terminal (the same pipeline as Slack). Ctrl-D or 'quit' ends."""
-    import uuid
-    from bot.surfaces.service import Service
-    svc = Service()
-    sid = session or f"chat-{uuid.uuid4().hex[:8]}"
-    _line_editing()
-    click.echo("gpu-advisor: ask which GPU instance to rent for a training, fine-tuning or serving job "
-               "(in English or 中文). 'help' for examples, 'reset' to start over, 'quit' to leave.")
-    while True:
-        try:
-            line = input("you> ")
-        except (EOFError, KeyboardInterrupt):
-            click.echo("")
-            break
-        line = clean_arg(line)
-        if line.strip().lower() in ("quit", "exit", "q", "退出"):
-            break
-        if not line.strip():
-            continue
-        out = svc.ask(line, surface="cli", user=getpass.getuser(), session=sid)
-        click.echo(out["text"])
-        if out.get("choices"):
-            click.echo("  [" + " | ".join(out["choices"]) + "]")
-        click.echo(f"  (advice {out['advice_id']})")
+    """Talk to the advisor in the terminal (the same pipeline as Slack). Type a listed choice's number to pick it,
+    'details' for the last answer's details; Ctrl-C clears the line, Ctrl-D or 'quit' ends."""
+    from bot.surfaces.cli.chat import run_chat
+    run_chat(session)
 
 
 # ----- estimate ----------------------------------------------------------------------------------------------------
@@ -326,12 +294,25 @@ def kb_audit(max_age_days: int | None, as_json: bool) -> None:
 def kb_schema(output: Path | None) -> None:
     """The JSON Schema of knowledge/*.yaml, from the knowledge models, for editors (docs/knowledge.md)."""
     from bot.knowledge.schema import knowledge_schema
-    text = json.dumps(knowledge_schema(), indent=2, ensure_ascii=False) + "\n"
+    _write_schema(knowledge_schema(), output)
+
+
+def _write_schema(schema: dict[str, Any], output: Path | None) -> None:
+    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
         click.echo(f"wrote {output}")
+
+
+@main.command("schema")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+def answer_schema_cmd(output: Path | None) -> None:
+    """The JSON Schema of `ask --json` (the answer contract, docs/answer.md), from the answer models."""
+    from bot.records.answer import answer_schema
+    _write_schema(answer_schema(), output)
 
 
 @kb.command("list")
@@ -369,7 +350,8 @@ def kb_show(record_id: str, as_json: bool) -> None:
 # ----- audit (commands in cli_audit.py) + replay --------------------------------------------------------------------
 main.add_command(audit)
 import bot.surfaces.cli.audit_migrate  # noqa: E402,F401  (registers `audit migrate` on the group)
-import bot.surfaces.cli.slack_cmds  # noqa: E402,F401  (the `slack` group: new-key, rotate-key, workspaces)
+from bot.surfaces.cli.slack_cmds import slack  # noqa: E402  (the `slack` group: new-key, rotate-key, workspaces)
+main.add_command(slack)
 
 
 @audit.command("replay")
@@ -408,7 +390,7 @@ def audit_replay(advice_id: str, as_json: bool) -> None:
 def serve(mode: str | None, port: int | None, host: str) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set (or --socket), else HTTP."""
     from bot.records.errors import ConfigError
-    from bot.surfaces.slack.app import run
+    from bot.surfaces.slack.serve import serve as serve_slack
     if mode is None:
         mode = "socket" if os.environ.get("SLACK_APP_TOKEN") else "http"
     if port is None:
@@ -416,7 +398,7 @@ def serve(mode: str | None, port: int | None, host: str) -> None:
         if not raw.isdigit() or int(raw) > 65535:
             _fail(ConfigError(f"PORT={raw!r} is not a port number", fix="set PORT to 1-65535, or pass --port N"))
         port = int(raw)
-    run(mode=mode, host=host, port=port)
+    serve_slack(mode, host, port)
 
 
 @main.command()

@@ -11,10 +11,8 @@ import datetime as dt
 
 import click
 
-from bot.surfaces.cli.main import main
 
-
-@main.group()
+@click.group()
 def slack() -> None:
     """Many workspaces: the key sealing installed tokens, its rotation, the installed workspaces."""
 

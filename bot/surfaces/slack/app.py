@@ -30,7 +30,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Callable, Iterable, Iterator
 
 from slack_bolt import App
@@ -40,11 +40,10 @@ from slack_sdk.errors import SlackApiError
 from bot.surfaces.slack import text as T
 from bot.records.config import settings as conf
 from bot.records.errors import AdvisorError, ConfigError
-from bot.render.blocks import blocks as render_blocks
-from bot.render.blocks import escape
+from bot.surfaces.slack.blocks import blocks as render_blocks
 from bot.surfaces.slack.guard import scrub
 from bot.surfaces.slack.identity import BotIdentity, bot_user_of
-from bot.surfaces.slack.format import Message, clip, fit, lang_of, split, to_plain, with_fallbacks
+from bot.surfaces.slack.format import Message, clip, escape, fit, lang_of, split, to_plain, with_fallbacks
 from bot.surfaces.slack.controls import answer_controls, currency_note
 from bot.surfaces.slack.interactions import Interactions
 from bot.surfaces.slack.views import explain_messages, history_messages
@@ -55,6 +54,7 @@ from bot.store.chain import iso_utc, redact_question
 from bot.store.faults import StorageError
 from bot.store.inbox import Inbox, Job
 from bot.surfaces.slack.oauth import TeamClients, cached_authorize, oauth_settings
+from bot.surfaces.slack.place import Place
 from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
 from bot.surfaces.slack.throttle import RateLimited
 from bot.surfaces.slack.outbound import reason as _reason
@@ -63,32 +63,7 @@ from bot.surfaces.slack.worker import DEFAULT_ATTEMPTS, DEFAULT_WORKERS, WorkerP
 log = logging.getLogger("gpu_advisor.slack")
 
 FOLLOWUP_ACTION = re.compile(r"^followup_choice_\d+$")
-_SLACK_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _ANSWERED_SUBTYPES = (None, "thread_broadcast", "file_share")
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a conversation lives and where its answers go."""
-    kind: str                       # dm | mention | slash
-    channel: str
-    session_thread: str | None      # the thread part of the session key
-    reply_thread: str | None        # thread_ts for the answer (None: top level, or response_url for slash)
-    owner: str                      # the user whose conversation it is
-
-    def block_id(self, prefix: str = "followup") -> str:
-        return "|".join([prefix, self.kind, self.session_thread or "-", self.reply_thread or "-", self.owner])
-
-    @classmethod
-    def from_block_id(cls, block_id: str | None, channel: str | None) -> "Place | None":
-        parts = (block_id or "").split("|")
-        if len(parts) != 5 or parts[0] not in ("followup", "refine") or parts[1] not in ("dm", "mention", "slash") \
-                or not channel:
-            return None
-        if not all(_SLACK_ID.match(p) for p in parts[2:]):
-            return None
-        none = lambda p: None if p == "-" else p  # noqa: E731
-        return cls(parts[1], channel, none(parts[2]), none(parts[3]), parts[4])
 
 
 class SlackBot(Interactions):
@@ -350,7 +325,7 @@ class SlackBot(Interactions):
             wait.advice_id = advice_id
             raise
         if delivered and p.get("then") and p.get("response_url"):
-            out.respond(p["response_url"], p["then"], None, replace_original=True)
+            out.respond(p["response_url"], p["then"], p.get("then_blocks"), replace_original=True)
         if delivered and p.get("chosen"):
             self._mark_chosen(out, place.channel, p["chosen"], p.get("lang") or "en")
         self.inbox.finish(job.id, advice_id=advice_id, delivered=delivered, error=error)
@@ -427,7 +402,7 @@ class SlackBot(Interactions):
                       "response_url": getattr(respond, "response_url", None), "echo": echo})
 
     def _respond_all(self, respond: Callable, messages: list[Message], response_type: str = "ephemeral",
-                     then: str | None = None) -> bool:
+                     then: str | None = None, then_blocks: list[dict[str, Any]] | None = None) -> bool:
         """Queue ready-made messages for the response_url (True: queued; the worker posts them, with retries);
         `then`, once they are posted, replaces the message the click came from (the share button's note)."""
         url = getattr(respond, "response_url", None)
@@ -436,7 +411,7 @@ class SlackBot(Interactions):
             return False
         self.enqueue(f"out:{uuid.uuid4().hex}", "button",
                      {"task": "messages", "messages": [list(m) for m in messages], "response_url": url,
-                      "response_type": response_type, "then": then,
+                      "response_type": response_type, "then": then, "then_blocks": then_blocks,
                       "place": asdict(Place("slash", "", None, None, ""))})
         return True
 
@@ -600,9 +575,3 @@ def _oauth_app(settings: SlackSettings, service: Any, common: dict[str, Any]) ->
     log.info("many workspaces: GET /slack/install and /slack/oauth_redirect; %d workspace(s) installed, %d stored "
              "token row(s) open with ADVISOR_TOKEN_KEY", len(rows.workspaces()), readable)
     return app, rows
-
-
-def run(mode: str = "http", host: str = "0.0.0.0", port: int = 3000) -> None:
-    """`gpu-advisor serve` (bot/surfaces/slack/serve.py): check the settings, then serve until stopped."""
-    from bot.surfaces.slack.serve import serve
-    serve(mode, host, port)

@@ -1,11 +1,13 @@
 """The interactive parts of an answer on Slack: refinement buttons, Explain, feedback and Share in channel.
 
-The answer itself is laid out by bot/render/blocks.py; this module adds what only Slack can do with it.
+The answer itself is laid out by bot/surfaces/slack/blocks.py; this module adds what only Slack can do with it.
 - Refinements continue the conversation with a sentence the understanding already reads, in the reply's
   language ("cheaper", "finish within 2 days", "on gcp", "I have an a100 80gb"); "Other cloud" and "My own
   GPU" are menus of the knowledge base's providers and GPUs. Their block_id carries the conversation (Place).
-- Explain shows the rule trace (as `/gpu-advisor explain ID`), Helpful / Not helpful store feedback with the
-  advice id, and Share in channel (on private answers only) posts the answer for everyone in the channel.
+- Details shows what the short answer leaves out (the plans considered, the checklist's reasons, assumptions, the
+  other sources); Explain shows the rule trace (as `/gpu-advisor explain ID`); Helpful / Not helpful store feedback
+  with the advice id, and the answer's buttons then show the votes; Share in channel (on private answers only) posts
+  the answer for everyone in the channel.
 Every value a button carries is ours (advice ids, provider and GPU ids), never text a person typed.
 """
 from __future__ import annotations
@@ -57,12 +59,32 @@ def answer_controls(reply: dict[str, Any], kb: Any, place_id: str, *, share: boo
     gpus = sorted(kb.gpus.values(), key=lambda g: (-(g.memory_gib or 0), g.name))
     refine.append(_select("refine_gpu", T.say("btn_gpu", lang), [(f"{lang}:{g.id}", g.name) for g in gpus]))
     refine.append(_button("explain", T.say("btn_explain", lang), advice))
-    feedback = [_button("feedback_helpful", T.say("btn_helpful", lang), advice),
-                _button("feedback_not_helpful", T.say("btn_not_helpful", lang), advice)]
+    if reply.get("details"):           # the short form is the message; its details one click away
+        refine.insert(0, _button("details", T.say("btn_details", lang), advice, style="primary"))
+    return [{"type": "actions", "block_id": place_id, "elements": refine}, feedback_block(advice, lang, share=share)]
+
+
+def feedback_block(advice: str, lang: str, *, share: bool, tally: dict[bool, int] | None = None) -> dict[str, Any]:
+    """Helpful / Not helpful (+ Share in channel), each vote button with its count once someone has voted."""
+    def label(key: str, helpful: bool) -> str:
+        n = (tally or {}).get(helpful, 0)
+        return T.say(key, lang) + (f" · {n}" if n else "")
+    feedback = [_button("feedback_helpful", label("btn_helpful", True), advice),
+                _button("feedback_not_helpful", label("btn_not_helpful", False), advice)]
     if share:
         feedback.append(_button("share", T.say("btn_share", lang), advice, style="primary"))
-    return [{"type": "actions", "block_id": place_id, "elements": refine},
-            {"type": "actions", "block_id": f"feedback|{advice}", "elements": feedback}]
+    return {"type": "actions", "block_id": f"feedback|{advice}", "elements": feedback}
+
+
+def with_votes(blocks: list[dict[str, Any]], advice: str, lang: str, tally: dict[bool, int]) -> list[dict[str, Any]]:
+    """The message's blocks with its feedback buttons showing the votes so far (what a click visibly changes)."""
+    out = []
+    for block in blocks:
+        if block.get("block_id") == f"feedback|{advice}":
+            share = any(e.get("action_id") == "share" for e in block.get("elements") or [])
+            block = feedback_block(advice, lang, share=share, tally=tally)
+        out.append(block)
+    return out
 
 
 def refinement_text(action: dict[str, Any], kb: Any) -> str | None:

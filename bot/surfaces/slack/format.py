@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.render.blocks import escape
-
 BLOCKS_MAX = 50
 SECTION_TEXT_MAX = 3000
 HEADER_MAX = 150
@@ -34,6 +32,11 @@ INPUT_MAX = 8000             # only this much of a question is read (a 40,000-ch
 
 _ANGLE = re.compile(r"<([^<>\n]*)>")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def escape(text: str) -> str:
+    """Slack control characters: user text can never become a mention, a broadcast or a link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # ----- in ------------------------------------------------------------------------------------------------------

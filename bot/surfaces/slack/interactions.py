@@ -19,11 +19,12 @@ import re
 from typing import Any, Callable
 
 from bot.surfaces.slack import text as T
-from bot.surfaces.slack.controls import FEEDBACK_ACTIONS, refinement_text
+from bot.surfaces.slack.controls import FEEDBACK_ACTIONS, refinement_text, with_votes
 from bot.surfaces.slack.format import to_plain
 from bot.surfaces.slack.home import home_lang, home_view
+from bot.surfaces.slack.place import Place
 from bot.surfaces.slack.team_home import BLOCKS, EDIT_ACTION, MODAL_ID, read_submission, settings_modal
-from bot.surfaces.slack.views import explain_messages
+from bot.surfaces.slack.views import details_messages, explain_messages
 
 log = logging.getLogger("gpu_advisor.slack")
 
@@ -46,6 +47,7 @@ class Interactions:
     def register_interactions(self, app: Any) -> None:
         app.action(re.compile(r"^refine_(cheaper|faster|cloud|gpu)$"))(self.on_refine)
         app.action(re.compile(r"^explain(_A\d+)?$"))(self.on_explain)
+        app.action("details")(self.on_details)
         app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))(self.on_feedback)
         app.action("share")(self.on_share)
         app.shortcut(SHORTCUT_ID)(self.on_shortcut)
@@ -57,7 +59,6 @@ class Interactions:
 
     # ----- refinements ------------------------------------------------------------------------------------------
     def on_refine(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
-        from bot.surfaces.slack.app import Place
         ack()
         user, team, channel, container, message = _who(body, context)
         place = Place.from_block_id(action.get("block_id"), channel)
@@ -94,6 +95,18 @@ class Interactions:
             if self.post(context.client, user, None, text, blocks, team=team) is None:
                 break
 
+    def on_details(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
+        """The answer's details, to whoever pressed Details (ephemeral), or into the app's DM from the Home tab."""
+        ack()
+        user, team, *_ = _who(body, context)
+        messages = details_messages(self.service.audit, str(action.get("value") or ""), user, team, self.t, self.cmd)
+        if body.get("response_url"):
+            self._respond_all(respond, messages)
+            return
+        for text, blocks in messages:
+            if self.post(context.client, user, None, text, blocks, team=team) is None:
+                break
+
     def on_feedback(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
         ack()
         user, team, *_ = _who(body, context)
@@ -108,11 +121,15 @@ class Interactions:
         log.info("feedback on advice %s: %s", record["id"], "helpful" if helpful else "not helpful")
         lang = (record.get("reply") or {}).get("lang") or "en"
         key = "thanks_helpful" if helpful else "thanks_not_helpful"
-        self._respond_all(respond, [(T.say(key, lang, id=record["id"], cmd=self.cmd), None)])
+        message = body.get("message") or {}      # absent on an ephemeral answer: only the voter's thanks then
+        votes = [bool(f["helpful"]) for f in self.state.feedback() if f["advice_id"] == record["id"]]
+        tally = {True: votes.count(True), False: votes.count(False)}
+        marked = with_votes(message["blocks"], record["id"], lang, tally) if message.get("blocks") else None
+        self._respond_all(respond, [(T.say(key, lang, id=record["id"], cmd=self.cmd), None)],
+                          then=(message.get("text") or "…") if marked else None, then_blocks=marked)
 
     # ----- share in channel -------------------------------------------------------------------------------------
     def on_share(self, ack: Callable, body: dict, action: dict, respond: Callable, context: Any) -> None:
-        from bot.surfaces.slack.app import Place
         ack()
         user, team, channel, *_ = _who(body, context)
         record = self._record(action)
@@ -132,7 +149,6 @@ class Interactions:
 
     # ----- message shortcut -----------------------------------------------------------------------------------
     def on_shortcut(self, ack: Callable, shortcut: dict, respond: Callable, context: Any) -> None:
-        from bot.surfaces.slack.app import Place
         ack()
         user = (shortcut.get("user") or {}).get("id") or ""
         team = (shortcut.get("team") or {}).get("id") or getattr(context, "team_id", None) or ""

@@ -27,8 +27,9 @@ from slack_bolt import App
 from slack_sdk.errors import SlackApiError
 
 from bot.records.errors import AdvisorError, ConfigError
-from bot.surfaces.slack.app import _reason, build_app
+from bot.surfaces.slack.app import build_app
 from bot.surfaces.slack.guard import guarded
+from bot.surfaces.slack.outbound import reason as _reason
 from bot.surfaces.slack.settings import SlackSettings, safe_url, setup_logging
 
 log = logging.getLogger("gpu_advisor.slack")

@@ -65,6 +65,10 @@ _STRINGS: dict[str, dict[str, str]] = {
     "btn_cloud": {"en": "Other cloud", "zh": "其他云"},
     "btn_gpu": {"en": "My own GPUs", "zh": "我自己的 GPU"},
     "btn_explain": {"en": "Explain", "zh": "解释"},
+    "btn_details": {"en": "Details", "zh": "详细信息"},
+    "details_missing": {"en": "No details to show for advice {id}: it was not an answer with a plan, or it is not "
+                              "yours to see (`{cmd} history` lists yours).",
+                        "zh": "建议 {id} 没有可显示的详细信息：它不是带方案的回答，或不属于你（`{cmd} history` 列出你的建议）。"},
     "btn_helpful": {"en": ":thumbsup: Helpful", "zh": ":thumbsup: 有帮助"},
     "btn_not_helpful": {"en": ":thumbsdown: Not helpful", "zh": ":thumbsdown: 没帮助"},
     "btn_share": {"en": "Share in channel", "zh": "分享到频道"},

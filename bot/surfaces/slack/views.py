@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.records.models import AnswerView
 from bot.surfaces.slack import text as T
-from bot.render.blocks import escape
-from bot.surfaces.slack.format import Message, clip, fit, split, with_fallbacks
+from bot.surfaces.slack.blocks import details_blocks
+from bot.surfaces.slack.format import Message, clip, escape, fit, split, with_fallbacks
 
 HISTORY_LIMIT = 10
 _ID = re.compile(r"^[A-Za-z0-9]{1,20}$")
@@ -92,3 +93,15 @@ def explain_messages(audit: Any, advice_id: str, user: str, team: str, lang: str
                                                    "text": T.say("explain_sources", lang) + "\n" + "\n".join(sources)}})
     note = T.say("trimmed", lang, cmd=cmd, id=record["id"])
     return with_fallbacks(split(fit(blocks), note), f"{head}: {clip(question, 500)}")
+
+
+def details_messages(audit: Any, advice_id: str, user: str, team: str, t: Any, cmd: str) -> list[Message]:
+    """The details of an answer (its Details button): built from the recorded answer's view, as the short form was."""
+    record = audit.get(advice_id) if _ID.match(advice_id or "") else None
+    reply = (record or {}).get("reply") or {}
+    lang = reply.get("lang") or "en"
+    if not visible(record, user, team) or not reply.get("view"):
+        return [(T.say("details_missing", lang, id=escape(clip(advice_id or "", 40)), cmd=cmd), None)]
+    blocks = [b.to_dict() for b in details_blocks(AnswerView.model_validate(reply["view"]), t, lang)]
+    note = T.say("trimmed", lang, cmd=cmd, id=record["id"])
+    return with_fallbacks(split(fit(blocks), note), reply.get("details") or record["id"])
