@@ -87,6 +87,7 @@ def workload_for(row: dict[str, Any], model) -> Workload | None:
         quantized_lm_head=bool(row.get("quantized_lm_head")), framework=row.get("framework") or "hf",
         grad_accumulation=row.get("grad_accumulation") or 1, zero_grad_frees=row.get("zero_grad_frees", True),
         adamw_impl=row.get("adamw_impl") or "foreach", bnb_saves_input=bool(row.get("bnb_saves_input")),
+        allocator=row.get("allocator") or "caching",
         **({"lora_dropout": row["lora_dropout"]} if row.get("lora_dropout") is not None else {}),
         model=model.id if model else None, params_b=params,
         task="inference" if inference else ("train" if row["task"] == "train" else "finetune"),

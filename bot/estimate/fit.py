@@ -7,6 +7,9 @@ from bot.records.models import FitStep, Workload
 from bot.records.kb import Model
 
 
+EXPANDABLE = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+
+
 # ----- what would make it fit -----------------------------------------------------------------------------------
 def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroom: float = 0.05,
                 max_gpus: int = 64) -> list[FitStep]:
@@ -48,6 +51,8 @@ def make_it_fit(w: Workload, model: Model | None, gpu_memory_gib: float, headroo
                 return steps
         return steps
     ladder = [("gradient checkpointing", {"checkpointing": "full", "grad_checkpointing": True, "checkpoint_every": 1}),
+              # free: checkpointed recomputation fragments the default caching allocator (arch.CHECKPOINTED_SLACK)
+              (EXPANDABLE, {"allocator": "expandable_segments"}),
               ("chunked cross-entropy loss", {"chunked_loss": True}),
               ("micro-batch 1 with gradient accumulation", {"batch_size": 1}),
               ("8-bit AdamW", {"optimizer": "adamw8bit"})]

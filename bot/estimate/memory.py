@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bot.estimate.adapters import head_quantised, nf4_weights, quant_formula, quant_notes, quantised_split, trainable_params
 from bot.estimate.activations import checkpoint_mode, training_activations
-from bot.estimate.arch import (ALLOCATOR_SLACK, ALLOCATOR_SLACK_SHARDED, CUDA_CONTEXT_GIB, GIB, NF4_SINGLE_QUANT_BYTES, OPTIMIZER_BYTES,
+from bot.estimate.arch import (ALLOCATOR_SLACK, ALLOCATOR_SLACK_SHARDED, CHECKPOINTED_SLACK, CUDA_CONTEXT_GIB, GIB, NF4_SINGLE_QUANT_BYTES, OPTIMIZER_BYTES,
                                WEIGHT_BYTES, Arch, Note, add_term, arch_of)
 from bot.estimate.parallel import Split, check_expert_parallel, split_of
 from bot.estimate.serving import serving_terms
@@ -290,6 +290,18 @@ def _in_flight(w: Workload, a: Arch, p_sh: int, split: Split | None, terms: list
                  f"{a.embedding_params / 1e9:.2f}B params x {eb} B kept whole from forward to backward (FSDP's root)")
 
 
+def _checkpointed_slack(w: Workload, terms: list[MemoryTerm], tensors: float) -> None:
+    """Reserved beyond allocated for a checkpointed job on one GPU, by allocator (arch.CHECKPOINTED_SLACK): a share
+    of the activations alive at the peak, which recomputation frees and re-requests at shifting sizes, and a share
+    of the rest."""
+    acts = sum(t.gib for t in terms if t.category == "activations") * GIB
+    rest_share, act_share = CHECKPOINTED_SLACK[w.allocator]
+    name = "expandable segments" if w.allocator == "expandable_segments" else "caching allocator"
+    add_term(terms, "allocator slack", "overhead", (tensors - acts) * rest_share + acts * act_share,
+             f"{rest_share:.0%} of weights and states + {act_share:.0%} of the activations (PyTorch {name}, "
+             "checkpointed: recomputation re-requests activation blocks of shifting sizes)")
+
+
 def _offload_note(w: Workload, host_bytes: float, notes: list[str]) -> None:
     host = f"{host_bytes / GIB:.0f}"
     notes.append(Note("est.offload_params", f"parameters offloaded to CPU RAM ({w.sharding.upper()} parameter "
@@ -351,8 +363,11 @@ def _peak_phase(w: Workload, terms: list[MemoryTerm], notes: list[str]) -> None:
 def _overhead(w: Workload, terms: list[MemoryTerm]) -> None:
     tensors = sum(t.gib for t in terms if t.category != "overhead") * GIB
     sharded = w.method != "inference" and w.sharding in PARAM_SHARDED
-    slack = ALLOCATOR_SLACK_SHARDED if sharded else ALLOCATOR_SLACK
-    add_term(terms, "allocator slack", "overhead", tensors * slack,
-             f"{slack:.0%} of tensor memory (PyTorch caching allocator fragmentation"
-             + ("; sharded: all-gathers on their own CUDA stream)" if sharded else ")"))
+    if w.method != "inference" and w.checkpointing == "full" and not sharded:     # measured: full checkpointing
+        _checkpointed_slack(w, terms, tensors)
+    else:
+        slack = ALLOCATOR_SLACK_SHARDED if sharded else ALLOCATOR_SLACK
+        add_term(terms, "allocator slack", "overhead", tensors * slack,
+                 f"{slack:.0%} of tensor memory (PyTorch caching allocator fragmentation"
+                 + ("; sharded: all-gathers on their own CUDA stream)" if sharded else ")"))
     add_term(terms, "CUDA context", "overhead", CUDA_CONTEXT_GIB * GIB, "CUDA context, cuBLAS/cuDNN kernels")

@@ -215,6 +215,9 @@ class Workload(BaseModel):
     # torch.optim.AdamW's implementation: foreach (the default on CUDA) allocates one parameter-sized temporary in
     # its step; fused and the per-parameter loop do not
     adamw_impl: Literal["foreach", "fused", "for-loop"] = "foreach"
+    # PyTorch's CUDA allocator: the default caching one, or expandable segments (PYTORCH_CUDA_ALLOC_CONF=
+    # expandable_segments:True), which leaves less reserved beyond what is allocated under checkpointing
+    allocator: Literal["caching", "expandable_segments"] = "caching"
     lora_rank: int = Field(default=16, ge=1, le=4096)
     lora_targets: Literal["all-linear", "attention", "qkv", "qv"] = "all-linear"
     # whose training code: "hf" (transformers + PEFT + the HF Trainer), LitGPT or torchtune. PEFT keeps LoRA adapters
