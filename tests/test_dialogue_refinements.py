@@ -49,3 +49,13 @@ def test_usual_method(slots, want):
     assert (got or {}).get("method") == want
     if want:
         assert got["method_why"] in ("whole_model", "posttrain", "posttrain_large")
+
+
+@pytest.mark.parametrize("text", ["transcribe 2000 hours of audio with whisper large v3",
+                                  "部署 whisper-large-v3 做实时转写，50 路并发", "serve yolov8m for 30 camera streams"])
+def test_a_service_assumes_no_fine_tuning_method(core, text):
+    """The usual method is a training job's: a transcription or a detection service says nothing about fine-tuning."""
+    reply, _ = core.turn(text, {})
+    assert reply.intent == "inference", (text, reply.intent)
+    assert not any("fine-tun" in a or "微调" in a for a in reply.assumptions), reply.assumptions
+    assert "method" not in reply.slots, reply.slots

@@ -195,7 +195,8 @@ def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], f
         state.update(follow_ups=state["follow_ups"] + 1, pending=slot, answered=False)
         return state, Decision("ask", intent, merged, missing=[slot], question=question, choices=choices,
                                choice_labels=labels)
-    assumed: dict[str, Any] = _usual_method(merged, forms) or {}
+    # the method the job's field settles: a training job's only (a transcription has no method to assume)
+    assumed: dict[str, Any] = (_usual_method(merged, forms) if intent in ("finetune", "train") else None) or {}
     for slot in missing:
         spec = forms["slots"][slot]
         if slot == "model":
