@@ -16,7 +16,10 @@ FOLDER = Path(__file__).resolve().parent / "review"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # (set, conversation id) -> the class of defect that still breaks a property here; fixed ones must be taken off
-KNOWN: dict[tuple[str, str], str] = {}
+KNOWN: dict[tuple[str, str], str] = {
+    ("set2", "s2-08"): "a follow-up that scales the load by a factor ('what if usage triples') is not read as a "
+                       "refinement and gets the help text (continuity, issue 29)",
+}
 
 
 def _conversations():
@@ -31,7 +34,8 @@ CASES = list(_conversations())
 
 def test_the_sets_are_kept():
     sets = {s for s, _ in CASES}
-    assert "set1" in sets and sum(s == "set1" for s, _ in CASES) == 40
+    assert {"set1", "set2"} <= sets
+    assert all(sum(s == name for s, _ in CASES) == 40 for name in ("set1", "set2"))
 
 
 def _broken(core, conv) -> str | None:
