@@ -59,3 +59,22 @@ def test_a_service_assumes_no_fine_tuning_method(core, text):
     assert reply.intent == "inference", (text, reply.intent)
     assert not any("fine-tun" in a or "微调" in a for a in reply.assumptions), reply.assumptions
     assert "method" not in reply.slots, reply.slots
+
+
+@pytest.mark.parametrize("text, want", [
+    ("what if usage triples?", 3), ("traffic doubles next month", 2), ("3x the users", 3), ("用户翻倍怎么办", 2),
+    ("请求量涨到三倍呢", 3), ("we double the batch size", None), ("triple check the numbers", None),
+    ("serve llama 3 for 3 users", None),
+])
+def test_a_load_scaled_by_a_factor(text, want):
+    from bot.conversation.relative import load_scale
+    assert load_scale(text) == want
+
+
+@given(users=st.integers(1, 5000), qps=st.floats(0.1, 500), factor=st.sampled_from([2.0, 3.0, 4.0, 1.5]))
+@settings(max_examples=60, deadline=None)
+def test_a_scaled_load_is_the_old_load_times_the_factor(users, qps, factor):
+    from bot.conversation.dialogue import _scaled_load
+    got = _scaled_load({"concurrency": users, "qps": qps, "model": "m"}, {"load_scale": factor})
+    assert got["concurrency"] >= users * factor and got["concurrency"] - users * factor < 1
+    assert abs(got["qps"] - qps * factor) <= 1e-4 * qps * factor + 1e-5 and "load_scale" not in got

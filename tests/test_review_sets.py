@@ -16,10 +16,7 @@ FOLDER = Path(__file__).resolve().parent / "review"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # (set, conversation id) -> the class of defect that still breaks a property here; fixed ones must be taken off
-KNOWN: dict[tuple[str, str], str] = {
-    ("set2", "s2-08"): "a follow-up that scales the load by a factor ('what if usage triples') is not read as a "
-                       "refinement and gets the help text (continuity, issue 29)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _conversations():

@@ -23,6 +23,7 @@ Rules:
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     lang = parse.lang if parse.text and (parse.lang_sure or not state.get("lang")) else (state.get("lang") or parse.lang)
     new = parse.slots.filled()
     new.pop("topic", None)
+    new = _scaled_load(state.get("slots") or {}, new)
     new_model = "model" in new or "params_b" in new
     ambiguous = list(parse.ambiguous.get("model") or [])
     intent = parse.intent
@@ -95,7 +97,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     state["lang"] = lang
     in_job = state["intent"] in JOB_INTENTS
 
-    if intent == "explain" and in_job and state["answered"] and new and _nothing_to_explain(parse, new):
+    if intent in ("explain", "help") and in_job and state["answered"] and new and _nothing_to_explain(parse, new):
         intent = None          # 'ok so what's the cheapest setup that actually works?': the job again, refined
     if intent in INFO_INTENTS:
         # an aside: answer it, keep the job being discussed
@@ -219,6 +221,17 @@ def _refine_aside(state: dict[str, Any], aside: dict[str, Any], new: dict[str, A
     slots.update(new)
     state["aside"] = {"intent": aside["intent"], "slots": slots}
     return state, Decision("info", aside["intent"], slots)
+
+
+def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """'what if usage triples' after a service was sized: its users and request rate times the factor (a daily count
+    kept as the same kind of rate); with no load on file the factor says nothing and is dropped."""
+    scale = new.pop("load_scale", None)
+    if not scale:
+        return new
+    scaled = {k: (math.ceil(old[k] * scale) if k == "concurrency" else round(old[k] * scale, 5))
+              for k in ("concurrency", "qps") if old.get(k) and k not in new}
+    return {**new, **scaled}
 
 
 def _rescaled_gpus(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,8 @@ class Slots(BaseModel):
     gpu_model: str | None = None
     gpu_models: list[str] | None = None
     gpu_memory_gib: float | None = None   # "on a 24GB card": the memory of a GPU the user has in mind
+    # 'what if usage triples', '用户翻倍': the load scaled by a factor; the dialogue turns it into the load slots
+    load_scale: float | None = None
     renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
     budget: Literal["low", "medium", "high"] | None = None
     budget_amount: float | None = None
