@@ -106,6 +106,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         state["aside"] = {"intent": intent, "slots": slots} if intent != "help" else None
         return state, Decision("info", intent, slots)
     aside, state["aside"] = state.get("aside"), None
+    asks_cheaper = False
     if intent is None:
         answering = state["pending"] not in (None, "intent") and bool(new or ambiguous or parse.unsure)
         if aside and new and not answering and not parse.out_of_scope:
@@ -120,11 +121,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
                 return _ask_intent(state, new, ambiguous, parse, forms, lang, form="opener")   # 'need a gpu for ML'
             return state, Decision("out_of_scope", None, state["slots"])
         intent = state["intent"]
-        if refining and new == {"budget": "low"}:       # 'cheaper?', '便宜点的方案呢', 'the cheapest setup that works?'
-            merged = _merge(state, new, ambiguous, intent, parse)
-            state, decision = _ask_or_answer(state, intent, merged, forms, lang, parse.text)
-            decision.cheaper = decision.kind == "answer"
-            return state, decision
+        asks_cheaper = refining and new == {"budget": "low"}     # 'cheaper?', '便宜点的方案呢', 'the cheapest setup that works?'
     elif not in_job:
         asked_intent = state["pending"] == "intent"
         kept = {k: state[k] for k in ("follow_ups", "asked", "candidates")}
@@ -140,7 +137,9 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         # a whole new question (a job and a model) after an answer: don't carry the old numbers over
         _new_job(state, keep_slots=False)
     merged = _merge(state, new, ambiguous, intent, parse)
-    return _ask_or_answer(state, intent, merged, forms, lang, parse.text)
+    state, decision = _ask_or_answer(state, intent, merged, forms, lang, parse.text)
+    decision.cheaper = asks_cheaper and decision.kind == "answer"
+    return state, decision
 
 
 def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], intent: str, parse: Parse
