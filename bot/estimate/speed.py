@@ -16,7 +16,7 @@ from bot.estimate.adapters import trainable_params
 from bot.estimate.arch import WEIGHT_BYTES, Arch, Note, arch_of
 from bot.estimate.parallel import Split, split_of
 from bot.estimate.speed_hw import (ATTENTION_RELATIVE, ATTENTION_RELATIVE_DEFAULT, DEFAULT_EFFICIENCY,
-                                   FP8_RELATIVE, GOODPUT, RING_HOP_LATENCY_S, TRAIN_EFFICIENCY, all_to_all_gbs,
+                                   FP8_CAST_BYTES, FP8_RELATIVE, GOODPUT, RING_HOP_LATENCY_S, TRAIN_EFFICIENCY, all_to_all_gbs,
                                    bus_gbs, compute_type, expert_share,
                                    expert_slowdown, generation, microbatch_factor, note_keys, peak_flops,
                                    resolve_link, width_factor)
@@ -125,6 +125,10 @@ def efficiency(w: Workload, a: Arch, gpu: GPU, acc: _Acc) -> tuple[float, float,
             f"{base:.2f} ({gen}{', FP8' if ctype == 'fp8' else ''}) x width {width_factor(a.hidden):.2f} "
             f"(hidden {a.hidden}) x micro-batch {microbatch_factor(tokens):.2f} ({tokens} tokens)")
     rel = ATTENTION_RELATIVE.get(gen, ATTENTION_RELATIVE_DEFAULT)
+    if ctype == "fp8":
+        # attention's core stays 16-bit under FP8 recipes: its rate is the 16-bit one
+        peak16, _ = peak_flops(gpu, "16-bit")
+        return peak * share, peak16 * share / FP8_RELATIVE * rel, which
     return peak * share, peak * share * rel, which
 
 
@@ -153,6 +157,7 @@ def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tu
                          f"{passes} passes x {a.params / 1e9:.3g}B weights x 4.5 bytes at "
                          f"{DEQUANT_BANDWIDTH_SHARE:.0%} of {gbs:g} GB/s"
                          + ("" if gpu.memory_bandwidth_gbs else " (bandwidth not on file: assumed)"))
+    per_mb += fp8_cast_s(w, a, gpu, bw, acc)
     step = 0.0
     trainable = trainable_params(w, a)
     if w.offload == "none":
@@ -160,6 +165,24 @@ def memory_bound_s(w: Workload, a: Arch, gpu: GPU, shards: int, acc: _Acc) -> tu
                        f"{trainable / shards / 1e9:.3g}B trainable params on this GPU x "
                        f"{OPTIMIZER_BYTES_PER_PARAM} bytes / {bw / 1e9:.0f} GB/s")
     return per_mb, step
+
+
+def fp8_cast_s(w: Workload, a: Arch, gpu: GPU, bw: float, acc: _Acc) -> float:
+    """Seconds per micro-batch casting FP8 GEMMs' inputs (Transformer Engine casts each linear layer's input in
+    forward and each output gradient in backward, with a transposed copy): memory-bound, and what keeps a narrow
+    model from FP8's full speed-up (the cast grows with the width, the GEMM with its square)."""
+    if compute_type(w.precision, gpu, training=True) != "fp8":
+        return 0.0
+    d_attn, d_kv = a.heads * a.head_dim, 2 * a.kv_heads * a.head_dim
+    ffn = a.active_experts * a.expert_ffn + a.shared_experts * a.expert_ffn if a.experts > 1 else a.ffn
+    up = 2 * ffn if a.gated_mlp else ffn
+    fwd = 2 * a.hidden + d_attn + ffn                  # inputs of q/k/v, out-projection, up/gate and down
+    bwd = d_attn + d_kv + 2 * a.hidden + up            # gradients of their outputs
+    passes = fwd * (2 if checkpointing(w) == "full" else 1) + bwd
+    elements = passes * a.layers * w.batch_size * w.seq_len / (w.tensor_parallel * w.pipeline_parallel)
+    return acc.add("FP8 casts per micro-batch", elements * FP8_CAST_BYTES / bw, "s",
+                   f"{passes:,} elements a token and layer (inputs forward, output gradients backward) x "
+                   f"{a.layers} layers x {FP8_CAST_BYTES:g} B (cast and transpose) at {bw / 1e9:.0f} GB/s")
 
 
 def local_params(a: Arch, split: Split | None) -> float:
@@ -329,7 +352,7 @@ def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None
     dequant, opt = memory_bound_s(w, a, gpu, shards, acc)
     mb_s = max(compute_mb, floor) + dequant
     acc.add("one micro-batch", mb_s, "s", f"{tokens_mb} tokens: compute {compute_mb:.3g} s "
-            f"(weights-read floor {floor:.3g} s) + dequantisation {dequant:.3g} s")
+            f"(weights-read floor {floor:.3g} s) + memory-bound {dequant:.3g} s (4-bit dequantisation, FP8 casts)")
     vp = w.virtual_pipeline
     bubble = (pp - 1) / (w.grad_accumulation * vp) if pp > 1 else 0.0
     if pp > 1:
