@@ -52,10 +52,12 @@ def test_verdict_scenario(core, s):
         assert e["first_has"].lower() in _first_two(r).lower(), r["text"][:400]
     if "text_has" in e:
         assert e["text_has"] in r["text"], r["text"]
-    for key in ("utilisation_pct", "need_discount_pct", "spend", "hours", "cards_needed"):
+    for key in ("utilisation_pct", "need_discount_pct", "spend", "hours", "cards_needed", "params_b"):
         if key in e:
             _in(v.get(key), e[key], key)
-    for key in ("basis", "answer", "typical", "training"):
+    if "tokens_b" in e:
+        _in((v.get("tokens") or 0) / 1e9, e["tokens_b"], "tokens (billions)")
+    for key in ("basis", "answer", "typical", "training", "bound"):
         if key in e:
             got = v.get(key) if key in v else None
             if key in ("typical", "training"):
@@ -83,7 +85,7 @@ def test_the_set_is_large_and_bilingual():
     zh = sum(any("\u4e00" <= c <= "\u9fff" for c in " ".join(s.get("turns") or [s.get("q", "")])) for s in SCENARIOS)
     kinds = {s["expect"]["kind"] for s in SCENARIOS}
     assert len(SCENARIOS) >= 60 and zh >= 15 and len(SCENARIOS) - zh >= 15
-    assert kinds >= {"compare", "explain", "billing", "enough", "how_long", "bad_input"}
+    assert kinds >= {"compare", "explain", "billing", "enough", "how_long", "bad_input", "biggest_model"}
     assert all(s.get("why") for s in SCENARIOS) and len({s["id"] for s in SCENARIOS}) == len(SCENARIOS)
 
 
@@ -143,3 +145,59 @@ def test_enough_and_how_long_lead_with_the_verdict(core, form, b, p, t, g):
     if v["kind"] == "enough" and v["answer"] in ("yes", "no"):
         assert (v["answer"] == "yes") == (v["spend"] <= v["amount"])
         assert v["line"].startswith(("Yes", "No", "够", "不够"))
+
+
+# ----- inverse sizing: the biggest model a budget or a fleet x time trains ------------------------------------------
+INVERSE = {"en": ["We have {b} USD to pretrain from scratch. What's the biggest model we can train on {g}s?",
+                  "With {n} {g} for {w} weeks, what's the biggest model we can train compute-optimal?"],
+           "zh": ["预算 {b} 美元，用 {g} 从头预训练，最大能训多大的模型？",
+                  "我们有 {n} 张 {g}，{w} 周，能训多大的模型？"]}
+
+
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lang=st.sampled_from(["en", "zh"]), form=st.integers(min_value=0, max_value=1),
+       b=st.sampled_from([5000, 50000, 400000]), g=st.sampled_from(["H100", "A100", "H200"]),
+       n=st.sampled_from([8, 16, 64]), w=st.sampled_from([1, 3, 6]))
+def test_inverse_sizing_fits_its_limit_and_is_chinchilla(core, lang, form, b, g, n, w):
+    """Every 'biggest model' answer leads with its verdict; the sized job is Chinchilla's D = 20 N; the plan it was
+    sized on keeps within the limit that binds (the budget, or the weeks on the cards said) and uses at least 90 %
+    of it (else a bigger model would have fit: cost grows as N^2, so 2 significant figures leave under 10 %)."""
+    text = INVERSE[lang][form].format(b=b, g=g, n=n, w=w)
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "biggest_model", (text, r["text"][:300])
+    assert v["line"] in _first_two(r)
+    if v["answer"] != "estimate":
+        return
+    assert abs(v["tokens"] - 20 * v["params_b"] * 1e9) < 1e6
+    assert abs(v["flops"] - 6 * v["params_b"] * 1e9 * v["tokens"]) / v["flops"] < 1e-6
+    if v["bound"] == "budget":
+        assert v["spend"] <= v["budget"] * 1.03, v
+        used = v["spend"] / v["budget"]
+    else:
+        assert v["hours"] <= v["deadline_days"] * 24 * 1.03, v
+        used = v["hours"] / (v["deadline_days"] * 24)
+    # a step to the next size up (2 significant figures) would cross the limit, unless the planner's pick jumped
+    assert used >= 0.75 or v["params_b"] < 1, (used, v)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(other=st.sampled_from(["H100", "A100", "H200"]), lang=st.sampled_from(["en", "zh"]),
+       job=st.sampled_from(["pre-training a 7B model on 1T tokens", "pretraining a 1B model on 20B tokens",
+                            "full fine-tuning llama 3 8b on 1B tokens"]))
+def test_an_unpriced_side_is_timed_with_its_break_even_price(core, other, lang, job):
+    """A side with no public price (the Ascend 910B) is still timed for the same work, card for card against the
+    priced side, and the verdict gives the card-hour price under which it would do the job for less."""
+    text = f"{other} or Ascend 910B for {job}?" if lang == "en" else f"{job}，{other} 还是 910B？"
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "compare", (text, r["text"][:300])
+    if v["basis"] != "priced_timed":
+        return
+    by = {s["name"]: s for s in v["sides"]}
+    a, b = by[v["preferred"]], by[v["other"]]
+    assert a["hours"] and b["hours"] and a["job_cost"] and b["job_cost"] is None
+    assert abs(v["break_even_card_hour"] * b["hours"] * b["gpus"] - a["job_cost"]) / a["job_cost"] < 0.02
+    faster = a if a["hours"] * a["gpus"] <= b["hours"] * b["gpus"] else b
+    assert v["faster"] == faster["name"]
+    assert f"{a['hours'] / 24:,.1f}" in v["line"] and f"{b['hours'] / 24:,.1f}" in v["line"], v["line"]

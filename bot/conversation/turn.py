@@ -31,6 +31,7 @@ from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
+from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
 from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
 from bot.render.work import work_text
@@ -84,6 +85,9 @@ class Core:
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
         asks = self._asks(parse.text)
+        inverse = inverse_ask(parse, asks, state)
+        if inverse:          # 'the biggest model $50k trains?': a pre-training job whose size is what is asked
+            as_training_job(parse, inverse, state, (usage_hours(parse.text, self.parser._num) or {}).get("span_days"))
         if asks and parse.intent is None and (state or {}).get("answered"):
             parse.job_words, parse.out_of_scope = True, False      # '要多久？', 'is 1000 USD enough?' after a job
         state = dict(state or {})
@@ -102,7 +106,11 @@ class Core:
         decision, new_state = self._worth_asking(decision, new_state, lang)
         if parse.invalid or parse.absurd:
             reply, new_state = self._bad_number(parse, lang, state, new_state)
+        elif inverse and decision.kind == "answer":
+            reply = self._inverse_reply(decision, lang, inverse)
+            new_state.update(inverse=inverse, slots=sized_slots(new_state.get("slots") or {}, reply.verdict or {}))
         else:
+            new_state.pop("inverse", None)
             reply = self._reply(decision, parse, lang, new_state)
             if reply.status == "answer":
                 reply, new_state = self._which_card(reply, new_state, lang)
@@ -425,7 +433,7 @@ class Core:
         return [k for k, cues in self._ask_cues.items() if cues.any(text)]
 
     def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None, asks: list[str] | None = None,
-                said_days: float | None = None) -> Reply:
+                said_days: float | None = None, first: list[dict[str, Any]] | None = None) -> Reply:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
@@ -467,7 +475,7 @@ class Core:
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
                  "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
-                 "note_sources": note_sources, "recommendations": reply.recommendations,
+                 "note_sources": note_sources, "recommendations": reply.recommendations, "first": first,
                  # a language model's training with no amount said: the pick stands, its time needs the dataset
                  "work_missing": advice.work is None and not w.tokens and w.task != "inference"
                  and w.kind in ("llm", "multimodal") and not advice.speed}
@@ -508,6 +516,21 @@ class Core:
         self._job_verdict(reply, d.slots, asks or [], lang, said_days)
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
+        return reply
+
+    def _inverse_reply(self, d: Decision, lang: str, what: str) -> Reply:
+        """The biggest model (or most tokens) the budget or the fleet x time trains: the verdict first, then the plan
+        for the sized job; with no limit to size against, the verdict says what it needs."""
+        v = self.advisor.inverse(d.slots, d.assumed, lang, what)
+        lines = say_verdict.inverse_lines(self.templates, v, lang)
+        if v.get("answer") != "estimate":
+            slots = {k: x for k, x in d.slots.items() if k not in ("params_b", "tokens", "topic")}
+            return Reply(status="info", lang=lang, intent="train", slots=slots, text=lines[0],
+                         verdict={**v, "line": lines[0]})
+        d.slots = sized_slots(d.slots, v)
+        reply = self._answer(d, lang, first=[{"key": "verdict", "lines": lines,
+                                              "sources": ["chinchilla-hoffmann", "kaplan-scaling"]}])
+        reply.verdict = {**v, "line": lines[0]}
         return reply
 
     def _cheaper(self, reply: Reply, d: Decision, intent: str, advice, lang: str) -> None:

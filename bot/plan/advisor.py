@@ -9,6 +9,7 @@ Stages, in the order an answer is made (DESIGN.md "plan"), each a module of bot/
   figures.py    the compute, speed and throughput said with the pick
   own_cards.py  the user's own cards judged as theirs, and the verdict the answer leads with
   compare.py    comparisons, from the same plans (verdicts.py)
+  inverse.py    the biggest model or most tokens a budget or fleet x time trains, over the forward planner
 The advice (advice.py) carries the pick, the alternatives, the checklist (checklist.py), the targets met or missed and
 the rule trace; the conversation layer renders it. Pure: reads the knowledge base and rules, never the network or a
 database.
@@ -39,9 +40,11 @@ from bot.plan.faster import FasterStage
 from bot.plan.figures import FiguresStage, split_batch
 from bot.plan.own_cards import OwnCardsStage
 from bot.plan.compare import CompareStage
+from bot.plan.inverse import InverseStage
 
 
-class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnCardsStage, CompareStage):
+class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnCardsStage, CompareStage,
+              InverseStage):
     """Advises on one job at a time; one instance per process (the knowledge base and rules are immutable)."""
 
     def __init__(self, kb: KnowledgeBase, rules: RuleSet, templates: Templates, default_provider: str = "huaweicloud"):

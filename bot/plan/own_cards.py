@@ -78,7 +78,8 @@ class OwnCardsStage:
         hold the job with the least moved to host RAM (16 H100s sharding a 70B full fine-tune beat 4 with every
         state offloaded to the CPU), the plan saying what one would need (`fewer_fail`); when none do, the plan on
         the most of them, with what would make it fit."""
-        as_said = gpu is None or job.slots.get("gpus") or own_cards(job.slots)
+        # a count said as nodes ('2 nodes of H100') is 8 cards a node, as said (sharding was laid out for them)
+        as_said = gpu is None or job.slots.get("gpus") or job.slots.get("nodes") or own_cards(job.slots)
         # cards to be had, not cards they have: as a cluster of them is rented, with RDMA between its servers
         network = job.slots.get("network") or (None if as_said else "rdma")
 

@@ -86,8 +86,9 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         return v
     if len(priced) == 1:
         best = priced[0]
-        v.update(preferred=best["name"], basis="priced", factor="availability",
-                 other=next(s["name"] for s in sides if s is not best))
+        other = next(s for s in sides if s is not best)
+        v.update(preferred=best["name"], basis="priced", factor="availability", other=other["name"])
+        v.update(_unpriced_terms(best, other))
         return v
     if data.get("by_cards"):
         v.update(preferred=data["by_cards"], basis="cards", factor=data.get("why") or "cards")
@@ -98,6 +99,19 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         return v
     v.update(basis="none", factor="memory" if not fitting else "availability")
     return v
+
+
+def _unpriced_terms(priced: dict[str, Any], unpriced: dict[str, Any]) -> dict[str, Any]:
+    """A timed side with no public price against a priced one: how much faster or slower it is card for card, and
+    the price per card-hour under which it would do the same job for less (the priced side's job cost over the
+    unpriced side's card-hours): what to hold a vendor's quote against."""
+    if not (priced.get("hours") and unpriced.get("hours") and priced.get("job_cost") and unpriced.get("fits")):
+        return {}
+    card_h = unpriced["hours"] * (unpriced.get("gpus") or 1)
+    speed = _speed_ratio(priced, unpriced, True)          # > 1: the priced side is faster per card
+    return {"basis": "priced_timed", "speed_x": round(max(speed, 1 / speed), 2) if speed else None,
+            "faster": priced["name"] if speed and speed >= 1 else unpriced["name"],
+            "break_even_card_hour": round(priced["job_cost"] / card_h, 2)}
 
 
 def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool) -> dict[str, Any]:

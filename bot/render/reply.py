@@ -277,10 +277,14 @@ def fleet_alt_line(t: Templates, top: dict[str, Any], lang: str, cite: Citer) ->
 
 
 def _time_cost(t: Templates, r: dict[str, Any], lang: str) -> str:
-    if r.get("job_cost") and r.get("job_hours"):
-        return t.say("plan.time_cost", lang, hours=hours_text(r['job_hours']),
-                     gpus=r["gpus_total"] * max(1, r.get("replicas") or 1),
-                     cost=f"{money_text(r['job_cost'])} {r['currency']}")
+    """A plan's time and cost for the job; a timed plan with no public price still says its time."""
+    if r.get("job_hours") and (r.get("job_cost") or r.get("price_per_hour") is None):
+        gpus = r["gpus_total"] * max(1, r.get("replicas") or 1)
+        if r.get("job_cost"):
+            return t.say("plan.time_cost", lang, hours=hours_text(r['job_hours']), gpus=gpus,
+                         cost=f"{money_text(r['job_cost'])} {r['currency']}")
+        return t.say("plan.time_no_price", lang, hours=hours_text(r['job_hours']), gpus=gpus,
+                     price=price_text(t, r, lang))
     return price_text(t, r, lang)
 
 

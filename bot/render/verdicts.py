@@ -42,6 +42,8 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         why = v.get("factor")
         key = "verdict.compare.cards_" + why if why in ("bandwidth", "compute") else "verdict.compare.cards"
         first = t.say(key, lang, best=best)
+    elif basis == "priced_timed":
+        first = _priced_timed_line(t, v, lang, best, other)
     elif basis in ("fit", "priced"):
         first = t.say(f"verdict.compare.{basis}", lang, best=best, other=other)
     else:
@@ -52,12 +54,26 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
     elif basis in ("job", "month") and factor:
         lines.append(t.say(f"verdict.factor.{factor}", lang))
-    elif basis == "priced":
+    elif basis in ("priced", "priced_timed"):
         lines.append(t.say("verdict.factor.priced", lang, other=other))
     for c in v.get("caveats", []):
         line = "  " + t.say(f"verdict.caveat.{c['kind']}", lang, gpu=c["gpu"])
         lines.append(cite.after(line, c["sources"]) if cite and c.get("sources") else line)
     return lines
+
+
+def _priced_timed_line(t: Templates, v: dict[str, Any], lang: str, best: str, other: str) -> str:
+    """'H100: 756 h on 64 cards for about 186,301 USD; Ascend 910B: 1,748 h on 64 cards (2.3x slower per card), no
+    public price: cheaper per job only below 1.67 USD a card-hour.' Both sides timed for the same work."""
+    by = {s["name"]: s for s in v["sides"]}
+    a, b = by[v["preferred"]], by[v["other"]]
+    pace = "slower" if v.get("faster") == a["name"] else "faster"
+    return t.say("verdict.compare.priced_timed", lang, best=best, other=other, cards=a.get("gpus") or 1,
+                 time=t.say("verdict.hours", lang, h=hours_text(a["hours"])), cost=_money(a["job_cost"], v["currency"]),
+                 other_time=t.say("verdict.hours", lang, h=hours_text(b["hours"])), other_cards=b.get("gpus") or 1,
+                 days=f"{a['hours'] / 24:,.1f}", other_days=f"{b['hours'] / 24:,.1f}",
+                 speed=f"{v.get('speed_x') or 1:.1f}", pace=t.say(f"verdict.pace.{pace}", lang),
+                 break_even=_money(v["break_even_card_hour"], v["currency"]))
 
 
 def _fig(x: Any) -> str:
@@ -137,3 +153,21 @@ def billing_lines(t: Templates, v: dict[str, Any], lang: str, provider_name: str
     if v.get("reserve"):
         lines.append(t.say("verdict.billing.reserve", lang, gpus=v["reserve"]["gpus"], days=v["reserve"]["days"]))
     return lines
+
+
+# ----- inverse sizing: the biggest model or most tokens a limit trains -------------------------------------------
+def inverse_lines(t: Templates, v: dict[str, Any], lang: str) -> list[str]:
+    """'About 9.9B parameters on 198B tokens (Chinchilla-optimal ...): 8 x H100 for 63 days, about 47,981 USD; the
+    budget is the limit.', then how it was reached (C = 6 N D, N = sqrt(C / 120))."""
+    if v.get("answer") != "estimate":
+        return [t.say(f"verdict.inverse.missing_{v.get('missing', 'limit')}", lang)]
+    cost = v.get("spend") if v.get("spend") is not None else v.get("job_cost")
+    ccy = v.get("currency") if v.get("spend") is not None else v.get("plan_currency")
+    bound = t.say(f"verdict.inverse.bound_{v['bound']}", lang, amount=money_text(v.get("budget") or 0),
+                  ccy=v.get("budget_currency") or "", deadline=f"{v.get('deadline_days') or 0:g}", gpus=v.get("gpus"))
+    first = t.say(f"verdict.inverse.{v['kind']}", lang, params=f"{v['params_b']:g}", tokens=f"{v['tokens'] / 1e9:,.0f}",
+                  ratio=f"{v['ratio']:g}", gpus=v.get("gpus") or "?", gpu=v.get("gpu_name") or "?",
+                  days=f"{(v.get('hours') or 0) / 24:,.1f}", cost=_money(cost, ccy), bound=bound)
+    how = t.say("verdict.inverse.how" if v["kind"] == "biggest_model" else "verdict.inverse.how_tokens", lang, flops=f"{v['flops']:.2e}", mfu=f"{100 * (v.get('mfu') or 0):.0f}",
+                ratio=f"{v['ratio']:g}")
+    return [first, how]

@@ -27,10 +27,14 @@ def answer_view(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     sources it cites are the first ones; each section's details, the checklist and the notes number after them."""
     lang = reply["lang"]
     cite = Citer(kb)
+    # a verdict the question asked for ('the biggest model $50k trains'), its last line citing its sources
+    first = [ViewSection(key=f["key"], lines=[*f["lines"][:-1], cite.after(f["lines"][-1], f.get("sources"))])
+             for f in extra.get("first") or []]
     sections = _lead_sections(reply, extra, t, lang, cite)
     infeasible = infeasible_line(reply, t, lang)
     if infeasible:       # the decision first: the job cannot be done as asked (then the nearest plan)
         sections.insert(0, ViewSection(key="infeasible", lines=[infeasible]))
+    sections = first + sections
     verdict = extra.get("gpu_verdict") or {}
     said = targets_line(reply.get("targets") or [], t, lang)
     targets = [ViewSection(key="targets", lines=[said])] if said else []
