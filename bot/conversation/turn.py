@@ -596,6 +596,21 @@ class Core:
         key = "fits_their_cards.answered" if fit or offload else "fits_their_cards.nearest"
         return t.say("list.sep_clause", lang).join(parts) + t.say(key, lang, chosen=t.say(f"method_name.{chosen}", lang))
 
+    def _topics_named(self, text: str) -> list[str]:
+        """Every topic the question names, the most specific first (the longest cue heard: 'modelarts' before
+        '规格'), so a question about a platform's flavors is answered with the platform, not the naming scheme."""
+        hits = [(max(len(c) for c in cues.all(text)), tp) for tp, cues in self.parser.topics.items() if cues.any(text)]
+        return [tp for _, tp in sorted(hits, key=lambda h: -h[0]) if tp in self.kb.topics]
+
+    def _renting_lines(self, gid: str, d: Decision, lang: str, cite: Citer) -> list[str]:
+        """The sizes on file that rent this GPU, on the cloud named (else the default one, else any): card, count,
+        memory, CPUs and RAM, interconnect, network, price and use, cited: what 'what is Snt9b' asks for."""
+        provider = d.slots.get("provider") or self.advisor.default_provider
+        fs = [f for f in self.kb.flavors_with_gpu(gid) if f.provider == provider] or list(self.kb.flavors_with_gpu(gid))
+        fs = sorted(fs, key=lambda f: (f.provider, f.gpu_count, f.vcpus or 0, f.id))[:4]
+        facts = [info.flavor_facts(self.kb, f.id) for f in fs]
+        return [cite.after(say_verdict.flavor_line(self.templates, f, lang), f["sources"]) for f in facts]
+
     def _topic_line(self, topic: str, lang: str, cite: Citer) -> str:
         """A sourced topic explanation in the reply's language, citing its sources."""
         tp = self.kb.topics[topic]
@@ -628,11 +643,15 @@ class Core:
                 d.intent = "explain"
         if d.intent in ("explain", "compare") and not lines:
             verdict = self._flavor_lines(parse, d, lang, cite, lines)
-        if d.intent in ("explain", "compare") and not lines and d.slots.get("gpu_model") and not d.slots.get("topic"):
-            data = info.compare(self.kb, {"gpu_model": d.slots["gpu_model"]})      # one GPU: its datasheet figures
+        if d.intent in ("explain", "compare") and not lines and d.slots.get("gpu_model"):
+            # one GPU (or a platform's name for it, 'Snt9b'): its datasheet figures, the sizes that rent it, then
+            # what else the question names ('和自己开 ECS 有什么区别': the platform topic), most specific first
+            data = info.compare(self.kb, {"gpu_model": d.slots["gpu_model"]})
             lines += [_spec_line(g, t, lang, cite) for g in data["gpus"]]
             if data["gpus"]:
                 verdict = {"kind": "explain", "gpu": data["gpus"][0]["id"], "line": lines[0]}
+                lines += self._renting_lines(data["gpus"][0]["id"], d, lang, cite)
+                lines += [self._topic_line(tp, lang, cite) for tp in self._topics_named(parse.text)[:2]]
         if d.intent in ("explain", "compare") and not lines:
             data = info.explain(self.kb, d.slots, parse.text)
             for cid in data["claims"]:
