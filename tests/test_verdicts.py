@@ -75,7 +75,7 @@ def test_verdict_scenario(core, s):
     if e.get("discounts_published"):
         assert v["discounts"], v
     if "checkpoint_min" in e:
-        _in((v.get("spot") or {}).get("interval_min"), e["checkpoint_min"], "checkpoint interval (min)")
+        _in((v.get("spot") or v).get("interval_min"), e["checkpoint_min"], "checkpoint interval (min)")
     if "reserve" in e:
         assert bool(v.get("reserve")) == e["reserve"], v
 
@@ -201,3 +201,53 @@ def test_an_unpriced_side_is_timed_with_its_break_even_price(core, other, lang, 
     faster = a if a["hours"] * a["gpus"] <= b["hours"] * b["gpus"] else b
     assert v["faster"] == faster["name"]
     assert f"{a['hours'] / 24:,.1f}" in v["line"] and f"{b['hours'] / 24:,.1f}" in v["line"], v["line"]
+
+
+# ----- spot for a training job ----------------------------------------------------------------------------------------
+from bot.plan.verdicts import SPOT_WORTH, spot_verdict  # noqa: E402
+
+_REC = {"price_per_hour": 20.0, "spot_price_per_hour": 4.0, "job_hours": 100.0, "instances": 1, "flavor": "x",
+        "gpus_total": 8, "gpu_name": "G", "provider": "aws", "currency": "USD"}
+
+
+@pytest.mark.parametrize("rec, share, span, deadline, answer", [
+    (_REC, 0.05, None, None, "yes_if"),                                   # 80 % off, 5 % lost: 79 % saved
+    (_REC, 0.05, None, 4.3, "no"),                                        # 105 h > 4.3 days = 103 h
+    (_REC, 0.05, None, 4.5, "yes_if"),                                    # 105 h < 108 h
+    ({**_REC, "spot_price_per_hour": 18.0}, 0.05, None, None, "no"),      # 10 % off, then 5 % lost: 5.5 % saved
+    ({**_REC, "job_hours": None}, 0.05, 96.0, None, "yes_if"),            # untimed: the length said, 96 h
+    ({**_REC, "job_hours": None}, 0.05, None, None, "yes_if"),            # no length: judged per hour
+    ({**_REC, "spot_price_per_hour": None}, 0.05, None, None, "unknown"),
+    ({**_REC, "price_per_hour": None}, 0.05, None, None, "unknown"),
+    (None, 0.05, None, None, "unknown"),
+])
+def test_spot_verdict_table(rec, share, span, deadline, answer):
+    v = spot_verdict(rec, share, 1.2, 112.0, span, deadline)
+    assert v["answer"] == answer, v
+    if answer == "yes_if" and v.get("hours"):
+        assert v["spot_cost"] == pytest.approx(rec["spot_price_per_hour"] * v["hours"] * (1 + share), rel=0.01)
+        assert v["interval_min"] == 72
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lang=st.sampled_from(["en", "zh"]), job=st.integers(min_value=0, max_value=3),
+       where=st.sampled_from(["AWS p4d", "AWS", "Azure", "A100", "H100", ""]))
+def test_spot_questions_get_a_spot_verdict_consistent_with_its_numbers(core, lang, job, where):
+    """Every training question that asks about spot leads with a spot verdict; a 'yes' saves at least SPOT_WORTH after
+    the time reclaims cost, keeps any deadline, and gives a checkpoint interval; a 'no' says which of those fails."""
+    jobs = {"en": ["full fine-tune llama 3 8b on 1B tokens", "LoRA qwen2.5 7b on 200M tokens",
+                   "pretrain a 1B model on 20B tokens", "our 3-day full fine-tune of qwen2.5 14b"],
+            "zh": ["全参微调 llama 3 8b，10 亿 token", "LoRA 微调 qwen2.5-7b，2 亿 token", "预训练 1B 模型 200 亿 token",
+                   "qwen2.5 14b 全参微调跑 3 天"]}
+    text = f"{jobs[lang][job]} on {where} spot instances, good idea?" if lang == "en" else \
+        f"{jobs[lang][job]}，用{where}竞价实例靠谱吗？"
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert r["status"] == "answer" and v and v["kind"] == "spot", (text, r["text"][:300])
+    assert v["line"] in _first_two(r)
+    if v["answer"] == "yes_if":
+        assert v["saving_pct"] >= 100 * SPOT_WORTH - 0.5 and v["interval_min"] >= 1
+        assert not v.get("deadline_days") or v["hours_spot"] <= v["deadline_days"] * 24
+        assert str(v["interval_min"]) in r["text"]
+    elif v["answer"] == "no":
+        assert v["why"] in ("deadline", "saving")

@@ -24,13 +24,14 @@ from bot.plan.cheaper import cheaper_options
 from bot.conversation.pasted import find_config, model_card
 from bot.estimate.hfconfig import essentials, missing_dimensions, model_from_config
 from bot.records.errors import InvalidRequest
-from bot.records.text import norm_key
+from bot.records.text import has_cjk, norm_key
 from bot.knowledge.problems import did_you_mean
 from bot.render.reply import Citer, compare_lines, sources_line
 from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
+from bot.plan.billing import checkpoint_gb, spot_overhead
 from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
 from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
@@ -84,6 +85,7 @@ class Core:
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
+        self._flavor_as_hardware(parse)
         asks = self._asks(parse.text)
         inverse = inverse_ask(parse, asks, state)
         if inverse:          # 'the biggest model $50k trains?': a pre-training job whose size is what is asked
@@ -317,6 +319,17 @@ class Core:
         named = info.flavors_named(self.kb, parse.text, s.provider or self.advisor.default_provider)
         return bool(named["groups"] or named["unknown"])
 
+    def _flavor_as_hardware(self, parse) -> None:
+        """A job on a flavor the user names ('our fine-tune on AWS spot p4d', 'serve it on g6.xlarge'): its card
+        and cloud are the job's, as if named, so the answer and any verdict are about that hardware."""
+        s = parse.slots
+        if parse.intent not in ("train", "finetune", "inference") or s.gpu_model or s.gpu_models:
+            return
+        named = info.flavors_named(self.kb, parse.text, s.provider)
+        if named["groups"]:
+            f = self.kb.flavors[named["groups"][0][0]]
+            s.gpu_model, s.provider = f.gpu, s.provider or f.provider
+
     def _flavor_lines(self, parse, d: Decision, lang: str, cite: Citer, lines: list[str]) -> dict[str, Any] | None:
         """Each flavor (or family) named: the card first, then every size's card, count, memory, CPUs and RAM,
         interconnect, network, price and use, cited; a flavor-shaped name not on file: the nearest names."""
@@ -423,7 +436,8 @@ class Core:
                          choices=d.choices, **base)
         if d.kind == "info":
             return self._info(d, parse, lang)
-        return self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text))
+        return self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text),
+                            span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"))
 
     def _asks(self, text: str) -> list[str]:
         """What verdict a job question asks for: 'enough' (a budget), 'how_long' (time), from rules/lexicon.yaml."""
@@ -433,10 +447,14 @@ class Core:
         return [k for k, cues in self._ask_cues.items() if cues.any(text)]
 
     def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None, asks: list[str] | None = None,
-                said_days: float | None = None, first: list[dict[str, Any]] | None = None) -> Reply:
+                said_days: float | None = None, first: list[dict[str, Any]] | None = None,
+                span_days: float | None = None) -> Reply:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
+        spot = self._spot_verdict(d, intent, advice, lang, span_days) if "spot" in (asks or []) else None
+        if spot:
+            first = [*(first or []), {"key": "verdict", "lines": spot["lines"], "sources": spot["sources"]}]
         assumptions = [t.say(k, lang, **{n: (t.say(v, lang) if isinstance(v, str) and v in t.table else v)
                                          for n, v in ctx.items()}) for k, ctx in advice.assumptions]
         checklist = [{"item": c["item"], "status": c["status"], "text": t.say(c["say"], lang, **c["ctx"]).strip(),
@@ -514,9 +532,42 @@ class Core:
         if d.cheaper:
             self._cheaper(reply, d, intent, advice, lang)
         self._job_verdict(reply, d.slots, asks or [], lang, said_days)
+        if spot:
+            reply.verdict = {**spot["verdict"], "line": spot["lines"][0]}
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
+
+    def _spot_verdict(self, d: Decision, intent: str, advice, lang: str, span_days: float | None
+                      ) -> dict[str, Any] | None:
+        """'Is spot a good idea for our 4-day fine-tune on p4d?': for a training job, the verdict on the card and
+        cloud named (else the pick), with the saving after reclaims, the checkpoint interval and the provider's
+        interruption terms, cited."""
+        if intent not in ("train", "finetune"):
+            return None
+        named = d.slots.get("gpu_model")
+        if named:          # the card (and cloud) named: its own plans, where the pick may be another card
+            ids = [g for g in self.advisor._gpu_ids(named) if g in self.kb.gpus]
+            advice = self.advisor.plan_on(intent, d.slots, d.assumed, lang, ids) or advice
+        w = advice.workload
+        rentals = [r for r in [*advice.recommendations, *advice.considered] if r.get("label") != "yours"
+                   and not r.get("ruled_out") and not r.get("breaks") and r.get("price_per_hour") is not None]
+        rec = next((r for r in advice.recommendations if r.get("label") != "yours"), None)
+        spot = [r for r in rentals if r.get("spot_price_per_hour")]
+        if rec is not None and rec.get("spot_price_per_hour") is None and spot:
+            # the pick has no spot price: judge the plan for the same job that has one (the cheapest on spot)
+            rec = min(spot, key=lambda r: (self.kb.convert(r["spot_price_per_hour"] * (r.get("job_hours") or 1),
+                                                           r["currency"], "USD"), r["id"]))
+        share, interval = spot_overhead(w, (rec or {}).get("instances") or 1)
+        v = verdict_math.spot_verdict(rec, share, interval, checkpoint_gb(w), span_days * 24 if span_days else None,
+                                      d.slots.get("deadline_days"))
+        prov = self.kb.providers.get((rec or {}).get("provider") or "")
+        mode = next((m for m in (prov.billing if prov else []) if "spot" in m.id and m.reclaim), None)
+        reclaim = _in_lang(mode.reclaim, lang) if mode else None
+        if mode and lang == "zh" and not has_cjk(reclaim or ""):
+            reclaim = mode.summary_zh           # the interruption terms on file are in English only
+        lines = say_verdict.spot_lines(self.templates, v, lang, prov.display_name(lang) if prov else "", reclaim)
+        return {"verdict": v, "lines": lines, "sources": list(mode.sources) if mode else []}
 
     def _inverse_reply(self, d: Decision, lang: str, what: str) -> Reply:
         """The biggest model (or most tokens) the budget or the fleet x time trains: the verdict first, then the plan

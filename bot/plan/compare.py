@@ -59,6 +59,13 @@ class CompareStage:
             out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
         return out
 
+    def plan_on(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str, gpu_ids: list[str]):
+        """The advice on these GPUs only (the cloud named, else any): what a verdict about named hardware ('spot
+        p4d') is judged on, where the pick may be another card. None when no plan on them holds the job."""
+        plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model")}
+        advice = self._advise(intent, plain, assumed, lang, gpu_ids=gpu_ids)
+        return advice if any(r.get("label") != "yours" for r in advice.recommendations) else None
+
     def _llm(self, slots: dict[str, Any]) -> bool:
         """A language model's job is timed in tokens (an image or speech model's is not)."""
         from bot.estimate.kinds import kind_of_model

@@ -276,3 +276,46 @@ def time_verdict(plan: dict[str, Any] | None, deadline_days: float | None) -> di
     else:
         v["answer"] = "estimate"
     return v
+
+
+# ----- spot for a training job ----------------------------------------------------------------------------------
+SPOT_WORTH = 0.15          # policy: spot is worth its restarts when it saves at least 15 % after the time they cost
+
+
+def spot_verdict(rec: dict[str, Any] | None, share: float | None, interval_h: float | None, ckpt_gb: float | None,
+                 span_hours: float | None = None, deadline_days: float | None = None) -> dict[str, Any]:
+    """'Is spot a good idea for our 4-day fine-tune?': yes if it can resume, or no, with the numbers.
+
+    The job's hours are the plan's (or, untimed, the length the user said); reclaims cost `share` more time
+    (Young's interval, bot/plan/billing.spot_overhead). Spot wins when, after that time, it still saves SPOT_WORTH
+    and a deadline (if any) still holds; a job whose length is unknown is judged per hour."""
+    v: dict[str, Any] = {"kind": "spot", "deadline_days": deadline_days}
+    n = max(1, (rec or {}).get("instances") or 1)
+    v.update(mtbf_h=round(RECLAIM_EVERY_H / math.sqrt(n), 1), restart_min=round(RESTART_H * 60))
+    if not rec or rec.get("price_per_hour") is None:
+        v.update(answer="unknown", missing="price")
+        return v
+    v.update(flavor=rec.get("flavor"), instances=rec.get("instances") or 1, gpus=rec.get("gpus_total"),
+             gpu_name=rec.get("gpu_name"), provider=rec.get("provider"), currency=rec.get("currency"))
+    if rec.get("spot_price_per_hour") is None:
+        v.update(answer="unknown", missing="spot_price")
+        return v
+    hours = rec.get("job_hours") or span_hours
+    on_h, spot_h = rec["price_per_hour"], rec["spot_price_per_hour"]
+    share = share or 0.0
+    saving = 1 - spot_h * (1 + share) / on_h
+    v.update(hours=round(hours, 1) if hours else None, hours_spot=round(hours * (1 + share), 1) if hours else None,
+             overhead_pct=round(100 * share, 1), saving_pct=round(100 * saving), list_saving_pct=round(100 * (1 - spot_h / on_h)),
+             interval_min=max(1, round((interval_h or 0) * 60)), checkpoint_gb=round(ckpt_gb or 0, 1),
+             on_demand_cost=round(on_h * hours, 2) if hours else None,
+             spot_cost=round(spot_h * hours * (1 + share), 2) if hours else None,
+             on_demand_hourly=on_h, spot_hourly=spot_h, timed_by="plan" if rec.get("job_hours") else
+             ("said" if span_hours else None))
+    late = bool(deadline_days and hours and hours * (1 + share) > deadline_days * 24)
+    if late:
+        v.update(answer="no", why="deadline")
+    elif saving < SPOT_WORTH:
+        v.update(answer="no", why="saving")
+    else:
+        v.update(answer="yes_if")
+    return v

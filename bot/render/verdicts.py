@@ -171,3 +171,27 @@ def inverse_lines(t: Templates, v: dict[str, Any], lang: str) -> list[str]:
     how = t.say("verdict.inverse.how" if v["kind"] == "biggest_model" else "verdict.inverse.how_tokens", lang, flops=f"{v['flops']:.2e}", mfu=f"{100 * (v.get('mfu') or 0):.0f}",
                 ratio=f"{v['ratio']:g}")
     return [first, how]
+
+
+# ----- spot for a training job -------------------------------------------------------------------------------------
+def spot_lines(t: Templates, v: dict[str, Any], lang: str, provider: str, reclaim: str | None) -> list[str]:
+    """The spot verdict first ('Yes, if it resumes by itself: ...' / 'No: ...'), then the interruption terms and what
+    running on spot takes (the checkpoint interval, automatic resume, capacity not guaranteed)."""
+    if v["answer"] == "unknown":
+        return [t.say(f"verdict.spot.missing_{v['missing']}", lang, flavor=v.get("flavor") or "", provider=provider)]
+    hours = t.say("verdict.hours", lang, h=hours_text(v["hours"])) if v.get("hours") else None
+    ctx = dict(flavor=(f"{v['instances']} x " if v["instances"] > 1 else "") + (v["flavor"] or ""),
+               provider=provider, saving=v["saving_pct"], list_saving=v["list_saving_pct"],
+               overhead=f"{v['overhead_pct']:g}", interval=v["interval_min"], ckpt=f"{v['checkpoint_gb']:g}",
+               mtbf=f"{v['mtbf_h']:g}", restart=v["restart_min"], hours=hours or "?",
+               spot_cost=_money(v.get("spot_cost"), v["currency"]), od_cost=_money(v.get("on_demand_cost"), v["currency"]),
+               spot_h=_money(v["spot_hourly"], v["currency"]), od_h=_money(v["on_demand_hourly"], v["currency"]),
+               deadline=f"{v.get('deadline_days') or 0:g}", hours_spot=hours_text(v.get("hours_spot") or 0))
+    key = v["answer"] if v["answer"] == "yes_if" else f"no_{v['why']}"
+    first = t.say(f"verdict.spot.{key}" + ("" if hours else "_hourly"), lang, **ctx)
+    lines = [first, t.say("verdict.spot.how", lang, **ctx)]
+    if v["instances"] > 1:
+        lines.append(t.say("verdict.spot.all_at_once", lang, n=v["instances"], flavor=v["flavor"]))
+    if reclaim:
+        lines.append(f"{provider}: {reclaim}")
+    return lines
