@@ -40,7 +40,8 @@ class DatasetReader:
         ]
         self.rx_audio_hours = re.compile(
             rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:的)?\s*(?:训练)?"
-            r"(?:语音|音频|录音|语料|(?:of\s+)?(?:[a-z-]+\s+){0,2}(?:audio|speech|recordings?|calls?)(?![a-z]))")
+            # '3万小时的中文录音': a few characters saying what the audio is may stand before the noun
+            r"(?:[\u4e00-\u9fff]{0,6}?(?:语音|音频|录音|语料|通话|播客)|(?:of\s+)?(?:[a-z-]+\s+){0,2}(?:audio|speech|recordings?|calls?)(?![a-z]))")
         self.rx_epochs = [
             re.compile(rf"{N}\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])"),
             re.compile(rf"(?:epochs?|轮数)\s*(?:=|:|：|of)?\s*{N}(?![\d.])"),

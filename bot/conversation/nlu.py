@@ -61,6 +61,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self._compile_batch()
         self._compile_datasets()
         self.quantities = QuantityGrammar(lx["quantities"], self.words)
+        self._compile_work(lx["quantities"])
 
     # ----- tables built once ------------------------------------------------------------------------------------
     def _compile_cues(self) -> None:

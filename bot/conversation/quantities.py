@@ -118,8 +118,10 @@ class QuantityGrammar:
                   r"(?P<length>(?:(?<![a-z])(?:length|len)(?![a-z])|长度)\s*(?:of|is|are|=|:|为|是|在)?\s*)?"
                   rf"{linking}?(?P<hedge_pre>{hedge_pre}+)?")
         units_zh = _alt(w for w in self.unit_of if not _is_word(w))
-        unit = (rf"(?P<unit_rate>{_either(self.unit_rate_of)})"
-                rf"|(?:\s*[{MEASURE_WORDS}](?=\s*(?:{units_zh})))?\s*"      # a measure word: '5万条样本'
+        unit = (rf"(?P<audio>{self._audio_hours()})"
+                rf"|(?P<unit_rate>{_either(self.unit_rate_of)})"
+                # a measure word before a unit of either language: '5万条样本', '50k 个 prompt'
+                rf"|(?:\s*[{MEASURE_WORDS}](?=\s*(?:{units_zh}|{_bounded(w for w in self.unit_of if _is_word(w))})))?\s*"
                 rf"(?:(?P<adj>{_either(v['adjectives'] + [w for w in self.role_of if w.isascii()])})\s+){{0,2}}"
                 rf"(?P<unit>{_either(self.unit_of)})"
                 r"(?:\s*(?:的)?\s*(?P<role_post>输出|输入|(?<![a-z])(?:output|input)(?![a-z])))?"   # '3000 token 输出'
@@ -139,6 +141,19 @@ class QuantityGrammar:
         peak_post = (r"\s*(?:at\s+(?:the\s+)?peak(?:\s+times?)?|during\s+peak(?:\s+hours?)?|in\s+the\s+busiest\s+hour"
                      r"|(?:在)?高峰(?:期|时)?)")
         return re.compile(rf"{body}{rate}?{each}?(?P<hedge_post2>{hedge_post})?(?P<peak_post>{peak_post})?")
+
+    def _audio_hours(self) -> str:
+        """Hours of audio with a word or two between the hours and what they are of ('3万小时的中文录音', '30,000
+        hours of Mandarin call recordings'): the lexicon's audio nouns after up to two English words, or up to six
+        Chinese characters after 小时(的)."""
+        nouns = self.vocab.get("audio_nouns") or {}
+        en, zh = nouns.get("en") or [], nouns.get("zh") or []
+        parts = []
+        if en:
+            parts.append(rf"(?<![a-z])(?:hours|hour|hrs|hr|h)\s+of\s+(?:(?!of\b)[a-z-]+\s+){{0,2}}?{_either(en)}")
+        if zh:
+            parts.append(rf"(?:个)?小时(?:的)?[\u4e00-\u9fff]{{0,6}}?(?:{_alt(zh)})")
+        return "|".join(parts) or r"(?!)"
 
     # ----- reading ----------------------------------------------------------------------------------------------
     def number(self, word: str | None) -> float | None:
@@ -182,7 +197,7 @@ class QuantityGrammar:
                         hedged=bool(g["hedge_pre"] or g["hedge_post"] or g["hedge_post2"] or g["avg"]),
                         peak=bool(g["peak"] or (g["peak_post"] and rate)), average=average, negative=bool(g["sign"]),
                         k_suffix="k" in ((g["mult"] or "") + (g["mult2"] or "")).strip(), text=m.group(),
-                        unit_span=next((m.span(k) for k in ("unit", "unit_rate", "role_unit") if m.start(k) >= 0),
+                        unit_span=next((m.span(k) for k in ("unit", "audio", "unit_rate", "role_unit") if m.start(k) >= 0),
                                        m.span()),
                         number_start=m.start("sign") if g["sign"] else m.start("num"))
 
@@ -190,6 +205,8 @@ class QuantityGrammar:
         rate = None
         if g["unit_rate"]:
             unit, rate = self.unit_rate_of[_squash(g["unit_rate"])].split("/")
+        elif g["audio"]:
+            unit = "audio_hours"
         elif g["role_unit"]:
             unit = "tokens"
         else:

@@ -11,9 +11,10 @@ What was read is blanked, so that no later pattern reads '1024 tokens' as a cont
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
-from bot.conversation.quantities import Quantity, QuantityGrammar
+from bot.conversation.quantities import Quantity, QuantityGrammar, _alt, _either
 
 TRAINING_ITEM_UNITS = ("samples", "pairs", "prompts")
 MAX_TRAINING_ITEMS = 1e11          # more samples than any public training set by far (dataset_slots.MAX_ITEMS)
@@ -32,12 +33,53 @@ class WorkReader:
 
     quantities: QuantityGrammar
 
+    def _compile_work(self, vocab: dict[str, Any]) -> None:
+        """The RL phrasings the unit grammar cannot see alone: a count said per prompt, and a generation length
+        said as its limit without a unit ('回复最长4k')."""
+        per = _either(vocab.get("per_prompt_before") or [])
+        verbs = _either(vocab.get("sampling_verbs") or [])
+        self.rx_per_prompt = re.compile(rf"{per}\s*(?:(?:要|需要|都)?\s*{verbs}\s*)?(?:出)?\s*$")
+        self.rx_max_word = re.compile(_either(vocab.get("max_words") or []))
+        outputs = [w for w, r in self.quantities.role_of.items() if r == "output"]
+        self.rx_gen_limit = re.compile(
+            rf"(?:{_either(outputs)})\s*(?:的)?\s*(?:长度|length|len)?\s*(?:{_either(vocab.get('max_words') or [])})"
+            r"\s*(?:长度|length)?\s*(?:为|是|=|:|of)?\s*(\d+(?:\.\d+)?)\s*(k|千)?(?![a-z\d])"
+            r"|max[_\s]*(?:response|completion|generation|new|output)[_\s]*(?:length|len|tokens)\s*(?:=|:|of|is)?\s*"
+            r"(\d+(?:\.\d+)?)\s*(k)?(?![a-z\d])"
+            r"|最大\s*(?:回复|生成|输出|回答)\s*长度\s*(?:为|是|=|:)?\s*(\d+(?:\.\d+)?)\s*(k|千)?(?![a-z\d])")
+
+    def _per_prompt(self, t: str, qs: list[Quantity]) -> list[Quantity]:
+        """'每个prompt采样8条', 'for each prompt sample 8 responses': a count of samples (or of times) said per prompt
+        is the completions drawn for it, not the dataset."""
+        out = []
+        for q in qs:
+            if q.unit in ("samples", "requests") and not q.rate and not q.each and \
+                    self.rx_per_prompt.search(t[max(0, q.number_start - 24):q.number_start]):
+                q = replace(q, unit="completions", each="prompt")
+            out.append(q)
+        return out
+
+    def _generation_limit(self, t: str, slots: dict[str, Any]) -> str:
+        """A completion's limit said without a unit ('回复最长4k', 'max_response_length=4096'): its tokens, as a limit."""
+        m = self.rx_gen_limit.search(t)
+        if m is None:
+            return t
+        groups = m.groups()
+        num, k = next((groups[i], groups[i + 1]) for i in (0, 2, 4) if groups[i])
+        value = float(num) * (1024 if k else 1)
+        if 1 <= value <= MAX_SAMPLE_TOKENS:
+            slots["generation_tokens"], slots["generation_max"] = int(round(value)), True
+            return self._blank(t, m.span())
+        return t
+
     def _training_work(self, t: str, slots: dict[str, Any]) -> str:
         """Samples, pairs or prompts with their lengths in a training question; nothing in a serving one."""
         qs = self.quantities.find(t)
         training = self.rx_train_words.search(t) or _POSTTRAIN_WORDS.search(t) or any(q.unit == "epochs" for q in qs)
         if not training:
             return t
+        if _POSTTRAIN_WORDS.search(t) or any(q.unit in ("completions", "prompts") for q in qs):
+            qs = self._per_prompt(t, qs)
         if _PACKING_OFF.search(t):
             slots["packing"] = False
         elif _PACKING_ON.search(t):
@@ -57,6 +99,8 @@ class WorkReader:
             taken.append(steps)
         for q in taken:
             t = self._blank(t, q.span)
+        if "generation_tokens" not in slots and _online(slots, qs):
+            t = self._generation_limit(t, slots)
         return t
 
     @staticmethod
@@ -74,8 +118,7 @@ class WorkReader:
             slots["dataset_items_low"] = float(round(q.low))
         return True
 
-    @staticmethod
-    def _sample_lengths(qs: list[Quantity], slots: dict[str, Any]) -> list[Quantity]:
+    def _sample_lengths(self, qs: list[Quantity], slots: dict[str, Any]) -> list[Quantity]:
         """Each sample's tokens: one length ('of 1024 tokens', '每条约 2000 token', 'averaging 800 tokens'), or a
         prompt and a response ('prompts 300 tokens and responses 500 tokens': 800 a sequence); for online RL the
         generated length is the completion's ('1024 generation tokens')."""
@@ -87,6 +130,8 @@ class WorkReader:
         plain = next((q for q in per_item if q.role is None), None)
         if output is not None and _online(slots, qs):
             slots["generation_tokens"] = output.as_length()       # what each completion generates
+            if self.rx_max_word.search(output.text):
+                slots["generation_max"] = True                      # 'responses up to 4096 tokens': a limit
             taken.append(output)
             output = None
         parts = [plain] if plain is not None else [q for q in (prompt, output) if q is not None]

@@ -29,6 +29,10 @@ PAIRED = ("dpo", "orpo", "simpo", "reward_model")       # chosen + rejected: two
 REFERENCE = ("dpo", "kto", "ppo", "grpo")               # a frozen copy of the starting policy scores every sequence
 ONLINE = ("ppo", "grpo")                                # generate with a rollout engine, then train
 DEFAULT_ROLLOUT_LEN = 256          # TRL GRPOConfig max_completion_length default
+# A completion limit said without its mean ('responses up to 4k'): completions average half of it. NeMo RL's published
+# on-policy GRPO runs (source wl-nemo-rl-perf-summary, tests/data/measured_kinds.yaml) average 23 % (Llama 3.1 8B,
+# 932 of 3,968) to 78 % (Qwen3-32B, 3,078 of 3,968) of their limit; half is the middle of that spread, said back.
+ROLLOUT_MEAN_SHARE = 0.5
 ROLLOUT_BATCH_SEQS = 256           # vLLM's default max_num_seqs: sequences decoded together per engine
 
 
@@ -291,5 +295,5 @@ def posttrain_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | Non
                                    "the slower of training and generation (separate GPUs)" if gen_s else
                                    "1 / training time per sample")))
     items = (w.dataset_items or 0) * (w.epochs or 1)
-    hours = round(items / rate / 3600, 2) if items and rate else None
+    hours = float(f"{items / rate / 3600:.4g}") if items and rate else None     # 8 prompts: 0.0033 h, not 0
     return JobSpeed(kind="llm", unit="samples/s", rate=round(rate, 3), gpus=w.gpus * (1 if w.colocate or not gen_s else 2), hours=hours, terms=terms)

@@ -29,7 +29,7 @@ class FasterStage:
         f = pick["flavor"]
         quick = size_training(f, self.kb.gpus[f.gpu], pick["instances"], pick["gpus_total"], pick["estimate"],
                               job.sizer, Targets(deadline_h=pick["hours"] / 4), link_of(self.kb, f))
-        if not saves_time(quick.hours, pick["hours"]) or pick.get("hourly") is None:
+        if quick.hours is None or not saves_time(quick.hours, pick["hours"]) or pick.get("hourly") is None:
             return
         hourly = pick["hourly"] / pick["instances"] * quick.instances
         row = {**pick, "instances": quick.instances, "gpus_total": quick.gpus_total, "estimate": quick.estimate,

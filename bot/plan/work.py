@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.estimate.posttrain import DEFAULT_ROLLOUT_LEN, ONLINE, PAIRED
+from bot.estimate.posttrain import DEFAULT_ROLLOUT_LEN, ONLINE, PAIRED, ROLLOUT_MEAN_SHARE
 from bot.records.models import Work, WorkFactor, Workload
 
 Notes = list[tuple[str, dict[str, Any]]]
@@ -125,15 +125,26 @@ def _online_work(slots: dict[str, Any], w: Workload) -> Work | None:
         WorkFactor(value=float(w.rl_group if w.algorithm == "grpo" else 1), unit="completions", said=False)
     if w.algorithm == "ppo" and not gens:
         group = WorkFactor(value=1.0, unit="completions", said=False)
-    gen_len = slots.get("generation_tokens")
-    length = WorkFactor(value=float(gen_len), unit="tokens") if gen_len else \
-        WorkFactor(value=float(w.rollout_len or DEFAULT_ROLLOUT_LEN), unit="tokens", said=False)
+    length = _completion_length(slots, w)
     factors = [WorkFactor(value=float(items), unit="prompts"), group, length, _epochs(slots)]
     generated = _product(factors)
     prompts = float(items) * factors[-1].value
     trained = prompts * group.value * (w.seq_len + length.value)
     return Work(kind="posttraining", amount=prompts, unit="prompts", factors=factors, tokens=trained,
                 generated_tokens=generated, timed_as="items", assumed=[f.unit for f in factors if not f.said])
+
+
+def _completion_length(slots: dict[str, Any], w: Workload) -> WorkFactor:
+    """Tokens each completion generates: the stated length; under a stated limit ('回复最长4k'), an assumed mean of
+    ROLLOUT_MEAN_SHARE of it (the rollout is timed on the mean, its longest completion on the limit); else TRL's
+    default limit, every completion at it."""
+    gen_len = slots.get("generation_tokens")
+    if gen_len and slots.get("generation_max"):
+        return WorkFactor(value=float(max(1, round(gen_len * ROLLOUT_MEAN_SHARE))), unit="tokens", said=False,
+                          bound="mean", limit=float(gen_len))
+    if gen_len:
+        return WorkFactor(value=float(gen_len), unit="tokens")
+    return WorkFactor(value=float(w.rollout_len or DEFAULT_ROLLOUT_LEN), unit="tokens", said=False)
 
 
 def with_work(w: Workload, work: Work | None, slots: dict[str, Any], notes: Notes) -> Workload:
@@ -151,7 +162,9 @@ def with_work(w: Workload, work: Work | None, slots: dict[str, Any], notes: Note
         group, length = work.factors[1], work.factors[2]
         if w.algorithm == "grpo":
             update["rl_group"] = max(1, int(group.value))
-        update["rollout_len"] = max(1, int(length.value))
+        update["rollout_len"] = max(1, int(length.limit or length.value))
+        if length.limit:
+            update["rollout_mean"] = max(1, int(length.value))
     return w.model_copy(update=update)
 
 
@@ -164,6 +177,9 @@ def _assumption_notes(work: Work) -> Notes:
             notes.append(("assume.epochs_one", {"epochs": f"{f.value:g}"}))
         elif f.unit == "tokens" and f.bound == "at_most":
             notes.append(("assume.work_max_length", {"tokens": f"{f.value:,.0f}"}))
+        elif f.unit == "tokens" and f.bound == "mean":
+            notes.append(("assume.work_generation_mean", {"mean": f"{f.value:,.0f}", "limit": f"{f.limit:,.0f}",
+                                                          "share": f"{ROLLOUT_MEAN_SHARE:.0%}"}))
         elif f.unit == "tokens" and work.generated_tokens is not None:
             notes.append(("assume.work_generation_tokens", {"tokens": f"{f.value:,.0f}"}))
         elif f.unit == "tokens":

@@ -85,7 +85,7 @@ def _with_dataset(kb: KnowledgeBase, w: Workload, model: Model | None, slots: di
     (knowledge/datasets.yaml) unless a size was stated; epochs as stated, else the usual recipe's (said back)."""
     items, unit = slots.get("dataset_items"), slots.get("dataset_unit")
     if not items or unit not in DATASET_UNITS.get(w.kind, ()):
-        return w
+        return _steps_alone(w, slots, notes)
     ds = kb.datasets.get(slots.get("dataset") or "")
     update: dict[str, Any] = {"dataset_items": float(items)}
     if ds is not None and ds.train_items == items:
@@ -108,6 +108,17 @@ def _with_dataset(kb: KnowledgeBase, w: Workload, model: Model | None, slots: di
             notes.append((key, {"epochs": epochs}))
         update["epochs"] = float(epochs)
     return w.model_copy(update=update)
+
+
+def _steps_alone(w: Workload, slots: dict[str, Any], notes: Assumptions) -> Workload:
+    """'FLUX LoRA, ~4000 steps' with no count of images read: the trainer still runs steps x batch images, and that
+    is the work the time and the cost follow from (the dataset's size only says how many passes that is)."""
+    steps = slots.get("train_steps")
+    if not steps or w.task == "inference" or w.kind not in DATASET_UNITS or w.kind == "speech":
+        return w
+    images = float(steps * w.batch_size)
+    notes.append(("assume.steps_batch_only", {"steps": f"{steps:,}", "batch": w.batch_size, "images": f"{images:,.0f}"}))
+    return w.model_copy(update={"dataset_items": images, "epochs": 1.0})
 
 
 def _pasted_model(slots: dict[str, Any], notes: Assumptions) -> Model | None:

@@ -88,6 +88,7 @@ class Slots(BaseModel):
     packing: bool | None = None
     generations: int | None = None
     generation_tokens: int | None = None
+    generation_max: bool | None = None          # online RL: generation_tokens was said as a limit ("up to 4k")
     sharding: Sharding | None = None  # "deepspeed zero3", "FSDP": how the user shards (or will shard) the job
     offload: Offload | None = None    # "zero3 offload" (full), "offload_optimizer" (optimizer)
     region: str | None = None
@@ -120,7 +121,9 @@ class WorkFactor(BaseModel):
     value: float
     unit: str                  # samples, pairs, prompts, tokens, sequences, completions, epochs, images, hours
     said: bool = True
-    bound: Literal["exact", "at_most", "at_least"] = "exact"   # a stated max length is an upper bound of each sample
+    bound: Literal["exact", "at_most", "at_least", "mean"] = "exact"   # a stated max length is an upper bound of each
+    # sample; 'mean': the value is an assumed average under the stated `limit` (RL completions 'up to 4k')
+    limit: float | None = None
 
 
 class Work(BaseModel):

@@ -150,7 +150,16 @@ def _fix(x: dict[str, Any], reply: dict[str, Any], t: Templates, lang: str) -> s
     return t.say(key, lang) if key in t.table else t.say("infeasible.fix.latency", lang)
 
 
+def _in_hours(x: dict[str, Any]) -> dict[str, Any]:
+    """A deadline under two days is said in hours: '工期 0.1 天 - 满足（0 天）' reads as no work at all."""
+    if x["target"] != "deadline" or x["asked"] >= 2:
+        return x
+    hours = {k: (x[k] * 24 if x.get(k) is not None else None) for k in ("asked", "plan", "by")}
+    return {**x, **hours, "target": "deadline_hours", "unit": "hours"}
+
+
 def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
+    x = _in_hours(x)
     unit = t.say(f"target.unit.{x['unit']}", lang) if f"target.unit.{x['unit']}" in t.table else x["unit"]
     name = t.say(f"target.{x['target']}", lang, asked=_num(x["asked"]), unit=unit)
     if x["met"] is None:

@@ -285,6 +285,14 @@ def _compute_more(c: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str,
     return lines
 
 
+def _audio_hours(reply: dict[str, Any], sp: dict[str, Any]) -> float | None:
+    """The hours of audio a transcription job was timed on, when the speed is a real-time factor over them."""
+    slots = reply.get("slots") or {}
+    if sp.get("unit") != "x real time" or sp.get("hours") is None or sp.get("items") or not sp.get("rate"):
+        return None
+    return slots.get("dataset_items") if slots.get("dataset_unit") == "audio_hours" else None
+
+
 def _speed_lines(reply: dict[str, Any], sp: dict[str, Any], t: Templates, lang: str, cite: Citer,
                  claims: dict[str, Any]) -> list[str]:
     """A job's speed in its own unit (images/s, x real time), the dataset x epochs it runs and its hours."""
@@ -297,11 +305,17 @@ def _speed_lines(reply: dict[str, Any], sp: dict[str, Any], t: Templates, lang: 
     items = dict(per_epoch=f"{sp.get('items_per_epoch') or 0:,.0f}", epochs=f"{sp.get('epochs') or 0:g}",
                  items=f"{sp.get('items') or 0:,.0f}", rate=rate_text(sp['rate']),
                  unit=t.say(f"items.{sp['item_unit']}", lang) if sp.get("item_unit") else "")
-    if sp.get("hours") is not None and sp.get("items") and sp["hours"] < SHORT_JOB_H and sp.get("rate"):
+    audio = _audio_hours(reply, sp)
+    if audio:          # batch transcription: the hours of audio over the real-time factor, shown as the division
+        lines.append("      " + t.say("jobspeed.audio_hours", lang, audio=f"{audio:,.0f}", rate=rate_text(sp["rate"]),
+                                      hours=hours_text(sp["hours"])))
+    elif sp.get("hours") is not None and sp.get("items") and sp["hours"] < SHORT_JOB_H and sp.get("rate"):
         gpu_time = short_time(t, sp["items"] / sp["rate"], lang)
         lines.append("      " + t.say("jobspeed.items_short", lang, time=gpu_time, **items))
     elif sp.get("hours") is not None and sp.get("items"):
         lines.append("      " + t.say("jobspeed.items_hours", lang, hours=hours_text(sp['hours']), **items))
+    elif sp.get("hours") is not None and sp["hours"] < 0.1:      # minutes, not '0 h'
+        lines.append("      " + t.say("jobspeed.short", lang, time=short_time(t, sp["hours"] * 3600, lang)))
     elif sp.get("hours") is not None:
         lines.append("      " + t.say("jobspeed.hours", lang, hours=hours_text(sp['hours'])))
     c = reply.get("compute") or {}

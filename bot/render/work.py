@@ -25,6 +25,8 @@ def _factor_text(f: dict[str, Any], t: Templates, lang: str) -> str:
     unit = "epoch" if f["unit"] == "epochs" and f["value"] == 1 else f["unit"]
     value = f"{f['value']:,.0f}" if f["value"] == int(f["value"]) else f"{f['value']:g}"
     text = f"{value} {t.say(f'work.unit.{unit}', lang)}"
+    if f.get("bound") == "mean" and f.get("limit"):
+        return text + t.say("work.mean_of_limit", lang, limit=f"{f['limit']:,.0f}")
     return text + (t.say("work.at_most", lang) if f.get("bound") == "at_most" else "")
 
 
