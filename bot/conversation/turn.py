@@ -491,6 +491,7 @@ class Core:
         task = "batch" if advice.batch else intent if w.algorithm == "sft" else f"algorithm.{w.algorithm}"
         extra = {"task": task, "model_name": model_name,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
+                 "served_as": served_as(w),
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
                  "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
                  "note_sources": note_sources, "recommendations": reply.recommendations, "first": first,
@@ -797,3 +798,12 @@ def _in_lang(text: str, lang: str) -> str:
         return text
     en, zh = " / ".join(parts[:first_zh]), " / ".join(parts[first_zh:])
     return zh if lang == "zh" else en
+
+
+def served_as(w) -> str | None:
+    """A service's weights when they are not 16-bit (FP8, INT8, 4-bit), and whether its KV cache is FP8 too: the
+    answer names it beside the model, where the reader sees what the memory figure assumes."""
+    if w.task != "inference" or w.precision not in ("fp8", "int8", "int4", "nf4"):
+        return None
+    return "fp8_kv" if w.precision == "fp8" and w.kv_dtype == "fp8" else w.precision
+

@@ -2,6 +2,8 @@
 (Korthikanti et al. 2022, re-derived per MLP, attention and adapter kind; sources in memory.py's docstring)."""
 from __future__ import annotations
 
+import math
+
 from bot.estimate.adapters import adapted_modules, adapter_copy_bytes, adapter_input_elements, fp32_input
 from bot.estimate.arch import GIB, Arch, Note, add_term
 from bot.records.models import MemoryTerm, Workload
@@ -19,6 +21,11 @@ def training_activations(w: Workload, a: Arch, terms: list[MemoryTerm], notes: l
     above it, and reading the terms in allocation order is how they are checked against a memory trace."""
     b, s = w.batch_size, w.seq_len
     p = 4 if w.precision == "fp32" else 2
+    if a.transformer and w.context_parallel > 1:
+        # context parallelism: each GPU holds its seq / CP tokens through every layer and the loss
+        s = max(1, s // w.context_parallel)
+        notes.append(Note("est.context_parallel", f"each sample's {w.seq_len} tokens split over {w.context_parallel} "
+                          f"GPUs (context parallelism): {s} a GPU", seq=w.seq_len, cp=w.context_parallel, local=s))
     if not a.transformer:
         if a.basis_at:
             notes.append(Note("est.basis", f"activations per sample from a measurement: {a.basis_at}", at=a.basis_at))
@@ -96,7 +103,18 @@ def _loss_bytes(w: Workload, a: Arch, s: int, p: int) -> tuple[float, str]:
     b = w.batch_size
     if not a.vocab:
         return 0.0, ""
-    if w.chunked_loss:
+    if w.fused_loss:
+        # Liger's FusedLinearCrossEntropy: chunks of next_pow2(tokens / ceil(vocab / hidden)) tokens, so a chunk's
+        # logits are about as large as the hidden states; it keeps the input's gradient, the fp32 loss per token
+        # and, when the head trains, the head's gradient
+        tokens = s * b
+        chunk = min(tokens, 1 << max(0, math.ceil(math.log2(max(1, math.ceil(tokens / math.ceil(a.vocab / a.hidden)))))))
+        head = a.vocab * a.hidden * p if w.method in ("full", "freeze") else 0
+        loss = chunk * a.vocab * p + tokens * (a.hidden * p + 4) + head
+        loss_how = (f"chunks of {chunk} tokens x vocab {a.vocab} x {p} B + the input's gradient and fp32 loss of "
+                    f"{tokens} tokens" + (" + the head's gradient" if head else "")
+                    + " (fused linear cross-entropy: the whole logits never held)")
+    elif w.chunked_loss:
         # every chunk's log-softmax stays saved: LitGPT computes it in the logits' dtype, torchtune in fp32
         ls = p if w.framework == "litgpt" else 4
         loss = s * b * a.vocab * (p + ls)

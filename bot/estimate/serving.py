@@ -9,6 +9,9 @@ from bot.estimate.activations import pixel_scale
 from bot.estimate.arch import GIB, WEIGHT_BYTES, Arch, Note, add_term
 from bot.records.models import MemoryTerm, Workload
 
+# Bytes per cached K/V element when the cache is stored in a type of its own (vLLM --kv-cache-dtype fp8)
+KV_BYTES = {"fp8": 1, "int8": 1, "int4": 0.5, "nf4": 0.5}
+
 
 def serving_terms(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -> None:
     """The memory terms of a serving replica: weights, KV cache, prefill working set, engine workspace.
@@ -49,7 +52,7 @@ def serving_terms(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str
         add_term(terms, "activations (forward only)", "activations", per * w.concurrency * 0.3,
               f"30% of the training activations per sample x {w.concurrency}")
         return
-    kv_bytes = 4 if w.precision == "fp32" else 2
+    kv_bytes = KV_BYTES.get(w.kv_dtype or "", 4 if w.precision == "fp32" else 2)   # an FP8/INT8 KV cache: 1 B
     ctx = w.context
     if not a.generates:     # an encoder (BERT, ViT) runs one forward pass per request: no KV cache to keep
         tokens = a.encoder_tokens or ctx

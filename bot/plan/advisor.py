@@ -28,7 +28,7 @@ from bot.plan.critic import Critic
 from bot.plan.ranking import Ranker
 from bot.plan.load import serving_load
 from bot.plan.work import training_work
-from bot.plan.workload import build_workload, tp_degrees, user_fixed_plan
+from bot.plan.workload import build_workload, own_cards, tp_degrees, user_fixed_plan
 from bot.records.kb import Model
 from bot.records.models import Workload
 from bot.render.templates import Templates
@@ -39,6 +39,7 @@ from bot.plan.fleet_stage import FleetStage
 from bot.plan.faster import FasterStage
 from bot.plan.figures import FiguresStage, split_batch
 from bot.plan.own_cards import OwnCardsStage
+from bot.plan.quantized import FP8_SLOTS, prefer, quantizable, served_quantized
 from bot.plan.compare import CompareStage
 from bot.plan.inverse import InverseStage
 
@@ -62,6 +63,13 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
 
     def advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str) -> Advice:
         advice = self._advise(intent, slots, assumed, lang)
+        named = slots.get("gpu_model")
+        if quantizable(intent, slots, advice) and not own_cards(slots) and (not named or all(
+                self.kb.gpus[g].fp8_tflops for g in self._gpu_ids(named) if g in self.kb.gpus)):
+            # FP8 weights and KV cache on cards that compute in FP8, served so when it meets the job for less
+            fp8 = self._advise(intent, {**slots, **FP8_SLOTS}, assumed, lang, native="fp8")
+            if prefer(advice, fp8):
+                return served_quantized(advice, fp8)
         if not advice.recommendations and intent == "inference" and not slots.get("precision"):
             # nothing holds it in 16-bit: serve quantized weights instead, and say so
             for precision in ("fp8", "int4"):
@@ -72,9 +80,9 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
         return advice
 
     def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
-                gpu_ids: list[str] | None = None) -> Advice:
+                gpu_ids: list[str] | None = None, native: str | None = None) -> Advice:
         job = self._job(intent, slots, assumed, lang)
-        job.gpu_ids = gpu_ids
+        job.gpu_ids, job.native = gpu_ids, native
         rows, fallback = self._rows(job)
         rows = self._user_gpu_first(job, rows)
         quote = self._critic.promote_unpriced(rows, job.lang)

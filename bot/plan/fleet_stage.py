@@ -30,7 +30,7 @@ class FleetStage:
         if (len(buckets) < 2 or not pick or w.method != "inference" or w.kind != "llm" or job.gpu_ids
                 or job.sizer.user_fixed or not meets(pick)):
             return None
-        pool = list(self.kb.candidates(pick["flavor"].provider, per_shape=SHOWN_PER_SHAPE))
+        pool = self._candidates(job, pick["flavor"].provider, per_shape=SHOWN_PER_SHAPE)
         rows = [self._bucket_rows(job, pool, share, prompt) for share, prompt in buckets]
         passes = self._passes_for(job)
         return fleet.search(buckets, rows, self._usd(pick), self._usd,

@@ -18,12 +18,20 @@ class SearchStage:
     """The Advisor's search stage (a mixin: its methods read the advisor's knowledge base, rules,
     templates, ranker and critic)."""
 
+    def _candidates(self, job: _Job, *args: Any, **kw: Any) -> list:
+        """The knowledge base's candidate flavors; for a precision the planner chose itself (FP8 serving), only
+        those whose GPU computes in it: a quantized plan is never offered on hardware that lacks the format."""
+        pool = list(self.kb.candidates(*args, **kw))
+        if job.native == "fp8":
+            pool = [f for f in pool if f.gpu in self.kb.gpus and self.kb.gpus[f.gpu].fp8_tflops]
+        return pool
+
     def _rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """The rows of the region the question names (every provider selling there, or the one it names), else
         the provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
         region = job.slots.get("region")
         if region and not job.gpu_ids:
-            pool = list(self.kb.candidates(job.slots.get("provider"), per_shape=SHOWN_PER_SHAPE, region=region))
+            pool = self._candidates(job, job.slots.get("provider"), per_shape=SHOWN_PER_SHAPE, region=region)
             ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets) if pool else []
             if any(not r["ruled_out"] for r in ranked):
                 return ranked, None
@@ -34,9 +42,9 @@ class SearchStage:
 
     def _provider_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         if job.gpu_ids:
-            pool = [f for f in self.kb.candidates(None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
+            pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
             return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
-        pool = list(self.kb.candidates(job.provider, per_shape=SHOWN_PER_SHAPE))
+        pool = self._candidates(job, job.provider, per_shape=SHOWN_PER_SHAPE)
         ranked = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
         if any(not r["ruled_out"] for r in ranked):
             return self._elsewhere(job, ranked)
@@ -45,7 +53,7 @@ class SearchStage:
         hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
                        if r["ruled_out"] and r["ruled_out"].startswith("requirement.")}
                       | {c.attribute for c, _ in job.shapes.job.require})
-        others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
+        others = self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE)
         alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
                if not r["ruled_out"]]
         fits_somewhere = any(r["ruled_out"] != "no_fit" for r in ranked)
@@ -84,7 +92,7 @@ class SearchStage:
         fitting = [r for r in ranked if not r["ruled_out"]]
         if job.slots.get("provider") or any(meets(r) and not r.get("demoted") for r in fitting):
             return ranked, None
-        others = list(self.kb.candidates(exclude=job.provider, per_shape=SHOWN_PER_SHAPE))
+        others = self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE)
         alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
                if not r["ruled_out"] and meets(r)]
         if any(meets(r) for r in fitting):

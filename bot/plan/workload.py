@@ -279,7 +279,7 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
                      ("assume.precision", {"precision": precision}))
     gpus, nodes = _gpus_nodes(slots, notes)
     w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
-                 precision=precision, concurrency=concurrency, context=context,
+                 precision=precision, concurrency=concurrency, context=context, kv_dtype=slots.get("kv_dtype"),
                  gpus=max(gpus, nodes), nodes=nodes, tensor_parallel=max(gpus, nodes))
     return w, model, notes
 
@@ -306,7 +306,8 @@ def _batch(model: Model | None, params_b: float, precision: str, shipped: str | 
     gpus, nodes = _gpus_nodes(slots, notes)
     w = Workload(model=model.id if model else None, params_b=params_b, task="inference", method="inference",
                  precision=precision, concurrency=4, context=context, input_len=spec.input_tokens,
-                 output_len=spec.output_tokens, gpus=max(gpus, nodes), nodes=nodes, tensor_parallel=max(gpus, nodes))
+                 output_len=spec.output_tokens, kv_dtype=slots.get("kv_dtype"), gpus=max(gpus, nodes), nodes=nodes,
+                 tensor_parallel=max(gpus, nodes))
     return w, model, notes
 
 
@@ -324,8 +325,11 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
     if model is not None and model.encoder_tokens and not model.decoder_layers:
         transformer = False     # a fixed input (ViT: one image's patches): batches are counted in samples
     default_batch = 4 if method in ("lora", "qlora") else (16 if not transformer else 1)
-    batch = slots.get("batch_size") or default_batch
     seq = slots.get("seq_len") or (1024 if intent == "finetune" else 2048)
+    long_context = transformer and seq >= LONG_CONTEXT
+    if long_context:
+        default_batch = 1       # one long sample a micro-batch: what long-context recipes run (tokens a step said)
+    batch = slots.get("batch_size") or default_batch
     gpus, nodes = _gpus_nodes(slots, notes)
     accumulation, accum_note = grad_accumulation(method, model, batch)
     # torchvision's reference script trains a classifier with SGD, momentum 0.9 (--opt sgd): one fp32 buffer a weight
@@ -340,10 +344,37 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
                      else ("ddp" if gpus > 1 else "none")),
                  offload=_offload(slots) if gpus > 1 else "none",
                  grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
-                 grad_accumulation=accumulation, optimizer="sgd" if sgd else "adamw")
+                 grad_accumulation=accumulation, optimizer="sgd" if sgd else "adamw", fused_loss=long_context)
     optimizer_note = ("assume.optimizer_torchvision", {}) if sgd else ("assume.optimizer", {"optimizer": "AdamW"})
     notes.extend(_training_notes(method, transformer, batch, seq, accum_note, optimizer_note))
+    if long_context:
+        notes.append(("assume.long_context", _long_context_ctx(model, params_b, seq)))
     return w, model, notes
+
+
+# Sequences from this long on are long-context training: one sample a micro-batch, the loss fused with the LM head
+# (Liger Kernel), and a sample one GPU cannot hold split along the sequence over up to a node's GPUs
+LONG_CONTEXT = 32_768
+CONTEXT_PARALLEL_MAX = 8        # ring attention inside a node (NVLink); Megatron-LM's long-context recipes use 2-8
+CONTEXT_PARALLEL_MIN_TOKENS = 4_096     # below this many tokens a GPU, the ring's K/V exchange is no longer hidden
+
+
+def _long_context_ctx(model: Model | None, params_b: float, seq: int) -> dict[str, Any]:
+    """What the long-context note says: the whole logits the fused loss avoids (fp32, as the HF loss upcasts)."""
+    vocab = (model.vocab if model is not None and model.vocab else 128_000)
+    return {"seq": f"{seq:,}", "logits": f"{seq * vocab * 4 / 2**30:,.0f}"}
+
+
+def context_parallel_on(w: Workload, n: int) -> int:
+    """The context-parallel degree for n GPUs: the largest power of two up to a node's GPUs that leaves each at
+    least CONTEXT_PARALLEL_MIN_TOKENS of the sequence; 1 for short sequences."""
+    if w.seq_len < LONG_CONTEXT or w.method == "inference" or w.kind != "llm":
+        return 1
+    cp = 1
+    while cp * 2 <= min(n, CONTEXT_PARALLEL_MAX) and w.seq_len // (cp * 2) >= CONTEXT_PARALLEL_MIN_TOKENS \
+            and n % (cp * 2) == 0:
+        cp *= 2
+    return cp
 
 
 # Ultralytics' nominal batch (cfg/default.yaml 'nbs: 64'): its trainer accumulates gradients up to it
@@ -438,7 +469,8 @@ def estimate_on(w: Workload, model: Model | None, n: int, cache: dict[int, Memor
         else:
             # ZeRO-3 when several GPUs share the job; one GPU has nothing to shard with, so parameter offload
             # (which needs ZeRO-3/FSDP) becomes optimizer offload there
-            update: dict[str, Any] = {"gpus": n, "sharding": _sharding_on(w, n), "nodes": max(1, math.ceil(n / 8))}
+            update: dict[str, Any] = {"gpus": n, "sharding": _sharding_on(w, n), "nodes": max(1, math.ceil(n / 8)),
+                                      "context_parallel": context_parallel_on(w, n)}
             if n == 1 and w.offload == "full":
                 update["offload"] = "optimizer"
             if w.algorithm in ("ppo", "grpo") and w.tensor_parallel <= 1 and n > 1:

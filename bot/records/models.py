@@ -196,6 +196,12 @@ class Workload(BaseModel):
     frozen_dtype: Literal["fp32", "bf16", "fp16"] | None = None
     flash_attention: bool = True
     chunked_loss: bool = False        # cross-entropy over chunks of the sequence (torchtune, Liger, unsloth)
+    # the LM head and the loss fused and run chunk by chunk, the whole logits never held (Liger Kernel's
+    # FusedLinearCrossEntropy, LLaMA-Factory enable_liger_kernel): what makes a 128k-token sample's loss fit
+    fused_loss: bool = False
+    # context parallelism: each sample's sequence split over this many GPUs, attention exchanging K/V in a ring
+    # (Megatron-LM --context-parallel-size, torchtitan, DeepSpeed Ulysses); each GPU keeps seq / CP tokens' activations
+    context_parallel: int = Field(default=1, ge=1, le=1024)
     # LoRA under FSDP with frozen and trainable parameters in the same FSDP units (use_orig_params=True): PyTorch
     # allocates gradients for the frozen parameters too, "equivalent to not freezing those parameters"
     fsdp_mixed_frozen: bool = False

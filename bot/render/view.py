@@ -179,6 +179,8 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
     method = extra.get("method")
     if method and method != "inference":
         model += f" ({t.say(f'method.{method}', lang)})"
+    if extra.get("served_as"):
+        model += f" ({t.say('served.' + extra['served_as'], lang)})"
     memory_cites = (extra.get("claims") or {}).get("memory")
     if top.get("mixed"):
         why = [cite.after(t.say("fleet.why", lang, task=task, model=model), memory_cites)]
