@@ -322,7 +322,7 @@ def test_a_plan_over_an_undocumented_network_is_picked_only_when_nothing_else_me
 
 
 @pytest.mark.parametrize("question", ["部署 Qwen2.5-72B 做长期在线服务，7x24，用户大概 20 人",
-                                      "serve llama 3 70b for 50 users"])
+                                      "serve llama 3 70b in bf16 for 50 users"])
 def test_the_pick_is_not_called_cheapest_beside_a_cheaper_plan(core, question):
     """With a 'cheapest' plan shown below the pick, the pick's line says why it was preferred, not 'the cheapest'.
     (The questions were a 14B and a 7B for 20 users: sized by their tokens in flight, one card is both the pick

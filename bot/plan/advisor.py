@@ -73,7 +73,8 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
         if not advice.recommendations and intent == "inference" and not slots.get("precision"):
             # nothing holds it in 16-bit: serve quantized weights instead, and say so
             for precision in ("fp8", "int4"):
-                quant = self._advise(intent, {**slots, "precision": precision}, assumed, lang)
+                quant = self._advise(intent, {**slots, "precision": precision}, assumed, lang,
+                                     native=precision if precision == "fp8" else None)
                 if quant.recommendations:
                     quant.assumptions.insert(0, ("assume.quantized", {"precision": precision}))
                     return quant
