@@ -251,3 +251,31 @@ def test_spot_questions_get_a_spot_verdict_consistent_with_its_numbers(core, lan
         assert str(v["interval_min"]) in r["text"]
     elif v["answer"] == "no":
         assert v["why"] in ("deadline", "saving")
+
+
+# ----- 'not enough': the priced ways to fit the budget ---------------------------------------------------------------
+NOT_ENOUGH = {"en": "Budget {b} USD, full fine-tune {m} on {t}B tokens. Is it enough?",
+              "zh": "预算 {b} 美元，全参微调 {m}，{t}0 亿 token，够吗？"}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lang=st.sampled_from(["en", "zh"]), b=st.sampled_from([300, 1500, 6000]),
+       m=st.sampled_from(["llama 3 70b", "qwen2.5 32b", "qwen2.5 72b", "llama 3.1 8b"]), t=st.sampled_from([2, 10, 30]))
+def test_not_enough_comes_with_priced_ways_to_fit(core, lang, b, m, t):
+    """Every 'No, not enough' for a training job with a token count is followed by priced ways to fit: at least the
+    most tokens the budget trains (within it, by construction), each path's number in the answer's first lines, and
+    every path marked 'within the budget' costs no more than the budget."""
+    text = NOT_ENOUGH[lang].format(b=b, m=m, t=t)
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "enough", (text, r["text"][:300])
+    if v["answer"] != "no":
+        return
+    paths = v.get("paths") or []
+    assert any(p["kind"] == "tokens" for p in paths) or v["spend"] > 0, (text, paths)
+    head = "\n".join(r["text"].split("\n")[:2 + len(paths)])
+    for p in paths:
+        if p.get("fits"):
+            assert p["spend"] is not None and p["spend"] <= v["amount"] * 1.03, p
+        if p["kind"] == "tokens":
+            assert p["tokens"] < p["was"] and f"{p['pct']}" in head, (p, head)

@@ -36,6 +36,7 @@ from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, 
 from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
 from bot.render.work import work_text
+from bot.render.own import money_text
 
 
 @dataclass
@@ -533,6 +534,8 @@ class Core:
         if d.cheaper:
             self._cheaper(reply, d, intent, advice, lang)
         self._job_verdict(reply, d.slots, asks or [], lang, said_days)
+        if (reply.verdict or {}).get("kind") == "enough" and reply.verdict.get("answer") == "no":
+            self._budget_paths(reply, d, intent, advice, lang)
         if spot:
             reply.verdict = {**spot["verdict"], "line": spot["lines"][0]}
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
@@ -584,6 +587,26 @@ class Core:
                                               "sources": ["chinchilla-hoffmann", "kaplan-scaling"]}])
         reply.verdict = {**v, "line": lines[0]}
         return reply
+
+    def _budget_paths(self, reply: Reply, d: Decision, intent: str, advice, lang: str) -> None:
+        """After 'No, not enough': each priced way to fit the budget (fewer tokens, a smaller model of the family,
+        the concessions of 'cheaper?'), under the verdict line, marked within the budget or still over."""
+        t = self.templates
+        base = next((r for r in advice.recommendations if r.get("label") != "yours"), None)
+        if base is None:
+            return
+        paths = self.advisor.budget_paths(intent, d.slots, d.assumed, lang, base, advice.workload.method)
+        reply.verdict["paths"] = paths
+        lines = [t.say("verdict.paths.head", lang, amount=money_text(d.slots["budget_amount"]),
+                       ccy=d.slots.get("budget_currency") or "")]
+        lines += [say_verdict.path_line(t, p, lang, self.kb) for p in paths]
+        if not paths:
+            lines.append(t.say("verdict.paths.none", lang))
+        section = next((s for s in reply.view.sections if s.key == "verdict"), None) if reply.view else None
+        if section is not None:
+            section.lines += lines
+        elif reply.view is not None:          # the budget stated, not asked about: after the line that says so
+            reply.view.sections.insert(min(1, len(reply.view.sections)), ViewSection(key="paths", lines=lines))
 
     def _cheaper(self, reply: Reply, d: Decision, intent: str, advice, lang: str) -> None:
         """'cheaper?' after an answer: the concessions that make the job cheaper (bot/plan/cheaper.py), said first, or

@@ -10,6 +10,7 @@ Stages, in the order an answer is made (DESIGN.md "plan"), each a module of bot/
   own_cards.py  the user's own cards judged as theirs, and the verdict the answer leads with
   compare.py    comparisons, from the same plans (verdicts.py)
   inverse.py    the biggest model or most tokens a budget or fleet x time trains, over the forward planner
+  budget_paths.py  'not enough': the priced ways to bring a job within its budget
 The advice (advice.py) carries the pick, the alternatives, the checklist (checklist.py), the targets met or missed and
 the rule trace; the conversation layer renders it. Pure: reads the knowledge base and rules, never the network or a
 database.
@@ -42,10 +43,11 @@ from bot.plan.own_cards import OwnCardsStage
 from bot.plan.quantized import FP8_SLOTS, prefer, quantizable, served_quantized
 from bot.plan.compare import CompareStage
 from bot.plan.inverse import InverseStage
+from bot.plan.budget_paths import BudgetPathsStage
 
 
 class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnCardsStage, CompareStage,
-              InverseStage):
+              InverseStage, BudgetPathsStage):
     """Advises on one job at a time; one instance per process (the knowledge base and rules are immutable)."""
 
     def __init__(self, kb: KnowledgeBase, rules: RuleSet, templates: Templates, default_provider: str = "huaweicloud"):

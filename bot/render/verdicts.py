@@ -88,7 +88,7 @@ def budget_line(t: Templates, v: dict[str, Any], lang: str) -> str:
         return t.say(f"verdict.enough.{v['answer']}", lang, spend=money_text(v["spend"]), ccy=v["currency"],
                      amount=money_text(v["amount"]), pct=v.get("pct"),
                      period=t.say(f"verdict.period.{v['period']}", lang),
-                     hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])) if v.get("hours") else "?")
+                     hours=t.say("verdict.enough.hours", lang, h=hours_text(v["hours"])) if v.get("hours") else "")
     return t.say(f"verdict.enough.missing_{v['missing']}", lang, amount=money_text(v.get("amount") or 0),
                  ccy=v.get("currency") or "")
 
@@ -195,3 +195,29 @@ def spot_lines(t: Templates, v: dict[str, Any], lang: str, provider: str, reclai
     if reclaim:
         lines.append(f"{provider}: {reclaim}")
     return lines
+
+
+# ----- 'not enough': the priced ways to fit the budget ----------------------------------------------------------
+def path_line(t: Templates, p: dict[str, Any], lang: str, kb) -> str:
+    """One way to fit the budget, with its number: '- 6.2B tokens instead of 20B (31 % of the data): about 99,000
+    CNY, 16 x H100 for 9.5 days' / '- LoRA instead of full fine-tuning: about ... (still over)'."""
+    fit = t.say("verdict.paths.fits" if p.get("fits") else "verdict.paths.over", lang)
+    spend = _money(p.get("spend"), p.get("spend_currency") or p.get("currency")) if p.get("spend") is not None else None
+    if spend and p.get("spend_period") not in (None, "total"):
+        spend += " " + t.say(f"verdict.period.{p['spend_period']}", lang)
+    run = t.say("verdict.paths.run", lang, gpus=p.get("gpus") or "?", gpu=p.get("gpu") or "?",
+                days=f"{(p.get('hours') or 0) / 24:,.1f}") if p.get("hours") else ""
+    if p["kind"] == "tokens":
+        return t.say("verdict.paths.tokens", lang, tokens=_billions(p["tokens"]), was=_billions(p["was"]),
+                     pct=p["pct"], spend=spend or "?", run=run, fit=fit)
+    if p["kind"] == "model":
+        return t.say("verdict.paths.model", lang, model=p["model"], spend=spend or "?", run=run, fit=fit)
+    provider = kb.providers[p["provider"]].display_name(lang) if p["provider"] in kb.providers else p["provider"]
+    change = t.say(f"cheaper.change.{p['change']}", lang, provider=provider)
+    cost = spend or f"{money_text(p['cost'])} {p['currency']} {t.say('cheaper.per.' + p['per'], lang)}"
+    return t.say("verdict.paths.concession", lang, change=change, spend=cost, saving=p["saving_pct"],
+                 instances=p["instances"], flavor=p["flavor"], fit=fit)
+
+
+def _billions(tokens: float) -> str:
+    return f"{tokens / 1e9:,.1f}".replace(".0", "") + "B"
