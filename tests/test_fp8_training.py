@@ -75,3 +75,33 @@ def test_casts_are_named_with_their_arithmetic():
     assert cast.value > 0 and "cast" in cast.formula
     bf16 = training_speed(job("llama-3.1-8b", "bf16", 4096, 2), KB.models["llama-3.1-8b"], KB.gpus["h100-sxm"])
     assert not any(t.name == "FP8 casts per micro-batch" for t in bf16.terms)
+
+
+# ----- FP8 training asked for in a question: FP8 GEMMs over bf16 mixed precision, never silently bf16 ------------
+@pytest.mark.parametrize("q, said", [
+    ("pre-train a 7B model on 1T tokens in fp8 on 256 H100s", "FP8 training as Megatron-LM and NeMo run it"),
+    ("用 FP8 在 256 张 H100 上预训练 7B 模型，1T tokens", "FP8 训练"),
+])
+def test_fp8_pretraining_is_timed_in_fp8_and_said(core, q, said):
+    r = core.turn(q, {})[0].model_dump()
+    bf16 = core.turn(q.replace("in fp8 ", "").replace("用 FP8 ", ""), {})[0].model_dump()
+    text = r["text"] + str(r.get("details") or "")
+    assert said in text
+    hours = lambda reply: next(x for x in reply["recommendations"])["job_hours"]   # noqa: E731
+    assert hours(r) < hours(bf16) / 1.2          # FP8 GEMMs: a real speed-up on H100s
+
+
+@settings(max_examples=15, deadline=None)
+@given(model=st.sampled_from(MODELS), gpu=st.sampled_from(FP8_GPUS + ["a100-80gb"]))
+def test_fp8_compute_keeps_bf16_states_and_adds_the_fp8_copies(model, gpu):
+    """Memory: the bf16 mixed-precision states plus 2 B a parameter (FP8 weight and transpose), never less."""
+    from bot.estimate.kinds import job_memory
+    m = KB.models[model]
+    base = Workload(model=model, params_b=m.params_b, task="train", method="full", batch_size=1, seq_len=2048,
+                    gpus=8, sharding="zero3", grad_checkpointing=True)
+    fp8 = base.model_copy(update={"fp8_compute": True})
+    extra = job_memory(fp8, m).per_gpu_gib - job_memory(base, m).per_gpu_gib
+    assert extra > 0
+    speed_fp8 = training_speed(fp8, m, KB.gpus[gpu]).tokens_per_s_per_gpu
+    speed_bf16 = training_speed(base, m, KB.gpus[gpu]).tokens_per_s_per_gpu
+    assert speed_fp8 > speed_bf16 if KB.gpus[gpu].fp8_tflops else speed_fp8 == pytest.approx(speed_bf16)

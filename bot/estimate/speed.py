@@ -109,10 +109,16 @@ def recomputed(w: Workload, n: float, attn_fwd: float) -> tuple[float, float, st
     return 0.0, 0.0, ""
 
 
+def train_compute(w: Workload, gpu: GPU) -> str:
+    """The type a training job's matrix multiplies run in: FP8 when asked for (FP8 weights, or FP8 compute over
+    16-bit mixed precision) and the GPU has FP8 tensor cores, else the precision's own."""
+    return compute_type("fp8" if w.fp8_compute else w.precision, gpu, training=True)
+
+
 def efficiency(w: Workload, a: Arch, gpu: GPU, acc: _Acc) -> tuple[float, float, str]:
     """(achieved FLOP/s on matrix multiplies, on attention, the peak's name)."""
-    ctype = compute_type(w.precision, gpu, training=True)
-    if w.precision == "fp8" and ctype != "fp8":
+    ctype = train_compute(w, gpu)
+    if (w.precision == "fp8" or w.fp8_compute) and ctype != "fp8":
         acc.notes.append(Note("speed.no_fp8", f"{gpu.name} has no FP8 tensor cores: timed in 16-bit",
                               gpu=gpu.name))
     peak, which = peak_flops(gpu, ctype)
@@ -171,7 +177,7 @@ def fp8_cast_s(w: Workload, a: Arch, gpu: GPU, bw: float, acc: _Acc) -> float:
     """Seconds per micro-batch casting FP8 GEMMs' inputs (Transformer Engine casts each linear layer's input in
     forward and each output gradient in backward, with a transposed copy): memory-bound, and what keeps a narrow
     model from FP8's full speed-up (the cast grows with the width, the GEMM with its square)."""
-    if compute_type(w.precision, gpu, training=True) != "fp8":
+    if train_compute(w, gpu) != "fp8":
         return 0.0
     d_attn, d_kv = a.heads * a.head_dim, 2 * a.kv_heads * a.head_dim
     ffn = a.active_experts * a.expert_ffn + a.shared_experts * a.expert_ffn if a.experts > 1 else a.ffn
@@ -363,7 +369,7 @@ def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None
     step = compute_step + opt + comm_s(w, a, link, compute_step, acc)
     replica_tokens = tokens_mb * w.grad_accumulation
     per_gpu = replica_tokens / step / (tp * pp)
-    peak, _ = peak_flops(gpu, compute_type(w.precision, gpu, training=True))
+    peak, _ = peak_flops(gpu, train_compute(w, gpu))
     mfu = per_gpu * model_f / peak if peak else 0.0
     acc.add("training throughput per GPU", per_gpu, "tokens/s",
             f"{replica_tokens} tokens a step per replica / {step:.3g} s / {tp * pp} GPUs per replica")

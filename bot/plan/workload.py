@@ -318,9 +318,12 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
     if not slots.get("method") and not assumed.get("method_why"):     # (a usual method is said by the dialogue)
         notes.append(("assume.method", {"method": f"method.{method}"}))
     precision = slots.get("precision") or "bf16"
+    fp8_compute = False
     if precision in ("int4", "nf4", "int8") and method in ("lora", "qlora"):
         method, precision = "qlora", "bf16"
     elif precision in ("int4", "nf4", "int8", "fp8") and method in ("full", "freeze"):
+        # FP8 full training is FP8 GEMMs over bf16 mixed precision (Transformer Engine), not FP8 weights
+        fp8_compute = precision == "fp8" and method == "full"
         precision = "bf16"
     if model is not None and model.encoder_tokens and not model.decoder_layers:
         transformer = False     # a fixed input (ViT: one image's patches): batches are counted in samples
@@ -344,11 +347,14 @@ def _training(intent: str, model: Model | None, params_b: float, slots: dict[str
                      else ("ddp" if gpus > 1 else "none")),
                  offload=_offload(slots) if gpus > 1 else "none",
                  grad_checkpointing=transformer, lora_rank=16, tokens=slots.get("tokens"),
-                 grad_accumulation=accumulation, optimizer="sgd" if sgd else "adamw", fused_loss=long_context)
+                 grad_accumulation=accumulation, optimizer="sgd" if sgd else "adamw", fused_loss=long_context,
+                 fp8_compute=fp8_compute)
     optimizer_note = ("assume.optimizer_torchvision", {}) if sgd else ("assume.optimizer", {"optimizer": "AdamW"})
     notes.extend(_training_notes(method, transformer, batch, seq, accum_note, optimizer_note))
     if long_context:
         notes.append(("assume.long_context", _long_context_ctx(model, params_b, seq)))
+    if fp8_compute:
+        notes.append(("assume.fp8_training", {}))
     return w, model, notes
 
 

@@ -170,6 +170,9 @@ class Workload(BaseModel):
     method: Method = "lora"
     precision: Precision = "bf16"
     pure_bf16: bool = False           # 16-bit weights and optimizer states, no fp32 master copy (torchtune style)
+    # FP8 training: the linear layers' GEMMs in FP8 (Transformer Engine, torchao float8) over bf16 mixed-precision
+    # weights, gradients and optimizer states, as Megatron-LM and NeMo run it; precision stays the 16-bit type
+    fp8_compute: bool = False
     optimizer: Optimizer = "adamw"
     batch_size: int = Field(default=1, ge=1, le=4096)
     seq_len: int = Field(default=1024, ge=1, le=10_000_000)
