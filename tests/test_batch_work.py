@@ -189,3 +189,35 @@ def test_transcription_shows_hours_over_the_real_time_factor_and_meets_the_deadl
     d = next(x for x in r["targets"] if x["target"] == "deadline")
     assert d["met"] is True and d["plan"] <= 14
     assert r["speed"]["rate"] >= 30000 / (14 * 24) * 0.999
+
+
+# ----- batch inference: lengths asked in characters or words, reasoning models, counts of problems ------------------
+@pytest.mark.parametrize("question, prompt, output", [
+    # a caption's length in Chinese characters: 0.6 tokens a character (DeepSeek's API docs)
+    ("用 Qwen2.5-VL-7B 给 200 万张图片生成描述，每条约 100 字", 64, 60),
+    # in English words: 4/3 tokens a word (OpenAI's guide)
+    ("caption 2M images with Qwen2.5-VL-7B, captions of about 60 words each", 64, 80),
+    # a summary reads its documents: the length said is the input's
+    ("用 Qwen2.5-72B 离线总结 5 万篇文档，每篇约 3000 字", 1800, 200),
+])
+def test_lengths_in_characters_or_words_become_tokens(question, prompt, output):
+    r = _core().turn(question, {})[0].model_dump()
+    assert (r["batch"]["prompt_tokens"], r["batch"]["output_tokens"]) == (prompt, output)
+    assert any("0.6" in a or "3/4" in a for a in r["assumptions"])        # the ratio said, with its source
+    assert r["recommendations"][0]["job_hours"] and r["recommendations"][0]["job_cost"]
+
+
+@pytest.mark.parametrize("question, items", [
+    ("用 DeepSeek-R1-Distill-Qwen-7B 离线跑 10 万道数学题，两天内完成", 100_000),
+    ("run deepseek-r1-distill-qwen-32b over 100k math problems offline, within 2 days", 100_000)])
+def test_a_reasoning_model_in_a_batch_job_writes_thousands_of_tokens(question, items):
+    """An R1-style model thinks before it answers: its published mean answer length, not a chat's 256 tokens, and
+    the count of problems is the work (not the million assumed when no count is read)."""
+    core = _core()
+    r = core.turn(question, {})[0].model_dump()
+    model = core.kb.models[r["slots"]["model"]]
+    assert r["batch"]["items"] == items and "items" not in r["batch"]["assumed"]
+    assert r["batch"]["output_tokens"] == model.reasoning_output_tokens > 1000
+    assert any(str(f"{model.reasoning_output_tokens:,}") in a for a in r["assumptions"])
+    d = next(x for x in r["targets"] if x["target"] == "deadline")
+    assert d["met"] is True

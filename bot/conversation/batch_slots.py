@@ -18,6 +18,10 @@ MIN_ITEMS = 100           # '4 images' is a request, not a batch job; '10k image
 MAX_ITEMS = 1e12
 
 
+# tasks whose items are read, not written: a length said without a role is the input's ('summarise 3000-字 documents')
+INPUT_LENGTH_TASKS = ("summarise", "translate", "classify", "embed")
+
+
 class BatchReader:
     """Mixin of Parser: needs self.NUM (a number's pattern), self._num, self._blank and the lexicon."""
 
@@ -104,7 +108,25 @@ class BatchReader:
                     break
         if "item_input_tokens" not in slots:
             t = self._item_size_said(t, slots)
+        if "item_output_tokens" not in slots:
+            t = self._output_length_said(t, slots)
         return t
+
+    def _output_length_said(self, t: str, slots: dict[str, Any]) -> str:
+        """'每条描述约 100 字', 'captions of about 80 words each', '500-word articles': a generated length asked in
+        characters or words (the planner turns it into tokens at a cited ratio). A length that is the input's
+        ('每篇文档约 2000 字' to summarise) is said by its role, or is the one a summary, translation or label reads
+        from; otherwise it is the output's."""
+        q = next((q for q in self.quantities.find(t) if q.unit in ("chars", "words") and not q.rate and not q.negative
+                  and q.role != "input" and 1 <= q.value <= 200_000), None)
+        if q is None:
+            return t
+        task = (slots.get("_batch") or {}).get("task")
+        side = "output" if q.role == "output" or task not in INPUT_LENGTH_TASKS else "input"
+        if side == "input" and "item_input_tokens" in slots:
+            return t
+        slots[f"item_{side}_{q.unit}"] = int(round(q.value))
+        return self._blank(t, q.span)
 
     def _item_size_said(self, t: str, slots: dict[str, Any]) -> str:
         """'100M passages (avg 256 tokens)', '每条平均 300 token': an item's size the phrasings above miss, read by the

@@ -489,7 +489,10 @@ class Core:
         model_name = advice.model.name if advice.model else None
         if w.kind == "rendering":
             model_name = t.say("label.scene", lang, gib=f"{w.scene_gib or advice.memory.terms[0].gib:g}")
-        task = "batch" if advice.batch else intent if w.algorithm == "sft" else f"algorithm.{w.algorithm}"
+        # hours of audio to get through: a transcription job, not a service (its speech speed has their time)
+        transcribing = w.kind == "speech" and w.task == "inference" and (advice.speed or {}).get("hours")
+        task = "batch" if advice.batch or transcribing else intent if w.algorithm == "sft" else \
+            f"algorithm.{w.algorithm}"
         extra = {"task": task, "model_name": model_name,
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "served_as": served_as(w),

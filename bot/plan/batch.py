@@ -29,6 +29,11 @@ DEFAULT_ITEMS = 1_000_000          # no count given: the answer is sized for a m
 #   generate / other: a chat-sized request, 1,024 in and 256 out (plans.py's defaults for a request).
 TASK_TOKENS = {"caption": (64, 128), "translate": (1000, 1000), "summarise": (2000, 200), "classify": (512, 32),
                "embed": (512, 1), "generate": (1024, 256), "other": (1024, 256)}
+# An output length asked in characters or words, as tokens: 0.6 a Chinese character (DeepSeek API docs, source
+# deepseek-token-usage), 4/3 an English word ("1 token ~= 3/4 words", source openai-tokens-words); tokenizers differ,
+# said back as an assumption.
+TOKENS_PER_CHAR_ZH = 0.6
+TOKENS_PER_WORD_EN = 4 / 3
 ITEM_TOKENS_DOCUMENT = 1000        # '50M tokens of documents' with no item size: items of 1,000 tokens (a page)
 STARTUP_H = 10 / 60                # each replica: instance up, image pulled, weights loaded (billing.RESTART_H)
 HORIZON_H = 30 * 24                # no deadline: the fewest replicas that finish within 30 days (plans.HORIZON_DAYS)
@@ -71,14 +76,13 @@ def batch_spec(slots: dict[str, Any], model: Model | None) -> BatchSpec:
         task = "embed"
     prompt_default, out_default = TASK_TOKENS.get(task, TASK_TOKENS["other"])
     assumed = []
-    prompt = slots.get("item_input_tokens") or slots.get("request_tokens")
+    prompt = slots.get("item_input_tokens") or slots.get("request_tokens") or _said_in_text(slots, "input")
     if not prompt:
         prompt = ITEM_TOKENS_DOCUMENT if slots.get("batch_tokens") and task not in TASK_TOKENS else prompt_default
         assumed.append("prompt")
-    out = slots.get("item_output_tokens")
-    if not out:
-        out = 1 if encoder else prompt if task == "translate" else out_default   # a translation: as long as its source
-        assumed.append("output")
+    out, how = _output_tokens(slots, model, encoder, task, prompt, out_default)
+    if how:
+        assumed.append(how)
     image = model.image_tokens if model is not None and model.image_tokens else 0
     items = slots.get("items")
     if not items and slots.get("batch_tokens"):
@@ -89,6 +93,31 @@ def batch_spec(slots: dict[str, Any], model: Model | None) -> BatchSpec:
     unit = slots.get("item_unit") or ("image" if image or task == "caption" else "item")
     return BatchSpec(items=int(items), prompt_tokens=int(prompt), image_tokens=int(image), output_tokens=int(out),
                      task=task, unit=unit, assumed=tuple(assumed))
+
+
+def _said_in_text(slots: dict[str, Any], side: str) -> int | None:
+    """An input or output length said in Chinese characters or English words, in tokens at the cited ratios."""
+    chars, words = slots.get(f"item_{side}_chars"), slots.get(f"item_{side}_words")
+    if chars:
+        return max(1, round(chars * TOKENS_PER_CHAR_ZH))
+    return max(1, round(words * TOKENS_PER_WORD_EN)) if words else None
+
+
+def _output_tokens(slots: dict[str, Any], model: Model | None, encoder: bool, task: str, prompt: int,
+                   default: int) -> tuple[int, str | None]:
+    """Tokens generated per item and how they were had: as said; from a length said in characters or words
+    ('output_length'); a reasoning model's published mean answer length when nothing was said ('output_reasoning':
+    R1-style models think for thousands of tokens, not a chat's 256); else the task's default ('output')."""
+    if slots.get("item_output_tokens"):
+        return int(slots["item_output_tokens"]), None
+    if encoder:
+        return 1, "output"
+    if _said_in_text(slots, "output"):
+        return _said_in_text(slots, "output"), "output_length"
+    reasoning = getattr(model, "reasoning_output_tokens", None)        # a stand-in model may lack the field
+    if reasoning and task in ("generate", "other"):
+        return reasoning, "output_reasoning"
+    return (prompt if task == "translate" else default), "output"       # a translation: as long as its source
 
 
 def max_num_seqs(gpu: GPU) -> int:

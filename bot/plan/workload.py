@@ -297,6 +297,13 @@ def _batch(model: Model | None, params_b: float, precision: str, shipped: str | 
         notes.append(("assume.batch_image_tokens", {"tokens": f"{spec.image_tokens:,}"}))
     if "items" in spec.assumed:
         notes.append(("assume.batch_items", {"items": f"{spec.items:,}"}))
+    for side, tokens in (("input", spec.prompt_tokens), ("output", spec.output_tokens)):
+        chars, words = slots.get(f"item_{side}_chars"), slots.get(f"item_{side}_words")
+        if (chars or words) and not slots.get(f"item_{side}_tokens"):
+            notes.append((f"assume.batch_{side}_{'chars' if chars else 'words'}",
+                          {"n": f"{chars or words:,}", "tokens": f"{tokens:,}"}))
+    if "output_reasoning" in spec.assumed and model is not None:
+        notes.append(("assume.reasoning_output", {"model": model.name, "tokens": f"{spec.output_tokens:,}"}))
     # every prompt prefilled in full: an instruction shared by all items is prefilled once with vLLM's prefix
     # caching, so a job whose prompts are mostly that instruction runs faster than planned (said, not counted)
     notes.append(("assume.batch_no_prefix_cache", {}))

@@ -109,6 +109,10 @@ class Slots(BaseModel):
     item_unit: Literal["image", "document", "item"] | None = None
     item_input_tokens: int | None = None  # prompt tokens of one item ('每条约 1k 输入', '~2k tokens each')
     item_output_tokens: int | None = None  # tokens generated per item ('200 输出', '50 output tokens')
+    item_output_chars: int | None = None   # an output length asked in Chinese characters ('描述每条约 100 字')
+    item_input_chars: int | None = None    # an input length in characters ('总结 5 万篇文档，每篇约 3000 字')
+    item_input_words: int | None = None    # an input length in English words ('summarise 50k 2,000-word reports')
+    item_output_words: int | None = None   # an output length asked in English words ('captions of about 80 words')
     batch_tokens: float | None = None     # the job's input tokens in all ('translate 50M tokens of documents')
     batch_task: Literal["caption", "translate", "summarise", "classify", "embed", "generate", "other"] | None = None
 
