@@ -68,7 +68,9 @@ def _broken_targets(r: dict, t, block_text: str) -> list[str]:
     if r["status"] != "answer" or not r["recommendations"]:
         return []
     out = []
-    names = {x["target"] for x in r["targets"]}
+    # a rate said per day is judged at its busy hours' peak; live streams are the users of a speech or video model
+    alias = {"rate_peak": "rate", "streams": "users"}
+    names = {alias.get(x["target"], x["target"]) for x in r["targets"]}
     for name, slot in STATED.items():
         if r["slots"].get(slot) and name not in names and not (name == "ttft" and r["slots"].get("e2e_ms")):
             if name in ("ttft", "tpot", "users", "rate") and r["intent"] != "inference":

@@ -52,7 +52,8 @@ def test_speech_is_real_time_factor_scaled_by_bandwidth(kb):
     h100 = speed(kb, "whisper-large-v3", "h100-sxm")
     small = speed(kb, "whisper-small", "v100-32gb")
     assert v100.unit == "x real time" and v100.rate == pytest.approx(11.46, rel=0.01)
-    assert h100.rate > 3 * v100.rate and small.rate > 5 * v100.rate
+    # small is ~4x large in the README's own table (measured on an A100), not its 6.4x fewer parameters
+    assert h100.rate > 3 * v100.rate and small.rate == pytest.approx(4 * v100.rate, rel=0.01)
     many = speed(kb, "whisper-large-v3", "t4", streams=50)
     assert any(t.name == "GPUs for the streams" and t.value > 1 for t in many.terms)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.conversation.cues import CueSet
 
+AT_ONCE = re.compile(r"(?<![a-z])(?:simultaneous|concurrent|parallel|live|active)(?![a-z])")
 MIN_ITEMS = 100           # '4 images' is a request, not a batch job; '10k images' is
 MAX_ITEMS = 1e12
 
@@ -78,7 +79,10 @@ class BatchReader:
         return t
 
     def _item_count(self, t: str, slots: dict[str, Any]) -> str:
-        hits = [(unit, m) for unit, rx in (*self.rx_items_en, *self.rx_items_zh) for m in [rx.search(t)] if m]
+        # '300 simultaneous calls', '50 concurrent requests': a load at once (the concurrency slot), not a count of
+        # items to work through
+        hits = [(unit, m) for unit, rx in (*self.rx_items_en, *self.rx_items_zh) for m in [rx.search(t)]
+                if m and not AT_ONCE.search(m.group(0))]
         if not hits:
             return t
         unit, m = min(hits, key=lambda h: h[1].start())

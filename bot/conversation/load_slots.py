@@ -10,6 +10,7 @@ stay, as cues of what the job is.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.conversation.quantities import Quantity, QuantityGrammar
@@ -19,6 +20,9 @@ AVERAGE_PERIODS = ("day", "week", "month")
 MAX_RATE_PER_S = 1e7           # beyond any single service (the slot's own bound, slots.py _qps)
 MAX_REQUEST_TOKENS = 10_000_000
 MAX_FANOUT = 100_000
+# 'each query reranks 20 passages': a verb between the query said per and its documents
+PER_QUERY = re.compile(r"(?:(?<![a-z])(?:each|every|per|a)\s+(?:query|request|search|question)(?![a-z])[^.,;:!?]{0,25}"
+                       r"|每(?:个|次|条)?\s*(?:查询|请求|问题|检索)[^，。；,.;]{0,8})$")
 
 
 class LoadReader:
@@ -38,7 +42,7 @@ class LoadReader:
             taken.append(steps)
         if slots.get("_batch"):        # a batch job's items and sizes are batch_slots.py's
             return self._blank_taken(t, taken)
-        taken += [q for q in (self._load_rate(qs, slots), self._fanout(qs, slots)) if q is not None]
+        taken += [q for q in (self._load_rate(qs, slots), self._fanout(qs, slots, t)) if q is not None]
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
         said_tokens = "token" in t or "词元" in t
         taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
@@ -78,9 +82,11 @@ class LoadReader:
         return q
 
     @staticmethod
-    def _fanout(qs: list[Quantity], slots: dict[str, Any]) -> Quantity | None:
-        """'50 documents per query': every query scores that many (query, document) pairs."""
-        q = next((q for q in qs if q.unit == "documents" and q.each and not q.rate), None)
+    def _fanout(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:
+        """'50 documents per query', 'each query reranks 20 passages', '每个查询重排 20 篇文档': every query scores that
+        many (query, document) pairs."""
+        q = next((q for q in qs if q.unit == "documents" and not q.rate
+                  and (q.each or PER_QUERY.search(t[max(0, q.span[0] - 40):q.span[0]]))), None)
         if q is None or q.negative or not 1 <= q.value <= MAX_FANOUT:
             return None
         slots["fanout"] = int(q.value)

@@ -74,6 +74,8 @@ def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, mode
 def _target(w: Workload, speed: JobSpeed) -> JobSpeed:
     """GPUs of this kind that reach the rate the user asked for: images/s, the frames of w.streams video streams,
     or w.streams live audio streams."""
+    if speed.gpus_for_target:
+        return speed              # its own model sized it (live speech streams: speech.speech_speed)
     if w.target_rate:
         target = w.target_rate
     elif w.streams and w.task == "inference" and speed.unit in ("images/s", "x real time"):

@@ -165,17 +165,14 @@ class Critic:
         return {"need": f"{est.per_gpu_gib:.1f}", "have": f"{have:g}", "slack": f"{slack:.0%}"}
 
     def _serving_load(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
-        s = r.get("sized")
-        if job.training or s is None or not (job.users or job.rate) or s.parts:     # a mix: its buckets apart
+        """Every served kind alike: the plan's replicas times what one carries, in the load's own unit (live
+        streams, sequences in flight, requests or query-passage pairs a second, images a second; capacity.py),
+        cover the peak load it was sized for."""
+        cap = r.get("capacity")
+        if job.training or cap is None or cap.enough:
             return None
-        replicas = max(1, r.get("replicas") or 1)
-        if job.users and s.replica_concurrency and not s.encoder_batch and s.replica_concurrency * replicas < job.users:
-            return {"replicas": replicas, "capacity": f"{s.replica_concurrency * replicas} users",
-                    "load": f"{job.users} users"}
-        if job.rate and s.items_per_s and s.items_per_s * replicas < job.rate * 0.999:
-            return {"replicas": replicas, "capacity": f"{s.items_per_s * replicas:,.1f} requests/s",
-                    "load": f"{job.rate:,.1f} requests/s"}
-        return None
+        return {"replicas": cap.replicas, "capacity": f"{cap.total:,.1f} {cap.unit}",
+                "load": f"{cap.load:,.1f} {cap.unit}"}
 
     def _wall_time_horizon(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
         limit = max(self.inv["wall-time-horizon"].limit("days_max"), job.deadline_days or 0)
@@ -310,6 +307,8 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
         if slots.get("tpot_ms"):
             out.append(_target("tpot", slots["tpot_ms"], rec.get("load_tpot_ms") or rec.get("tpot_ms"), "ms"))
     load_met = None if not rec else not (broke & {"latency", "untimed"})
+    if rec.get("capacity"):
+        return out + _capacity_targets(slots, rec["capacity"], load_met)
     if slots.get("concurrency"):
         cap = (rec.get("replica_concurrency") or 0) * max(1, rec.get("replicas") or 1) if not encoder else None
         out.append({"target": "users", "asked": slots["concurrency"], "plan": cap or None, "unit": "users",
@@ -322,6 +321,21 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
                     "met": load_met if plan is None else plan >= slots["qps"] * 0.999,
                     "by": None if plan is None else round(slots["qps"] - plan, 1)})
     return out
+
+
+def _capacity_targets(slots: dict[str, Any], cap: dict[str, Any], load_met: bool | None) -> list[dict[str, Any]]:
+    """The stated load against what the plan carries, in the unit the fleet was sized in (capacity.py): the users
+    or streams said, with the sequences in flight they mean; a rate as the peak the fleet was sized for (a day's
+    count raised to its busy hours, each query's passages counted), not the average said."""
+    met = bool(cap["enough"]) and load_met is not False
+    by = round(cap["load"] - cap["total"], 1)
+    if slots.get("concurrency"):
+        name = "streams" if cap["unit"] in ("streams", "frames/s") else "users"
+        return [{"target": name, "asked": slots["concurrency"], "plan": cap["total"], "unit": cap["unit"],
+                 "met": met, "by": by, "sized_for": cap["load"]}]
+    peak = slots.get("qps_basis") == "average"
+    return [{"target": "rate_peak" if peak else "rate", "asked": cap["load"], "plan": cap["total"],
+             "unit": cap["unit"], "met": met, "by": by, "sized_for": cap["load"]}]
 
 
 def _target(name: str, asked: float, got: float | None, unit: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from bot.estimate.fit import make_it_fit
 from bot.estimate.kinds import job_memory, job_speed, timed_by_items
+from bot.plan.capacity import Capacity, of_kind_speed
 from bot.estimate.speed_encoder import MAX_BATCH, generates
 from bot.estimate.vision import DECODE_IMAGES_PER_CORE, decode_cores
 from bot.plan import layouts, perf
@@ -81,6 +82,7 @@ class OwnPlan:
     network_assumed: str | None = None   # not said: the RDMA fabric their server class ships with ("rdma")
     hours_tcp: float | None = None       # ... and the time were their machines joined by plain TCP Ethernet
     rate: float | None = None            # images, clips: items per second on all the cards the plan uses
+    capacity: Capacity | None = None     # serving: the load asked, in its unit, against what their cards carry
     items: dict[str, Any] | None = None  # ... and the job they are timed over: unit, per epoch, epochs, items
 
 
@@ -382,14 +384,31 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
         return
     if not generates(model) and w.kind in ("llm", "multimodal"):
         plan.encoder = _encoder_rate(plan, model, gpu, targets)
+        if plan.encoder and plan.encoder["qps"]:
+            per_card = plan.encoder["requests_per_s"] / max(1, plan.used)
+            plan.capacity = Capacity("requests/s", plan.encoder["qps"], per_card, plan.used, 1)
         return
     if w.kind not in ("llm", "multimodal"):
+        plan.capacity = _kind_capacity(plan, model, gpu, speed_ctx)
         return
     sw = w.model_copy(update={"input_len": targets.input_len, "output_len": targets.output_len})
     cap = max(1, (plan.kv_tokens or 0) // max(1, plan.request_tokens or 1))
     speed = perf.replica_speed(sw, model, gpu, w.gpus, min(cap, max(1, w.concurrency)), math.inf, link)
     if speed is not None:
         plan.tpot_ms = speed.tpot_ms
+    load = targets.load_sequences()
+    if load and plan.replicas:
+        # what their replicas hold at once: the KV budget's requests each (the sequences the load means)
+        plan.capacity = Capacity("sequences", load, cap, plan.replicas, max(1, plan.used // plan.replicas))
+
+
+def _kind_capacity(plan: OwnPlan, model: Model | None, gpu: GPU, speed_ctx: tuple[dict, list] | None
+                   ) -> Capacity | None:
+    """Images, audio, video on their cards, a copy on each: what one card carries of the load asked (live
+    streams, images/s) and so what all of them do (capacity.of_kind_speed)."""
+    gpus_by_id, models = speed_ctx or ({}, [])
+    speed = job_speed(plan.workload.model_copy(update={"gpus": 1, "nodes": 1}), model, gpu, gpus_by_id, models)
+    return of_kind_speed(speed, 1, plan.used)
 
 
 def _encoder_rate(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets) -> dict[str, Any] | None:
@@ -505,7 +524,8 @@ def own_layout(plan: OwnPlan) -> dict[str, Any]:
     search changed: offload and optimizer."""
     w = plan.workload
     if w.method == "inference":
-        return {"dp": plan.replicas, "tp": w.tensor_parallel, "pp": 1, "sharding": "none", "micro_batch": None,
+        tp = w.tensor_parallel if w.kind in ("llm", "multimodal") else 1     # images, audio: a copy per card
+        return {"dp": plan.replicas, "tp": tp, "pp": 1, "sharding": "none", "micro_batch": None,
                 "checkpointing": "none", "precision": w.precision, "kv_dtype": w.kv_dtype or w.precision,
                 "concurrency": w.concurrency, "context": w.context}
     lay = {"dp": plan.used // (w.pipeline_parallel * w.tensor_parallel), "tp": w.tensor_parallel,
@@ -570,4 +590,5 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         # their machines' CPUs must decode to feed the cards
         "items_per_s": round(plan.rate, 1) if plan.rate else None, "items": dict(plan.items) if plan.items else None,
         "feed": own_feed(plan),
+        "capacity": plan.capacity.record() if plan.capacity is not None else None,
     }

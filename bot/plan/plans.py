@@ -163,6 +163,9 @@ class Sized:
     # than its share: 20 users on an A10 replica that holds 70 decode faster than the 100 ms target it was sized at
     load_tpot_ms: float | None = None
     load_per_replica: int | None = None
+    # the load in its own unit and what one replica carries (capacity.Capacity), set where a kind's own speed
+    # model sized it (live streams, images/s); the others' is derived from the fields above (capacity.of_sized)
+    capacity: Any = None
 
 
 def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1, sharding: str | None = None) -> dict[str, Any]:

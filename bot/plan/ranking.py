@@ -8,11 +8,11 @@ from bot.plan.batch_plans import size_batch
 from bot.plan.candidates import MIN_HEADROOM, Sizer
 from bot.plan.engine import satisfies
 from bot.plan.links import link_of
-from bot.plan import perf
+from bot.plan import capacity, perf
 from bot.plan.plans import HORIZON_DAYS, Sized, Targets, layout_of, size_serving, size_training, timed_workload
 from bot.plan.workload import tp_degrees
 from bot.estimate.kinds import job_speed
-from bot.estimate.speech import batched_transcription
+from bot.estimate.speed_encoder import generates
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Flavor
 
@@ -74,6 +74,8 @@ class Ranker:
         row.update(instances=k, gpus_total=n, estimate=est, replicas=s.replicas, layout=s.layout,
                    breaks=list(s.breaks), sized=s, link=link_of(self.kb, f),
                    headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
+        if w.method == "inference" and not sizing[0].items:
+            row["capacity"] = capacity.of_sized(s, sizing[0], w.kind, not generates(sizer.model), slots.get("fanout"))
         split = sizer.micro.get((f.gpu_memory_gib, f.gpu_count)) if n == 1 else None
         if split:      # one card at a smaller micro-batch (candidates.Sizer._micro_batch_plan)
             mb, acc = split
@@ -113,12 +115,8 @@ class Ranker:
             if targets.items and sizer.w.method == "inference":
                 # a batch job: throughput, items and a deadline, not latency and users (batch.py)
                 memo[key] = size_batch(f, gpu, p, sizer, targets, link, self.kb)
-            elif sizer.w.method == "inference" and sizer.w.kind != "llm":
-                # images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes them; a target rate
-                # (images/s, video or audio streams) sets how many copies of the plan run side by side
-                replicas = self._replicas_for_rate(sizer, gpu, n)
-                replicas, hours = self._transcription(sizer, gpu, n, replicas, targets)
-                memo[key] = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas, hours=hours)
+            elif sizer.w.method == "inference" and sizer.w.kind not in ("llm", "multimodal"):
+                memo[key] = self._kind_sized(sizer, gpu, k, n, est, targets)
             elif sizer.w.method == "inference":
                 memo[key] = self._serving_sized(f, gpu, p, sizer, targets, link)
             else:
@@ -147,18 +145,23 @@ class Ranker:
                 best = alt
         return best
 
-    def _replicas_for_rate(self, sizer: Sizer, gpu, n: int) -> int:
-        """Copies of an n-GPU plan that reach the rate the user asked for; 1 when none was asked (or no speed).
-        Live speech streams are left at one: their rate on file is one window after another, which batching
-        several streams raises, so copies sized from it would overbuy (the answer states the GPUs that rate would
-        need); recordings to keep up with are timed batched (speech.batched_transcription) and sized by it."""
-        if sizer.w.kind == "speech" and not batched_transcription(sizer.w):
-            return 1
+    def _kind_sized(self, sizer: Sizer, gpu, k: int, n: int, est, targets: Targets) -> Sized:
+        """Images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes them. A load asked (live
+        streams, images/s, hours of audio a day) sets how many copies of the n-GPU plan run side by side: the
+        load over one copy's capacity, at least the production minimum; the capacity goes on the plan, so the
+        answer shows the division and the critic checks it. Hours of audio to transcribe are a job instead."""
         w = sizer.w.model_copy(update={"gpus": n})
         speed = job_speed(w, sizer.model, gpu, self.kb.gpus, list(self.kb.models.values()))
-        if speed is None or not speed.gpus_for_target:
-            return 1
-        return max(1, math.ceil(speed.gpus_for_target / n))
+        replicas = max(1, math.ceil(speed.gpus_for_target / n)) if speed is not None and speed.gpus_for_target else 1
+        replicas, hours = self._transcription(sizer, gpu, n, replicas, targets)
+        cap = capacity.of_kind_speed(speed, n, replicas) if hours is None else None
+        if cap is not None:
+            replicas = max(replicas, targets.min_replicas)
+            cap = capacity.Capacity(cap.unit, cap.load, cap.per_replica, replicas, n)
+        s = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas, hours=hours, capacity=cap)
+        if cap is None and speed is None and (targets.qps or targets.concurrency) and hours is None:
+            s.breaks.append("untimed")     # no speed on file: it cannot be said to carry the load
+        return s
 
     def _transcription(self, sizer: Sizer, gpu, n: int, replicas: int, targets: Targets) -> tuple[int, float | None]:
         """Hours of audio to transcribe ('转写 2000 小时录音，三天内'): a job, not a service. Copies of the n-GPU plan

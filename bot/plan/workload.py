@@ -10,6 +10,7 @@ from typing import Any
 from bot.estimate.hfconfig import model_from_config
 from bot.estimate.kinds import job_memory, kind_of_model
 from bot.estimate.posttrain import rollout_tp
+from bot.estimate.speech import SPEECH_BATCH
 from bot.plan.batch import batch_spec, is_batch
 from bot.plan.load import load_notes, serving_load, sized_rate
 from bot.plan.work import training_work, with_work
@@ -200,6 +201,10 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update["target_rate"] = float(sized_rate(slots))     # a day's images at its busy hours' rate
     if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):
         update["streams"] = slots["concurrency"]      # '20 路视频流', '100 concurrent calls': live streams
+        if kind == "speech":
+            # the calls are batched a few windows at a time (the batched engine's batch_size the speed rests on),
+            # not all held in one forward pass: the memory is that batch's
+            update["concurrency"] = min(slots["concurrency"], SPEECH_BATCH)
     return w.model_copy(update=update)
 
 

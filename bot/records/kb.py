@@ -160,6 +160,10 @@ class Model(Record):
     gflops_at: int | None = Field(default=None, ge=8)
     guidance_passes: int | None = Field(default=None, ge=1, le=3)
     speed_basis: SpeedBasis | None = None
+    # a family's published speed relative to its reference size (openai/whisper README: large 1x, turbo ~8x,
+    # measured on an A100): scales a measured rate to a sibling better than the parameter count does where the
+    # time is the decoder's (turbo keeps large-v3's encoder and cuts the decoder from 32 layers to 4)
+    relative_speed: float | None = Field(default=None, gt=0)
     # a vision-language model: the vision tower's parameters (inside params_b) and the image tokens it feeds the LLM
     vision_params_b: float | None = Field(default=None, gt=0)
     image_tokens: int | None = Field(default=None, ge=1)

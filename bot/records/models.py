@@ -399,6 +399,7 @@ class JobSpeed(BaseModel):
     hours: float | None = None
     target: float | None = None            # the rate asked for (images/s, frames/s of the streams, live streams)
     gpus_for_target: int | None = None     # GPUs of this kind that reach it
+    streams_per_gpu: int | None = None     # live streams (calls, video) one GPU keeps up with
     # training by items: one epoch's items (images, clips), the epochs, and their product, in `item_unit`
     items_per_epoch: float | None = None
     epochs: float | None = None

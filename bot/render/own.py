@@ -144,6 +144,8 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], l
                              hours=f"{row['job_hours_rdma']:,.0f}", days=f"{row['job_hours_rdma'] / 24:,.1f}"))
     elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
         out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
+    elif row["fits"] and row.get("capacity") and row["capacity"]["unit"] != "sequences" and not row.get("encoder"):
+        out.append(capacity_text(row, t, lang))
     elif row["fits"] and row.get("encoder"):
         e = row["encoder"]
         key = "yours.encoder" if not e["qps"] else "yours.encoder_enough" \
@@ -153,6 +155,20 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], l
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
     return out, more
+
+
+def capacity_text(row: dict[str, Any], t: Templates, lang: str) -> str:
+    """'8 x A800 carry about 4,900 simultaneous streams (615 a card): enough for 300, on 1 card(s)': the load asked
+    against what their cards carry, in the load's unit (plan/capacity.py), and the cards it needs."""
+    cap = row["capacity"]
+    key = "yours.capacity_enough" if cap["enough"] else "yours.capacity_short"
+    return t.say(key, lang, n=row["cards"], gpu=row["gpu_name"], total=_num(cap["total"]),
+                 unit=t.say(f"capacity.unit.{cap['unit']}", lang), per=_num(cap["per_replica"]),
+                 load=_num(cap["load"]), need=cap["need"])
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:,.1f}".rstrip("0").rstrip(".")
 
 
 def _assumed_fabric(row: dict[str, Any], t: Templates, lang: str) -> str:

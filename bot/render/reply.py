@@ -161,7 +161,13 @@ def _in_hours(x: dict[str, Any]) -> dict[str, Any]:
 def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
     x = _in_hours(x)
     unit = t.say(f"target.unit.{x['unit']}", lang) if f"target.unit.{x['unit']}" in t.table else x["unit"]
-    name = t.say(f"target.{x['target']}", lang, asked=_num(x["asked"]), unit=unit)
+    key, load_unit = x["target"], unit
+    if key in ("users", "streams") and x.get("sized_for") is not None and (
+            round(x["sized_for"]) != x["asked"] or x["unit"] not in ("sequences", "streams")):
+        # users are not all generating at once: the requests in flight (or a second) they mean; video streams
+        # are their frames a second
+        key, load_unit = f"{key}_as", t.say(f"capacity.unit.{x['unit']}", lang)
+    name = t.say(f"target.{key}", lang, asked=_num(x["asked"]), unit=load_unit, load=_num(x.get("sized_for") or 0))
     if x["met"] is None:
         verdict = t.say("target.unknown", lang)
     elif x["plan"] is None:     # judged by the plan's breaks, with no figure of its own to show
@@ -189,10 +195,23 @@ def plan_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
             + billing_lines(t, top.get("costs") or [], lang) + target_lines(t, top, lang))
 
 
+def capacity_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
+    """The load over what one replica carries, as the division it is ('300 simultaneous streams / 90 per replica
+    (1 x NVIDIA L4) = 4 replica(s), carrying 360'): every served kind, from the plan's capacity (capacity.py)."""
+    cap = top.get("capacity")
+    if not cap or not cap.get("per_replica"):
+        return []
+    unit = t.say(f"capacity.unit.{cap['unit']}", lang)
+    shape = f"{cap['gpus_per_replica']} x {top.get('gpu_name') or top.get('gpu')}"
+    key = "capacity.short" if cap["replicas"] == cap["need"] else "capacity.line"
+    return ["      " + t.say(key, lang, load=_num(cap["load"]), unit=unit, per=_num(cap["per_replica"]),
+                             shape=shape, need=cap["need"], replicas=cap["replicas"], total=_num(cap["total"]))]
+
+
 def cost_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool = False) -> list[str]:
     """The pick's time and cost (training), or its fleet and monthly cost (serving). With a cheaper plan shown beside
     it, the pick is not called the cheapest."""
-    out = []
+    out = capacity_lines(t, top, lang)
     if top.get("job_cost") and top.get("items_per_hour"):
         out.append("      " + t.say("why.batch_cost", lang, cost=f"{top['job_cost']:,.0f} {top['currency']}",
                                     hours=f"{top['job_hours']:,.1f}",

@@ -324,7 +324,7 @@ def _speed_lines(reply: dict[str, Any], sp: dict[str, Any], t: Templates, lang: 
     if c.get("items") and c.get("deadline_days"):
         lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                       needed=c["gpus_for_deadline"]))
-    if sp.get("gpus_for_target"):
+    if sp.get("gpus_for_target") and not (recs and recs[0].get("capacity")):     # the capacity line says it
         lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
                                       unit=t.say(f"unit.{sp['unit']}", lang)))
     return lines
