@@ -177,9 +177,11 @@ def _training(w: Workload, a: Arch, terms: list[MemoryTerm], notes: list[str]) -
                         add_term(terms, "16-bit weight copy (autocast)", "weights", P * master / p_sh,
                               f"{P / 1e9:.2f}B x {master:g} B{shard_note}")
                     if w.fp8_compute and w.method == "full":
-                        # Transformer Engine keeps each weight's FP8 copy and its transpose between micro-batches
-                        add_term(terms, "FP8 weight copies (Transformer Engine)", "weights", P * 2 / p_sh,
-                                 f"{P / 1e9:.2f}B x 2 B (FP8 weight and its transpose){shard_note}")
+                        # Transformer Engine casts a layer's weights to FP8 (and their transpose) as the layer runs
+                        # and frees them after its backward: one layer's worth of this GPU's share is in flight
+                        per_layer = P / p_sh / max(1.0, a.layers / w.pipeline_parallel)
+                        add_term(terms, "FP8 weight copies (Transformer Engine)", "weights", per_layer * 2,
+                                 f"one layer's {per_layer / 1e9:.3g}B params x 2 B (FP8 weight and its transpose)")
         grad_b = 2.0 if (off_o and half) else gbytes
         if w.no_sync_accumulation and zero_g > 1:
             add_term(terms, "unsharded gradients (no_sync)", "gradients", T * grad_b,
