@@ -67,8 +67,10 @@ def batch_jobs(draw) -> tuple[str, str, int | None]:
     else:
         n, e = pick(["50k", "1M"]), pick([10, 100])
         q = f"train yolov8m on {n} images for {e} epochs" if en else f"训练 yolov8m，{n} 张图片，{e} 个 epoch"
-    deadline = pick([None, 2, 14])
-    if deadline:
+    deadline = pick([None, 2, 14, "30 min"])
+    if deadline == "30 min":
+        q += ", within 30 minutes" if en else "，30 分钟内完成"
+    elif deadline:
         q += f", within {deadline} days" if en else f"，{deadline} 天内完成"
     return q, lang, deadline
 
@@ -221,3 +223,17 @@ def test_a_reasoning_model_in_a_batch_job_writes_thousands_of_tokens(question, i
     assert any(str(f"{model.reasoning_output_tokens:,}") in a for a in r["assumptions"])
     d = next(x for x in r["targets"] if x["target"] == "deadline")
     assert d["met"] is True
+
+
+@pytest.mark.parametrize("question, lang", [
+    ("whisper large-v3 转写 2000 小时的播客，30 分钟内完成", "zh"),
+    ("FLUX.1-dev LoRA training, 10000 steps at 1024px, within 10 minutes", "en")])
+def test_a_deadline_in_minutes_is_judged_in_minutes(question, lang):
+    """'within 10 minutes' is a deadline (it was dropped), judged on the plan's own figure to four digits (a
+    10-minute deadline is 0.0069 days: two decimals made 10.0 minutes read as 14.4 and 'meets')."""
+    r = _core().turn(question, {})[0].model_dump()
+    d = next(x for x in r["targets"] if x["target"] == "deadline")
+    assert d["met"] is not None and (d["met"] is (d["plan"] <= d["asked"] * 1.0005))
+    target = next(line for line in r["text"].split("\n") if line.startswith(("Targets:", "目标:")))
+    assert ("分钟" in target) if lang == "zh" else (" min " in target)
+    assert not re.search(r"(?<![\d.])0 (?:小时|h\b)", r["text"])

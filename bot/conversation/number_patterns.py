@@ -173,8 +173,9 @@ class NumberPatterns:
         self.rx_period_after = re.compile(r"^\s*(?:以内|左右|以下|上下)?\s*(?:/|per|an?|each|每个?|一个?)\s*"
                                           r"(hours?|hrs?|h|小时|days?|天|日|months?|mo|月|years?|yr|年|weeks?|周)(?![a-z])"
                                           r"|^\s*(total|in total|overall|总共|总计|总)")
-        unit = r"(hours?|hrs?|h|days?|weeks?|months?|years?|yrs?)(?![a-z0-9])"
-        zh_unit = r"(小时|天|周|星期|个月|月|年)"
+        # minutes too: 'FLUX LoRA within 10 minutes', '30 分钟内转写完' are deadlines a plan meets or misses
+        unit = r"(minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|yrs?)(?![a-z0-9])"
+        zh_unit = r"(分钟|小时|天|周|星期|个月|月|年)"
         # 'we have 3 months of logs' is data and '4 hours a day' a schedule, not the time the job has
         not_data = r"(?!\s*(?:of|worth|a day|a week|per|each|every)(?![a-z]))"
         self.rx_deadline = [

@@ -451,13 +451,15 @@ class SlotReader:
                 continue
             days = n * self._days_per_unit(m.group(2))
             if days <= 3650:
-                slots["deadline_days"] = round(float(days), 3)
+                slots["deadline_days"] = round(float(days), 3 if days >= 0.1 else 6)     # '10 minutes' kept whole
                 return self._blank(t, m.span())
         return t
 
     @staticmethod
     def _days_per_unit(unit: str) -> float:
         """Days in one deadline unit: '24 hours' is a day, 'a year' 365 days, '两个月' 60."""
+        if re.match(r"min|分钟", unit):
+            return 1 / 1440
         if re.match(r"h|小时", unit):
             return 1 / 24
         return 7 if re.match(r"week|周|星期", unit) else 30 if re.match(r"month|个月|月", unit) else \

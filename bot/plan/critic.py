@@ -342,8 +342,13 @@ def _target(name: str, asked: float, got: float | None, unit: str) -> dict[str, 
     """A target the plan must stay under (time, money, latency)."""
     if got is None:
         return {"target": name, "asked": asked, "plan": None, "unit": unit, "met": None, "by": None}
-    return {"target": name, "asked": asked, "plan": round(got, 2), "unit": unit, "met": got <= asked * 1.0005,
-            "by": round(got - asked, 2)}
+    # four figures, not two decimals: a 10-minute deadline is 0.0069 days, and 0.01 would read as 14.4 minutes
+    return {"target": name, "asked": asked, "plan": _figures(got), "unit": unit, "met": got <= asked * 1.0005,
+            "by": _figures(got - asked)}
+
+
+def _figures(x: float) -> float:
+    return round(x, 2) if abs(x) >= 1 else float(f"{x:.4g}")
 
 
 # ----- helpers ---------------------------------------------------------------------------------------------------

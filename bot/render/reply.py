@@ -154,6 +154,9 @@ def _in_hours(x: dict[str, Any]) -> dict[str, Any]:
     """A deadline under two days is said in hours: '工期 0.1 天 - 满足（0 天）' reads as no work at all."""
     if x["target"] != "deadline" or x["asked"] >= 2:
         return x
+    if x["asked"] * 24 < 1:         # under an hour: in minutes ('deadline 10 min')
+        mins = {k: (x[k] * 1440 if x.get(k) is not None else None) for k in ("asked", "plan", "by")}
+        return {**x, **mins, "target": "deadline_minutes", "unit": "minutes"}
     hours = {k: (x[k] * 24 if x.get(k) is not None else None) for k in ("asked", "plan", "by")}
     return {**x, **hours, "target": "deadline_hours", "unit": "hours"}
 

@@ -295,6 +295,11 @@ def _audio_hours(reply: dict[str, Any], sp: dict[str, Any]) -> float | None:
     return slots.get("dataset_items") if slots.get("dataset_unit") == "audio_hours" else None
 
 
+def _hours_said(hours: float) -> str:
+    """A deadline in hours as said: whole hours, one decimal under ten ('0.5', not '0')."""
+    return f"{hours:,.0f}" if hours >= 10 else f"{hours:.2g}"
+
+
 def _speed_lines(reply: dict[str, Any], sp: dict[str, Any], t: Templates, lang: str, cite: Citer,
                  claims: dict[str, Any]) -> list[str]:
     """A job's speed in its own unit (images/s, x real time), the dataset x epochs it runs and its hours."""
@@ -363,7 +368,7 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], lang: st
         out.append("      " + t.say("batch.miss", lang, replicas=b["replicas"], hours=hours,
                                     gpus=b["replicas"] * top["gpus_total"]))
     elif deadline:
-        out.append("      " + t.say("batch.deadline", lang, deadline=f"{deadline * 24:,.0f}", replicas=b["replicas"],
+        out.append("      " + t.say("batch.deadline", lang, deadline=_hours_said(deadline * 24), replicas=b["replicas"],
                                     hours=hours, startup=startup))
     else:
         out.append("      " + t.say("batch.free_one" if b["replicas"] == 1 else "batch.free", lang,
