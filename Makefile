@@ -31,6 +31,10 @@ test: install
 	@$(BIN)/gpu-advisor kb validate
 	@$(BIN)/python -m pytest
 
+# Ruff with the rules in pyproject.toml ([tool.ruff]); tests/test_lint.py runs the same check, so `make test` fails on a finding.
+lint: install
+	@$(BIN)/ruff check .
+
 validate: install
 	@$(BIN)/gpu-advisor kb validate
 

@@ -106,7 +106,7 @@ def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     if not s:
         return float("nan")
-    k = max(0, min(len(s) - 1, int(round(q / 100 * len(s) + 0.5)) - 1))
+    k = max(0, min(len(s) - 1, round(q / 100 * len(s) + 0.5) - 1))
     return s[k]
 
 
@@ -345,7 +345,7 @@ def bench_slack(tmp: Path, n: int, clients: int, deadline_s: float, texts: list[
            "SLACK_SIGNING_SECRET": secret, "SLACK_API_BASE_URL": f"http://127.0.0.1:{stub.server_port}/api/",
            "PORT": str(port)}
     env.pop("SLACK_APP_TOKEN", None)
-    log = open(tmp / "serve.log", "wb")
+    log = open(tmp / "serve.log", "wb")  # noqa: SIM115 -- the server writes it until it is stopped below
     proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1",
                              "--port", str(port)], env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -502,7 +502,7 @@ def bench_catalog(base, answered: list[tuple[str, str | None]], sizes: list[int]
         kb = synthetic_kb(base.kb, size)
         core = core_on(kb, base)
         run_turns(core, qs)                                 # untimed: cached indexes, regexes
-        times, statuses, _ = run_turns(core, qs, repeat)
+        times, _statuses, _ = run_turns(core, qs, repeat)
         p50s[size] = pct(times, 50)
         rows.append(Row("catalog", f"{size:>6,} flavors: {len(qs)} answer questions x{repeat}",
                         f"p50 {ms(p50s[size])}, p99 {ms(pct(times, 99))}"))

@@ -4,6 +4,7 @@ throughput -> GPU-hours -> replicas for the deadline -> hours and the job's cost
 Table-driven; every expected number is worked out in the row's comment."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 
@@ -213,7 +214,7 @@ def test_a_service_question_is_unchanged(core):
 
 def test_spec_is_frozen():
     s = BatchSpec(items=1, prompt_tokens=1, image_tokens=0, output_tokens=1, task="other", unit="item")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         s.items = 2
     assert math.isclose(s.total_tokens, 2)
 

@@ -84,8 +84,8 @@ def _broken_targets(r: dict, t, block_text: str) -> list[str]:
     if r["targets"] and label not in block_text:
         out.append("targets missing from the Slack blocks")
     for x in r["targets"]:
-        if x["met"] is True and x["plan"] is not None and x["target"] in ("deadline", "budget", "ttft", "tpot"):
-            if x["plan"] > x["asked"] * 1.001:
+        if (x["met"] is True and x["plan"] is not None and x["target"] in ("deadline", "budget", "ttft", "tpot")
+                and x["plan"] > x["asked"] * 1.001):
                 out.append(f"{x['target']} said met at {x['plan']} over {x['asked']}")
         if x["target"] == "deadline" and x["plan"] is not None:
             first = r["recommendations"][0]

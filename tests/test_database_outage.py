@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -129,7 +130,7 @@ def test_a_postgresql_outage_loses_no_acknowledged_request(outage_bot):
     except AssertionError:
         posted = {c.body.get("channel") for c in stub.of("chat.postMessage")}
         if os.environ.get("ADVISOR_OUTAGE_LOG"):
-            open(os.environ["ADVISOR_OUTAGE_LOG"], "w").write("\n".join(log))
+            Path(os.environ["ADVISOR_OUTAGE_LOG"]).write_text("\n".join(log))
         raise AssertionError(f"not answered: {sorted(set(channels) - posted)}; log:\n" + "\n".join(log[-60:]))
     stub.settle(1.0)
     seen = health.stop()

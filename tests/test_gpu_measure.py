@@ -9,6 +9,7 @@ import sys
 import time
 import weakref
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import yaml
@@ -226,7 +227,7 @@ class FakeEnv:
     device_name = "NVIDIA H200"
     total_gib = 139.8
     adamw = "fused"
-    versions = {"torch": "2.x", "cuda": "12", "transformers": "5.x", "peft": "0.x", "bitsandbytes": "not installed"}
+    versions: ClassVar[dict[str, str]] = {"torch": "2.x", "cuda": "12", "transformers": "5.x", "peft": "0.x", "bitsandbytes": "not installed"}
 
     def __init__(self):
         self.cleanups = 0

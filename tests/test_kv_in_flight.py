@@ -52,7 +52,7 @@ def test_100_users_of_a_13b_model_are_sized_at_their_requests(core):
     one = re.search(r"one runs out of memory \(([\d.]+) GiB", r["text"])
     assert one and 115 <= float(one.group(1)) <= 145, r["text"]
     assert "2 hold it" in r["text"] + r["details"], r["text"]
-    pick = [x for x in r["recommendations"] if x["label"] != "yours"][0]
+    pick = next(x for x in r["recommendations"] if x["label"] != "yours")
     assert pick["gpus_total"] * max(1, pick["replicas"]) == 2, r["text"]
     assert "tokens each holds in flight (1,024 prompt + 256 output)" in r["text"] + r["details"], r["text"]
 

@@ -99,7 +99,7 @@ def _import_graph() -> dict[str, set[str]]:
 def _circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
     index, low, stack, on_stack, found = {}, {}, [], set(), []
-    for root in graph:
+    for root in graph:  # noqa: PLC0206 -- graph[root] is read only for an unvisited root
         if root in index:
             continue
         work = [(root, iter(sorted(graph[root])))]

@@ -207,7 +207,7 @@ def test_on_their_cards_the_method_that_fits_is_answered(core, question, lang, c
 def test_a_method_button_after_that_answers_for_it(core):
     """Pressing 'full' after the QLoRA answer on a 16 GiB card: the job is re-answered for full fine-tuning, which
     does not fit, with what would make it fit."""
-    r, state = core.turn("我的显卡是 16G，能微调 7B 吗", {})
+    _r, state = core.turn("我的显卡是 16G，能微调 7B 吗", {})
     r2, _ = core.turn(default_templates().say("method.full", "zh"), state)
     assert r2.status == "answer" and r2.slots["method"] == "full"
     assert r2.recommendations[0]["label"] == "yours" and not r2.recommendations[0]["fits"]

@@ -60,7 +60,7 @@ def test_rental_speed_line_names_the_rental(core):
     """Beside their cards, the Speed line is the pick's (1 x H100 PCIe, 6,165 images/s), and says so; the data item
     names the rental flavor. Without cards of their own the Speed line is as before."""
     r = _ask(core, "train resnet-50 on imagenet with our 8x H100")
-    pick = [x for x in r["recommendations"] if x["label"] == "pick"][0]
+    pick = next(x for x in r["recommendations"] if x["label"] == "pick")
     line = next(x for x in (r["text"] + "\n" + r["details"]).split("\n") if x.startswith("Speed:"))
     assert "renting, about 6,165 images/s on 1 x " + pick["gpu_name"] in line, line
     data = next(c for c in r["checklist"] if c["item"] == "data")

@@ -11,14 +11,13 @@ import datetime as dt
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bot.store.audit import AuditLog
 from bot.store.backend import open_audit, open_inbox, open_sessions
 from bot.store.inbox import Inbox
-from bot.store.sessions import SessionStore, session_key
+from bot.store.sessions import session_key
 from bot.surfaces.cli.main import main
 
 UTC = dt.timezone.utc

@@ -112,7 +112,7 @@ def test_threads_share_one_store_and_two_stores_share_a_file(tmp_path):
             for i in range(30):
                 target.save(f"k{n}", {"turn": i})
                 assert target.load(f"k{n}") == {"turn": i}
-        except Exception as exc:                    # pragma: no cover - reported below
+        except Exception as exc:  # noqa: BLE001 # pragma: no cover - reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]

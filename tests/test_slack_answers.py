@@ -129,7 +129,7 @@ def test_refinements_continue_the_conversation(bot, stub):
 
 
 def test_faster_asks_for_half_the_time(bot, stub):
-    channel, user, post = ask_dm(bot, stub, "pretrain llama 3 8b on 100B tokens on 8 gpus")
+    channel, _user, post = ask_dm(bot, stub, "pretrain llama 3 8b on 100B tokens on 8 gpus")
     _, faster = element(post.body["blocks"], "refine_faster")
     days = bot.audit(channel=channel)[0]["reply"]["compute"]["days"]
     assert faster["value"] == f"finish within {max(1, int(days // 2))} days"

@@ -120,6 +120,6 @@ def test_health_fails_when_the_socket_is_down(bot, stub):
     assert get(bot.url + "/healthz")[0] == 200
     stub.socket_url = None                          # Slack will not hand out a new socket...
     bot.ws.close()                                  # ...and the current one dies
-    status, body = wait_status(bot.url + "/healthz", 503, 15)
+    _status, body = wait_status(bot.url + "/healthz", 503, 15)
     assert json.loads(body)["socket"] in ("stale", "disconnected") and json.loads(body)["ok"] is False
     assert get(bot.url + "/metrics")[0] == 200       # metrics are still served

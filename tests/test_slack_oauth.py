@@ -350,7 +350,7 @@ def test_team_settings_on_the_app_home_feed_that_teams_answers(oauth_server):
     refused under its input."""
     import json
     from bot.store.backend import open_slack_state
-    server, stub, db, key = oauth_server
+    server, stub, db, _key = oauth_server
     for team in TOKENS:
         install(server, stub, team)
     admin_a, admin_b = "UTAAAA1ADMIN", "UTBBBB2ADMIN"            # the installers (tests/slack_stub.py)

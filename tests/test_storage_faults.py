@@ -8,7 +8,6 @@ import datetime as dt
 import json
 import os
 import sqlite3
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -184,7 +183,7 @@ def test_list_and_show_never_print_escape_sequences(tmp_path):
 def test_pasted_credentials_are_redacted_and_the_record_says_so(tmp_path):
     db = tmp_path / "a.db"
     secret, token = "8f742231b10e8888abcd991234567a5b", "xoxb-1111-2222-abcdefghijkl"
-    code, out = run(db, "ask", f"my signing secret is {secret} and token {token}, serve llama 3 8b")
+    code, _out = run(db, "ask", f"my signing secret is {secret} and token {token}, serve llama 3 8b")
     assert code == 0
     with AuditLog(db) as log:
         [row] = log.list()

@@ -131,7 +131,7 @@ def test_concurrent_threads_form_one_chain(target):
         try:
             for i in range(15):
                 log.append(record(i, user=f"U{worker}"))
-        except Exception as exc:                       # pragma: no cover - reported below
+        except Exception as exc:  # noqa: BLE001 # pragma: no cover - reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]

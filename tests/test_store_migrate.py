@@ -6,7 +6,6 @@ import datetime as dt
 import json
 from urllib.parse import urlsplit, urlunsplit
 
-import pytest
 from click.testing import CliRunner
 
 from bot.store.backend import open_audit

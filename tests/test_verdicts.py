@@ -37,7 +37,7 @@ def _first_two(r: dict) -> str:
 
 def _gpu_family(kb, gpu_id: str, want: str) -> bool:
     """'h100' accepts any H100 (SXM, PCIe, NVL); an exact id otherwise."""
-    return gpu_id == want or gpu_id.startswith(want + "-") or gpu_id.startswith(want)
+    return gpu_id == want or gpu_id.startswith((want + "-", want))
 
 
 @pytest.mark.parametrize("s", [_case(s) for s in SCENARIOS])

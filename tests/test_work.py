@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.conversation.quantities import QuantityGrammar
 from bot.records.models import Work
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,

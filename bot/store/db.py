@@ -134,7 +134,7 @@ class LockedDatabase:
         """Copy the write-ahead log into the database file and truncate it; (pages in the log, pages copied)."""
         with self._lock:
             try:
-                busy, logged, copied = self.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                _busy, logged, copied = self.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error as exc:
                 self._raise_storage(exc)
                 raise

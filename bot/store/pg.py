@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, Self
 
 from bot.store.faults import StorageError
 from bot.store.pg_schema import MIGRATIONS, MIGRATION_LOCK
@@ -63,7 +63,7 @@ class DatabaseUrl(str):
 
     secret: str
 
-    def __new__(cls, url: str) -> "DatabaseUrl":
+    def __new__(cls, url: str) -> Self:
         real = getattr(url, "secret", None) or str(url).strip()
         self = super().__new__(cls, redact_url(real))
         self.secret = real

@@ -39,7 +39,7 @@ class WeekIntent:
 
 
 def iso_week(ts: str) -> str:
-    year, week, _ = dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).isocalendar()
+    year, week, _ = dt.datetime.fromisoformat(ts).isocalendar()
     return f"{year}-W{week:02d}"
 
 

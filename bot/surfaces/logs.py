@@ -73,7 +73,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:                                   # a bad format string: keep the raw text, redacted
+        except Exception:  # noqa: BLE001 -- a bad format string: keep the raw text, redacted
             message = str(record.msg)
         record.msg, record.args = self.redact(message), None
         if record.exc_info and not record.exc_text:

@@ -61,7 +61,7 @@ def _guarded(func: Callable) -> Callable:
             try:
                 from bot.records.config import db_path
                 where = str(db_path())
-            except Exception:                      # pragma: no cover - config itself is broken
+            except Exception:  # noqa: BLE001 # pragma: no cover - config itself is broken
                 where = "the audit database"
             _fail(f"cannot read {where} as an audit database ({exc}). Point ADVISOR_DB at the advisor's SQLite "
                   "file, or at a new path to start an empty log")

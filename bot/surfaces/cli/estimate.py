@@ -257,7 +257,7 @@ def _echo_speed(compute, throughput, gpu) -> None:
 
 def _echo_fit(fit: dict[str, Any], est) -> None:
     click.echo("fit:")
-    for gid, f in fit.items():
+    for f in fit.values():
         if f["fits"]:
             click.echo(f"  {f['gpu']:<24} fits ({est.per_gpu_gib:.1f} of {f['memory_gib']:g} GiB)")
         elif f["steps"]:

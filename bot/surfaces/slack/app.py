@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import logging
 import re
-import signal
-import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -35,11 +32,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from slack_bolt import App
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.surfaces.slack import text as T
 from bot.records.config import settings as conf
-from bot.records.errors import AdvisorError, ConfigError
 from bot.surfaces.slack.blocks import blocks as render_blocks
 from bot.surfaces.slack.guard import scrub
 from bot.surfaces.slack.identity import BotIdentity, bot_user_of
@@ -48,7 +43,7 @@ from bot.surfaces.slack.controls import answer_controls, currency_note
 from bot.surfaces.slack.interactions import Interactions
 from bot.surfaces.slack.views import explain_messages, history_messages
 from bot.store.backend import open_inbox, open_slack_state, open_spool
-from bot.surfaces.slack.settings import SlackSettings, setup_logging
+from bot.surfaces.slack.settings import SlackSettings
 from bot.render.templates import Templates, default_templates
 from bot.store.chain import iso_utc, redact_question
 from bot.store.faults import StorageError
@@ -57,7 +52,6 @@ from bot.surfaces.slack.oauth import TeamClients, cached_authorize, oauth_settin
 from bot.surfaces.slack.place import Place
 from bot.surfaces.slack.outbound import TIMEOUT_S, Outbound, retry_handlers
 from bot.surfaces.slack.throttle import RateLimited
-from bot.surfaces.slack.outbound import reason as _reason
 from bot.surfaces.slack.worker import DEFAULT_ATTEMPTS, DEFAULT_WORKERS, WorkerPool
 
 log = logging.getLogger("gpu_advisor.slack")
@@ -476,7 +470,7 @@ class NotKept(StorageError):
 
 def _epoch(iso: str) -> float:
     """Seconds since 1970 of an ISO-8601 UTC stamp, one second early (the inbox stamps whole seconds)."""
-    return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() - 1
+    return dt.datetime.fromisoformat(iso).timestamp() - 1
 
 
 def _request_ids(prefix: str, payload: dict, request: Any) -> tuple[str, list[str]]:

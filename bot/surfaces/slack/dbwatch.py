@@ -109,9 +109,7 @@ class DatabaseWatch:
             self._wake.clear()
             if self._stopping.is_set():
                 return
-            if self.is_up() and self._refresh():
-                wait, tries = self.up_every, 0
-            elif self._recover():
+            if (self.is_up() and self._refresh()) or self._recover():
                 wait, tries = self.up_every, 0
             else:                                       # backoff: 0.25, 0.5, 1, 2, 2, ... seconds
                 wait, tries = min(self.max_wait, self.first_wait * 2 ** tries), tries + 1

@@ -140,7 +140,7 @@ class Interactions:
         lang = reply.get("lang") or "en"
         messages = self.reply_messages(reply, Place("slash", channel, None, None, user),
                                        echo=record.get("question") or "", share=False)
-        text, blocks = messages[0]
+        _text, blocks = messages[0]
         if blocks and blocks[0].get("type") == "context":
             blocks[0]["elements"].append({"type": "mrkdwn", "text": T.say("shared_by", lang, user=user,
                                                                           id=record["id"])})

@@ -208,7 +208,7 @@ class TokenFieldFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:                       # a bad format string: keep the raw message, still redacted
+        except Exception:  # noqa: BLE001 -- a bad format string: keep the raw message, still redacted
             message = str(record.msg)
         record.msg, record.args = self.redact(message), None
         return True

@@ -239,7 +239,7 @@ class WorkerPool:
 def _moment(iso: str | None) -> dt.datetime | None:
     """An ISO-8601 UTC time of the inbox as a datetime; None when absent or unreadable."""
     try:
-        return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) if iso else None
+        return dt.datetime.fromisoformat(iso) if iso else None
     except ValueError:
         return None
 
