@@ -52,6 +52,9 @@ class Decision:
     # state offloaded to host RAM)
     fits_for: tuple[str, str, list[str], list[str], list[str]] | None = None
     cheaper: bool = False        # 'cheaper?' after an answer: what each concession would save is part of the answer
+    # a follow-up that changed what the last answer was planned for ('如果QPS涨到50呢', 'we only have A100 quota'):
+    # each slot it changed as (slot, value before, value now); the answer re-plans the same job and says so first
+    changed: list[tuple[str, Any, Any]] = field(default_factory=list)
 
 
 def load_forms(rules_dir: Path) -> dict[str, Any]:
@@ -96,6 +99,10 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         state = empty_state()             # 'new question: serve llama 3 8b' - start afresh with this question
     state["lang"] = lang
     in_job = state["intent"] in JOB_INTENTS
+    before = dict(state["slots"]) if in_job and state["answered"] else None      # what the last answer planned for
+    if in_job and state["answered"] and intent in JOB_INTENTS and intent != state["intent"] \
+            and not (new_model or ambiguous) and not _says_new_job(parse, intent, state["intent"]):
+        intent = None          # 'can our own 8 x 3090 run it?' after a fine-tune: the same job on other cards
 
     if intent in ("explain", "help") and in_job and state["answered"] and new and _nothing_to_explain(parse, new):
         intent = None          # 'ok so what's the cheapest setup that actually works?': the job again, refined
@@ -139,7 +146,33 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     merged = _merge(state, new, ambiguous, intent, parse)
     state, decision = _ask_or_answer(state, intent, merged, forms, lang, parse.text)
     decision.cheaper = asks_cheaper and decision.kind == "answer"
+    if before is not None and decision.kind == "answer" and state["intent"] == intent:
+        decision.changed = changed_slots(before, merged)
     return state, decision
+
+
+# what a follow-up can change about a job, in the order the answer says it (the rest are internal or derived)
+SAID_SLOTS = ("model", "params_b", "method", "algorithm", "precision", "gpu_model", "gpus", "nodes", "gpu_memory_gib",
+              "gpu_excluded", "gpu_allowed", "max_gpus", "provider", "region", "qps", "concurrency", "audio_rate",
+              "request_tokens", "output_tokens", "ttft_ms", "tpot_ms", "deadline_days", "budget_amount", "tokens",
+              "dataset_items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
+              "generations", "generation_tokens")
+
+
+def changed_slots(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The slots whose value a follow-up changed, as (slot, before, after); a model's size goes with its name."""
+    out = [(k, before.get(k), after.get(k)) for k in SAID_SLOTS if after.get(k) is not None
+           and before.get(k) != after.get(k)]
+    if any(k == "model" for k, _, _ in out):
+        out = [c for c in out if c[0] != "params_b"]
+    return out
+
+
+def _says_new_job(parse: Parse, intent: str, current: str) -> bool:
+    """Does a follow-up name another job outright ('serve it instead', '那部署呢', 'now pre-train one from
+    scratch')? A weak cue ('能跑吗', 'run it on') is a question about the same job on other terms, not a new job."""
+    scores = parse.intent_scores or {}
+    return scores.get(intent, 0.0) >= 2.5 and scores.get(intent, 0.0) > scores.get(current, 0.0)
 
 
 def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], intent: str, parse: Parse
@@ -156,6 +189,16 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
         merged.pop("nodes", None)      # a restated count is split over machines afresh
     if "gpu_model" in new:
         merged.pop("gpu_models", None)
+    if ("gpu_allowed" in new or "gpu_excluded" in new) and "gpu_model" not in new \
+            and merged.get("gpu_model") not in (new.get("gpu_allowed") or []):
+        for key in ("gpu_model", "gpu_models", "gpus", "nodes"):     # the card of the last plan is not to be had
+            merged.pop(key, None)
+    if "gpu_model" in new or "gpus" in new:
+        # a card named again is to be had: the limits said before give way to it
+        if new.get("gpu_model") in (merged.get("gpu_excluded") or []):
+            merged["gpu_excluded"] = [g for g in merged["gpu_excluded"] if g != new["gpu_model"]] or None
+        if new.get("gpu_model") and new["gpu_model"] not in (merged.get("gpu_allowed") or [new["gpu_model"]]):
+            merged.pop("gpu_allowed", None)
     if "gpu_models" in new:
         merged.pop("gpu_model", None)
     merged.update(new)

@@ -278,7 +278,10 @@ class EntityMatcher:
             return masked, None
         return text, None
 
-    def _find_gpus(self, text: str, matches: list[Match]) -> tuple[str, list[str]]:
+    def _find_gpus(self, text: str, matches: list[Match], where: list[tuple[str, int, int]] | None = None
+                   ) -> tuple[str, list[str]]:
+        """The GPUs named, in order, and the text with them masked; `where` (when given) gets each as (id, start,
+        end) in `text`, for what is said around them (hardware_limits.py)."""
         found = [self._memory_before(text, f) for f in self._find_alias(text, self._gpu_aliases, plural=True)]
         # "A100 40GB vs 80GB", "H100 PCIe 跟 SXM 版": a bare variant after a connector is the same family's sibling
         for rid, s, e, _span in list(found):
@@ -306,6 +309,8 @@ class EntityMatcher:
                 found += [(sibs[0], base + v.start(1), base + v.end(1), v.group(1)),
                           (sibs[1], base + v.start(2), e, text[base + v.start(2):e])]
         found.sort(key=lambda f: f[1])
+        if where is not None:
+            where += [(rid, s, e) for rid, s, e, _span in found]
         out: list[str] = []
         for rid, _s, _e, span in found:
             if rid not in out:

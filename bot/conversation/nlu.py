@@ -25,6 +25,7 @@ from bot.conversation.batch_slots import BatchReader
 from bot.conversation.cues import Cue, CueSet, _both
 from bot.conversation.dataset_slots import DatasetReader
 from bot.conversation.entities import G_MARK, M_MARK, EntityMatcher
+from bot.conversation.hardware_limits import apply_limits, hardware_limits
 from bot.conversation.intents import JOB_INTENTS, IntentScorer
 from bot.conversation.normalise import MAX_CHARS, Normaliser
 from bot.conversation.number_patterns import _DIGITS, _ZH_RUN, NumberPatterns
@@ -119,7 +120,9 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             slots["params_b"] = self.kb.models[model].params_b
             if family := self.family_named(matches, model):
                 slots["model_family"] = family
-        work, gpus_named = self._find_gpus(work, matches)
+        where: list[tuple[str, int, int]] = []
+        before_gpus = work
+        work, gpus_named = self._find_gpus(work, matches, where)
         work, model2 = self._fuzzy_model(work, matches, ambiguous) if not model and "model" not in ambiguous \
             else (work, None)
         if model2:
@@ -129,6 +132,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             slots["gpu_models"] = gpus_named
         elif gpus_named:
             slots["gpu_model"] = gpus_named[0]
+        apply_limits(slots, hardware_limits(before_gpus, where))     # 'no H100 quota, only A100 and A10'
         provider = self._find_provider(text)
         if provider:
             slots["provider"] = provider

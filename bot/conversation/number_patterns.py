@@ -125,6 +125,10 @@ class NumberPatterns:
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:qps|rps|requests?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|req/s|"
                        r"个?请求\s*(?:/|每)\s*秒)"),
             re.compile(r"(?<![a-z])(?:qps|rps)\s*(?:约|大概|大约|of|在|target|峰值)?[\s:=>~≈]*(\d+(?:\.\d+)?)"),
+            # a rate changed in a follow-up: 'QPS 涨到 50', 'if qps goes up to 50', 'rps increases to 200'
+            re.compile(r"(?<![a-z])(?:qps|rps)\s*(?:(?:再|又)?(?:涨|增加|增长|提高|提升|升|变|翻|降|降低|减少|减)(?:到|至|成|为)"
+                       r"|(?:goes|went|go|rises?|grows?|increases?|jumps?|climbs?|drops?|falls?|is raised|gets?)\s+"
+                       r"(?:up\s+|down\s+)?to|becomes?|of|=)\s*(?:约|大概|about|~)?\s*(\d+(?:\.\d+)?)(?!\s*(?:倍|x\b|%))"),
             re.compile(rf"每秒\s*(?:约|大概)?\s*{N}\s*个?\s*(?:请求|次|queries|query|requests?)"),
             # a rate of images (a text-to-image API): the planner reads it as the kind's target rate
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:images?|pictures?|imgs?)\s*(?:/|per|a|every)\s*s(?:ec(?:ond)?)?\b"),

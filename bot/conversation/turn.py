@@ -37,6 +37,7 @@ from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
 from bot.render.work import work_text
 from bot.render.own import money_text
+from bot.render.changes import changed_line, changes_as_data
 
 
 @dataclass
@@ -531,6 +532,12 @@ class Core:
             # was sized as (the critic's honesty invariant)
             reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(
                 "honesty.sized_as", lang, name=d.slots["model_name"], params=f"{advice.workload.params_b:g}")]))
+        if d.changed:
+            # a follow-up that changed the job: the same job planned again, and what changed, said first
+            job = f"{t.say(f'task.{task}', lang)} {model_name or ''}".strip()
+            reply.changed = changes_as_data(d.changed)
+            reply.view.sections.insert(0, ViewSection(key="changed", lines=[
+                changed_line(d.changed, job, t, lang, self.kb, d.slots)]))
         lead = next((s for s in reply.view.sections if s.key == "lead"), None)
         if advice.gpu_verdict and lead:
             reply.notes.insert(0, lead.lines[0])

@@ -22,9 +22,19 @@ class SearchStage:
         """The knowledge base's candidate flavors; for a precision the planner chose itself (FP8 serving), only
         those whose GPU computes in it: a quantized plan is never offered on hardware that lacks the format."""
         pool = list(self.kb.candidates(*args, **kw))
+        allowed, excluded = self._limited(job.slots)
+        if allowed or excluded:
+            # 'we don't have H100 quota, only A100 and A10': only the GPUs the user can get, never the others
+            pool = [f for f in pool if f.gpu not in excluded and (not allowed or f.gpu in allowed)]
         if job.native == "fp8":
             pool = [f for f in pool if f.gpu in self.kb.gpus and self.kb.gpus[f.gpu].fp8_tflops]
         return pool
+
+    def _limited(self, slots: dict[str, Any]) -> tuple[set[str], set[str]]:
+        """The GPU ids the user can use (empty: any) and those they cannot, from the names they said."""
+        def ids(names: list[str] | None) -> set[str]:
+            return {g for n in names or [] for g in self._gpu_ids(n)}
+        return ids(slots.get("gpu_allowed")), ids(slots.get("gpu_excluded"))
 
     def _rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """The rows of the region the question names (every provider selling there, or the one it names), else

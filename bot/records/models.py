@@ -40,6 +40,10 @@ class Slots(BaseModel):
     gpu_model: str | None = None
     gpu_models: list[str] | None = None
     gpu_memory_gib: float | None = None   # "on a 24GB card": the memory of a GPU the user has in mind
+    # GPUs the user cannot use ("we don't have H100 quota", "没有 H100 配额") and the only ones they can ("only A100
+    # and A10", "只能用 A100"): the planner searches the allowed ones, never the excluded
+    gpu_excluded: list[str] | None = None
+    gpu_allowed: list[str] | None = None
     # 'what if usage triples', '用户翻倍': the load scaled by a factor; the dialogue turns it into the load slots
     load_scale: float | None = None
     renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
@@ -554,4 +558,7 @@ class Reply(BaseModel):
     # the amount of work in the user's units: Work (bot/plan/work.py) and `derivation`, its multiplication as text
     work: dict[str, Any] | None = None
     details: str = ""                       # after the fold: what `ask --details` adds to `text` (answers only)
+    # a follow-up that changed the job ('如果QPS涨到50呢', 'we only have A100 quota'): each slot it changed,
+    # {slot, before, after}; the answer re-plans the same job with them and says so on its first line
+    changed: list[dict[str, Any]] = []
     view: AnswerView | None = None          # an answer as laid out for every surface (text, Slack, JSON)

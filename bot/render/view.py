@@ -42,7 +42,9 @@ def answer_view(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
         sections, targets = sections + targets, []
     work = _work_sections(reply, extra, t, lang)
     # their own cards hold the job: the verdict and its time are the answer, a rental beside it comes after the fold
-    fold = bool(verdict.get("owned") and verdict["row"]["fits"])
+    # (a target their cards miss, a deadline above all, makes the rental that meets it part of the answer)
+    fold = bool(verdict.get("owned") and verdict["row"]["fits"]
+                and not any(tg.get("met") is False for tg in reply.get("targets") or []))
     if fold:
         sections, work = sections + work, []
     short_sources = len(cite.ids)
