@@ -120,3 +120,9 @@ def test_set3_follow_ups_are_re_planned(core, cid, turns, holds):
 def test_gpus_ruled_out_and_the_only_ones(core, text, excluded, allowed):
     s = core.parser.parse(text).slots
     assert s.gpu_excluded == excluded and s.gpu_allowed == allowed, (s.gpu_excluded, s.gpu_allowed)
+
+
+@pytest.mark.parametrize("text", ["phi-3-mini lora 微调 能不能用 L4 便宜点", "有没有H100", "要不要上 A100"])
+def test_a_question_in_a_not_a_form_rules_nothing_out(core, text):
+    s = core.parser.parse(text).slots
+    assert not s.gpu_excluded and not s.gpu_allowed, (text, s.gpu_excluded)

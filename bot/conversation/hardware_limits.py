@@ -13,7 +13,9 @@ _NOT_BEFORE = re.compile(
     r"(?:(?<![a-z])(?:no|not|without|except|lack|lacking|excluding|never)"
     r"|(?<![a-z])(?:don't|dont|do not|doesn't|does not|can't|cannot|can not|couldn't|won't)\s+(?:have|get|use|access|rent)"
     r"|(?<![a-z])(?:no|without)\s+access\s+to|(?<![a-z])(?:not|never)\s+(?:allowed|able)\s+to\s+use"
-    r"|没有|没|无|不能用|用不了|不用|不要|除了|排除|拿不到|申请不到|租不到|买不到|不可用)"
+    # (a question's A-not-A form is no refusal: '能不能用 L4', '有没有 H100', '要不要 A100', '可不可以用')
+    r"|(?<!有)没有|(?<![有没])没(?!有)|(?<![有])无|(?<![能])不能用|用不了|(?<![用])不用|(?<![要])不要|除了|排除|拿不到|申请不到"
+    r"|租不到|买不到|不可用)"
     r"\s*(?:any\s+|an?\s+)?(?:(?:quota|access|capacity)\s+(?:for|to|on)\s+)?$")
 _NOT_AFTER = re.compile(
     r"^\s*(?:gpus?|cards?|instances?|nodes?|卡|显卡|实例|机器|的)?\s*(?:quota|capacity|配额|资源|库存|额度)?\s*"
