@@ -101,7 +101,7 @@ SET3 = [
 
 @pytest.mark.parametrize("cid, turns, holds", SET3, ids=[c[0] for c in SET3])
 def test_set3_follow_ups_are_re_planned(core, cid, turns, holds):
-    r1, r2 = _conversation(core, *turns)
+    _r1, r2 = _conversation(core, *turns)
     assert r2.status == "answer" and r2.changed, (cid, r2.text[:300])
     assert MARK[r2.lang] in r2.text.splitlines()[0], r2.text.splitlines()[0]
     assert holds(r2), (cid, r2.text[:600])
