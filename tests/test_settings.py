@@ -33,7 +33,7 @@ def test_secrets_are_secretstr_and_never_in_a_repr(monkeypatch):
 
 
 @pytest.mark.parametrize("var, value, says", [
-    ("ADVISOR_DEFAULT_PROVIDER", "awz", "did you mean aws? use one of aws, azure, chenjianyun, compshare, gcp, huaweicloud"),
+    ("ADVISOR_DEFAULT_PROVIDER", "awz", "did you mean aws? use one of aliyun, aws, azure, chenjianyun, compshare, gcp"),
     ("ADVISOR_LOG_LEVEL", "LOUD", "ADVISOR_LOG_LEVEL='LOUD' is not a log level"),
     ("ADVISOR_LOG_FORMAT", "xml", "ADVISOR_LOG_FORMAT='xml' is not a log format"),
     ("PORT", "eighty", "PORT='eighty' is not a port number"),

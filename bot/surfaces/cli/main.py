@@ -317,7 +317,7 @@ def answer_schema_cmd(output: Path | None) -> None:
 
 @kb.command("list")
 @click.argument("what", type=click.Choice(["flavors", "gpus", "models", "sources", "providers", "claims", "topics"]))
-@click.option("--provider", help="Only this provider's flavors (huaweicloud, aws, gcp, azure, lambda, nebius, verda).")
+@click.option("--provider", help="Only this provider's flavors (huaweicloud, aliyun, aws, gcp, azure, lambda, nebius, verda, ...).")
 @click.option("--json", "as_json", is_flag=True)
 def kb_list(what: str, provider: str | None, as_json: bool) -> None:
     """List records of one kind."""
