@@ -8,7 +8,7 @@ import pytest
 
 from tests.test_kb_china_ascend import ask
 
-CHINA_CLOUDS = ["aliyun"]
+CHINA_CLOUDS = ["aliyun", "tencentcloud"]
 
 # (question with {cloud}, lang): jobs of several kinds, each answerable on the cloud's own GPUs
 JOBS = [
@@ -22,6 +22,8 @@ JOBS = [
 # every name a user calls the cloud by, in either language
 ALIASES = {
     "aliyun": ["阿里云", "Aliyun", "Alibaba Cloud", "alibabacloud", "AliCloud"],
+    "tencentcloud": ["腾讯云", "Tencent Cloud", "tencentcloud", "QCloud"],
+    "volcengine": ["火山引擎", "Volcano Engine", "volcengine", "火山云"],
 }
 
 
@@ -96,6 +98,32 @@ def test_a_question_naming_a_china_cloud_is_planned_on_it(core, kb, provider, te
         assert pick["id"] in kb.flavors and pick["fits"] is not False
 
 
+def test_tencent_figures_are_the_vendor_table(kb):
+    rows = {  # model: (GPU, count, vCPUs, GiB, link)
+        "GT4.4XLARGE96": ("a100-40gb", 1, 16, 96, None),
+        "GT4.41XLARGE948": ("a100-40gb", 8, 164, 948, "nvlink"),
+        "GN10Xp.20XLARGE320": ("v100-32gb", 8, 80, 320, "nvlink"),
+        "GN10X.9XLARGE160": ("v100-32gb", 4, 36, 160, "nvlink"),
+        "PNV4.56XLARGE932": ("a10", 8, 224, 932, "pcie"),        # the A10's own 'no NVLink'
+        "GN7.2XLARGE32": ("t4", 1, 8, 32, None),
+        "GN7vi.20XLARGE320": ("t4", 4, 80, 320, None),
+    }
+    for name, (gpu, n, vcpus, mem, link) in rows.items():
+        f = kb.flavors[f"tencentcloud/{name}"]
+        assert (f.gpu, f.gpu_count, f.vcpus, f.memory_gib, f.interconnect) == (gpu, n, vcpus, mem, link), name
+        assert f.region == "cn-mainland"                          # every family is listed in mainland zones
+    cited = kb.sources["tencent-gpu-computing"].note
+    assert "GT4.41XLARGE948 8 8 * 40 GB 164 cores 948 GB 50 Gbps" in cited and "600 GB/s NVLink" in cited
+
+
+def test_a_cloud_with_no_fp8_card_is_not_swapped_for_fp8_elsewhere(core):
+    # Tencent's cards on file (A10, A100, V100, T4) have no FP8: the FP8 serving plan is on other clouds only,
+    # and a question that names Tencent keeps its 16-bit plan there (was Lambda's GH200)
+    r = ask(core, "serve llama 3.1 70b for 30 users on tencent cloud")
+    assert r["recommendations"][0]["provider"] == "tencentcloud"
+    assert "FP8" not in r["text"].split("\n")[0]
+
+
 def test_an_unpriced_alibaba_size_is_offered_with_quote_guidance(core):
     # the H20 has no USD list price on any cloud on file: gn8v / ebmgn8v stay unpriced, and the answer says to ask
     r = ask(core, "serve qwen2.5 72b on aliyun with H20 cards for 20 users")
@@ -117,3 +145,20 @@ def test_s3_01_stays_on_alibaba_cloud_through_the_cheaper_follow_up(core):
     second = reply.model_dump()
     assert second["slots"]["provider"] == "aliyun"
     assert all(x["provider"] == "aliyun" for x in second["recommendations"] if x["label"] != "yours")
+
+
+@pytest.mark.parametrize("question,lang", [
+    ("在火山引擎上LoRA微调Qwen2.5-7B，预算有限", "zh"),
+    ("lora finetune qwen2.5 7b on volcano engine", "en"),
+    ("serve llama 3.1 70b for 30 users on volcengine", "en"),
+])
+def test_a_cloud_with_no_instances_on_file_says_so_and_shows_other_clouds(core, kb, question, lang):
+    # Volcano Engine is recognised by name, but no table of its GPU instances was read: the answer says that (not
+    # that its instances are too small) and plans on other clouds
+    assert not kb.flavors_of("volcengine")
+    r = ask(core, question)
+    assert r["slots"]["provider"] == "volcengine" and r["lang"] == lang
+    first = r["text"].split("\n")[0]
+    assert ("No Volcano Engine instance types are on file" in first if lang == "en" else "还没有火山引擎的实例规格" in first)
+    assert "big enough" not in first and r["recommendations"]
+    assert all(x["provider"] != "volcengine" for x in r["recommendations"])

@@ -70,7 +70,10 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
                 self.kb.gpus[g].fp8_tflops for g in self._gpu_ids(named) if g in self.kb.gpus)):
             # FP8 weights and KV cache on cards that compute in FP8, served so when it meets the job for less
             fp8 = self._advise(intent, {**slots, **FP8_SLOTS}, assumed, lang, native="fp8")
-            if prefer(advice, fp8):
+            # a cloud the user named is kept: FP8 on another cloud (the named one has no FP8 card) is no saving
+            on_named = not slots.get("provider") or all(
+                r.get("provider") == slots["provider"] for r in fp8.recommendations[:1])
+            if on_named and prefer(advice, fp8):
                 return served_quantized(advice, fp8)
         if not advice.recommendations and intent == "inference" and not slots.get("precision"):
             # nothing holds it in 16-bit: serve quantized weights instead, and say so

@@ -55,6 +55,13 @@ class SearchStage:
             pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
             return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
         pool = self._candidates(job, job.provider, per_shape=SHOWN_PER_SHAPE)
+        if not self.kb.flavors_of(job.provider):
+            # a cloud recognised by name with no instance types on file (no vendor table read): say so, not that
+            # its instances are too small, and show the best plans elsewhere
+            others = self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE)
+            alt = self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
+            return alt, {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": "",
+                         "key": "fallback.not_on_file"}
         ranked = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
         if any(not r["ruled_out"] for r in ranked):
             return self._elsewhere(job, ranked)
