@@ -53,13 +53,15 @@ def test_100_users_of_a_13b_model_are_sized_at_their_requests(core):
     assert one and 115 <= float(one.group(1)) <= 145, r["text"]
     assert "2 hold it" in r["text"] + r["details"], r["text"]
     pick = next(x for x in r["recommendations"] if x["label"] != "yours")
-    assert pick["gpus_total"] * max(1, pick["replicas"]) == 2, r["text"]
+    # a stated concurrency is a live service: two replicas at least (load.min_replicas), each holding its share;
+    # never the six cards of 100 whole windows
+    assert pick["replicas"] >= 2 and pick["gpus_total"] * pick["replicas"] <= 4, r["text"]
     assert "tokens each holds in flight (1,024 prompt + 256 output)" in r["text"] + r["details"], r["text"]
 
 
 @pytest.mark.parametrize("question", [
     # in bf16: served unstated these fit in FP8 with room to spare (issue 31 item 5), and the hint is for tight picks
-    "部署 llama-3.1-8b，bf16，500 人同时在线聊天",
+    "部署 llama-3.1-8b，bf16，500 并发聊天",       # 500 requests in flight ('人同时在线' are fewer: Little's law)
     "Which GPU server is best for production llama-2-70b-chat in bf16?",
     "serve Llama 3 70B in bf16 for 50 concurrent users",
 ])
@@ -88,5 +90,8 @@ def test_a_comparison_times_each_card_at_the_users_asked(core, question, users, 
     text = core.turn(question, {})[0].text
     for gpu, (lo, hi) in bands.items():
         line = next(x for x in text.split("\n") if x.startswith(f"{gpu}:") and " - " in x)
-        m = re.search(rf"about (\d+) ms per token \(\d+ tokens/s\) for each of {users} users on a replica", line)
-        assert m and lo <= int(m.group(1)) <= hi, line
+        # users read between answers: the requests in flight on a replica are fewer than the users (Little's law)
+        m = re.search(r"about (\d+) ms per token \(\d+ tokens/s\) for each of (\d+) requests in flight on a replica",
+                      line)
+        assert m and int(m.group(2)) < users, line
+        assert lo <= int(m.group(1)) <= hi, line

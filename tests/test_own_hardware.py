@@ -57,7 +57,8 @@ def test_no_tokens_asks_for_them(core):
 def test_tight_server_states_its_kv_budget(core):
     """2 x A100 80GB serving Llama 3 70B (TP 2): 65.7 GiB of weights per card leave ~16.8k tokens of KV cache:
     4 full 4,096-token sequences, or the 10 users at the 1,280-token requests assumed. It fits, and says so."""
-    r = _ask(core, "we have two A100 80GB, can we serve llama 3 70b on them for 10 users?")
+    # 10 requests in flight (10 users are fewer: they read between answers, Little's law)
+    r = _ask(core, "we have two A100 80GB, can we serve llama 3 70b on them for 10 concurrent requests?")
     mine = r["recommendations"][0]
     assert mine["fits"] and mine["layout"]["tp"] == 2 and mine["per_gpu_gib"] <= 80 * 0.95
     assert 12_800 <= mine["kv_tokens"] <= 25_000 and mine["full_sequences"] >= 1

@@ -187,6 +187,8 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     new = {**new, **_rescaled_gpus(merged, new)}
     if "gpus" in new and "nodes" not in new:
         merged.pop("nodes", None)      # a restated count is split over machines afresh
+    if "concurrency" in new and "concurrency_users" not in new:
+        merged.pop("concurrency_users", None)     # '50 并发' after '200 users': requests in flight now
     if "gpu_model" in new:
         merged.pop("gpu_models", None)
     if ("gpu_allowed" in new or "gpu_excluded" in new) and "gpu_model" not in new \

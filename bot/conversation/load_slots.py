@@ -22,7 +22,20 @@ MAX_REQUEST_TOKENS = 10_000_000
 MAX_FANOUT = 100_000
 # 'each query reranks 20 passages': a verb between the query said per and its documents
 PER_QUERY = re.compile(r"(?:(?<![a-z])(?:each|every|per|a)\s+(?:query|request|search|question)(?![a-z])[^.,;:!?]{0,25}"
-                       r"|每(?:个|次|条)?\s*(?:查询|请求|问题|检索)[^，。；,.;]{0,8})$")
+                       r"|每(?:个|次|条)?\s*(?:查询|请求|问题|检索|query|request|search)[^，。；,.;]{0,8})$")
+
+
+# a live service said in words ('in production', 'customer-facing', '线上服务', '客服机器人', 'call center'), and a
+# user who says one copy is enough ('single replica', 'no HA needed', '测试用', 'just a demo'): the planner's minimum
+# replicas (bot/plan/load.py min_replicas)
+PRODUCTION = re.compile(r"(?<![a-z])(?:production|prod|go[- ]live|going live|live service|customer[- ]facing|"
+                        r"user[- ]facing|public[- ]facing|call[- ]?cent(?:er|re)|customer (?:support|service)|"
+                        r"support (?:bot|chatbot)|(?:24/7|24x7)|sla)(?![a-z])|线上|生产环境|生产|上线|客服|呼叫中心|对外服务|"
+                        r"面向用户|7\s*[x×*]\s*24")
+ONE_COPY = re.compile(r"(?<![a-z])(?:(?:a |one |1 )?single (?:replica|instance|copy|gpu|card)s? (?:is )?(?:enough|fine|ok)|"
+                      r"one replica|1 replica|no (?:ha|redundancy|failover)|(?:ha|redundancy) (?:is )?not needed|"
+                      r"(?:just |only )?(?:a |for )?(?:demo|poc|prototype|testing|experiment)s?|dev(?:elopment)? only)(?![a-z])|"
+                      r"单副本|一个副本|不需要高可用|不用高可用|不要求高可用|测试用|测试环境|做测试|演示|demo|原型|试验|实验用")
 
 
 class LoadReader:
@@ -34,6 +47,10 @@ class LoadReader:
         """The load of a service: its rate, each request's lengths and fan-out. Nothing in a training question."""
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
+        if ONE_COPY.search(t):
+            slots["production"] = False
+        elif PRODUCTION.search(t):
+            slots["production"] = True
         qs = self.quantities.find(t)
         taken = []
         steps = next((q for q in qs if q.unit == "steps" and not q.rate), None)

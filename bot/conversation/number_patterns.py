@@ -116,11 +116,20 @@ class NumberPatterns:
         self.rx_tpot = re.compile(rf"(?<![*×] )(?<![*×])(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"
                                   rf"每个?\s*token\s*(?:延迟|时间)?|token\s*间隔)\s*{under}{ms}|"
                                   rf"{ms}\s*(?:per|/|每个?)\s*(?:output\s*)?token")
+        budget = r"(?:(?:budget|target|goal|sla|slo|预算|目标|要求)\s*)?(?:(?:要|需要|必须|得)\s*)?"
+        # a whole answer within a time: 'end-to-end latency budget ~3s', 'answer within 3 s', '3 秒内返回'
         self.rx_e2e = re.compile(rf"(?:end[- ]to[- ]end|e2e|whole response|full response|complete response|"
                                  rf"整个响应|完整响应|完整回复|端到端)\s*(?:latency|time|延迟|时延|时间)?\s*(?:p\d+\s*)?"
-                                 rf"{under}{ms}")
+                                 rf"{budget}{under}{ms}|"
+                                 rf"(?<![a-z])(?:answers?|respond|replies|reply|return|returns|results?|responses?)"
+                                 rf"\s+(?:in|within|under|below|in\s+under|in\s+less\s+than)\s+~?\s*{ms}|"
+                                 rf"{ms}\s*(?:内|以内|之内)\s*(?:要|需要|必须|得)?\s*(?:返回|回复|回答|出结果|给出(?:结果|答案|回答)?"
+                                 rf"|答完|回完|返回结果)|"
+                                 rf"(?:返回|回复|回答|出结果)\s*(?:时间)?\s*(?:要|需要|必须|得)?\s*(?:在|控制在)?\s*{ms}\s*(?:内|以内|之内)")
+        # a bare percentile is a latency: 'p99 要在 300ms 以内', 'p95 under 2s'
         self.rx_latency = re.compile(rf"(?:(?:p\d+|response|request)\s*)?(?:latency|response time|延迟|时延|响应时间|响应)"
-                                     rf"\s*(?:p\d+\s*)?{under}{ms}")
+                                     rf"\s*(?:p\d+\s*)?{budget}{under}{ms}|"
+                                     rf"(?<![a-z])p\d{{2}}(?:\.\d+)?\s*{budget}{under}{ms}")
         self.rx_qps = [
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:qps|rps|requests?\s*(?:/|per)\s*s(?:ec(?:ond)?)?|req/s|"
                        r"个?请求\s*(?:/|每)\s*秒)"),

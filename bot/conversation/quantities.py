@@ -32,6 +32,7 @@ SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86
 _ZH_DIGIT = "零〇一二两三四五六七八九十"
 _ZH_ALL = _ZH_DIGIT + "百千万亿"
 MEASURE_WORDS = "个条张篇对次份段句幅组道"
+SHORT_ROLES = {"in": "input", "out": "output"}      # '1k tokens in / 250 out': only right after an amount
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,11 @@ class QuantityGrammar:
                 rf"|(?:\s*[{MEASURE_WORDS}](?=\s*(?:{units_zh}|{_bounded(w for w in self.unit_of if _is_word(w))})))?\s*"
                 rf"(?:(?P<adj>{_either(v['adjectives'] + [w for w in self.role_of if w.isascii()])})\s+){{0,2}}"
                 rf"(?P<unit>{_either(self.unit_of)})"
-                r"(?:\s*(?:的)?\s*(?P<role_post>输出|输入|(?<![a-z])(?:output|input)(?![a-z])))?"   # '3000 token 输出'
-                # a size named by its role alone: '500 input + 300 output tokens', '1k 输入 200 输出'
-                r"|(?P<role_unit>(?<![a-z])(?:input|output)(?![a-z])|输入|输出)(?:\s*(?:tokens?|词元)(?![a-z]))?")
+                # '3000 token 输出', '1k tokens in / 250 out'
+                r"(?:\s*(?:的)?\s*(?P<role_post>输出|输入|(?<![a-z])(?:output|input|in|out)(?![a-z])(?!\s+(?:of|the|a|an)\b)))?"
+                # a size named by its role alone: '500 input + 300 output tokens', '1k 输入 200 输出', '/ 250 out'
+                r"|(?P<role_unit>(?<![a-z])(?:input|output|out(?!\s+of\b))(?![a-z])|输入|输出)"
+                r"(?:\s*(?:tokens?|词元)(?![a-z]))?")
         hedge_post = rf"\s*(?:{_alt(v['hedges_after'])})"
         body = (rf"{prefix}(?P<sign>(?<![a-z0-9])-\s*)?(?P<num>{number})(?P<mult>{mult}){rng}"
                 rf"(?P<hedge_post>{hedge_post})?\s*-?\s*(?:{unit})")
@@ -186,6 +189,7 @@ class QuantityGrammar:
             return None
         each = self._each(g)
         said_role = g["role_pre"] or g["role_post"] or g["role_unit"]
+        said_role = SHORT_ROLES.get((said_role or "").strip(), said_role)
         role = self.role_of.get(said_role.strip()) if said_role else self._role_of_adjective(m)
         average = bool(g["avg"] and g["avg"].strip() in self.average_words) or bool(g["length"]) or \
             bool(g["rate_pre"] and g["rate_pre"].strip() in self.average_words)

@@ -17,6 +17,12 @@ MAX_CONCURRENCY = 100_000
 MAX_BUDGET = 1e12
 
 
+# a concurrency said as people (who read between answers) or as requests, sequences or live streams (always in flight)
+PEOPLE = re.compile(r"(?<![a-z])(?:users?|people|ppl|persons?|clients?|customers?|employees?|staff|team|"
+                    r"sessions?)(?![a-z])|人|用户|员工|坐席|客户|在线")
+IN_FLIGHT = re.compile(r"(?<![a-z])(?:requests?|queries|sequences?|streams?|calls?|connections?|in flight)(?![a-z])|"
+                       r"请求|路|序列")
+
 class SlotReader:
     """Mixin of Parser: needs the compiled patterns of NumberPatterns and the cue sets of Parser._compile_cues."""
 
@@ -294,6 +300,8 @@ class SlotReader:
         return True
 
     def _concurrency(self, t: str, slots: dict[str, Any]) -> None:
+        """Concurrency as said: people ('200 concurrent users', '50 人同时在线': `concurrency_users`) or requests in
+        flight ('50 并发', '30 concurrent requests', '300 streams')."""
         for rx in self.rx_concurrency:
             m = rx.search(t)
             if m:
@@ -302,6 +310,8 @@ class SlotReader:
                     val *= {"k": 1000, "千": 1000, "万": 10000}[m.group(2)]
                 if self._sane("concurrency", val, m.start(1), t, MAX_CONCURRENCY, slots) and val == int(val):
                     slots["concurrency"] = int(val)
+                    if PEOPLE.search(m.group(0)) and not IN_FLIGHT.search(m.group(0)):
+                        slots["concurrency_users"] = True     # people, who read between answers: not all in flight
                 break
 
     def _nodes(self, t: str, slots: dict[str, Any]) -> tuple[float | None, re.Match | None]:

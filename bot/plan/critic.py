@@ -41,6 +41,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "roomy-pick": ("headroom_pct_min", "cost_ratio_max"),
     "targets-stated": (),
     "work-timed-and-costed": (),
+    "serving-targets-judged": (),
 }
 PRUNING = ("memory-slack", "serving-load", "wall-time-horizon", "mfu-floor", "scale-efficiency")    # in the order they are said
 
@@ -280,10 +281,13 @@ class Critic:
 
 
 # ----- targets ---------------------------------------------------------------------------------------------------
-def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encoder: bool) -> list[dict[str, Any]]:
+def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encoder: bool,
+                   output_len: int | None = None) -> list[dict[str, Any]]:
     """Each target the user stated, with the answer's first plan's figure, met or not and by how much (`by`: how far
     past the target the plan is, in the target's unit; 0 or less when met). `met` is None when the plan has no figure
-    to judge it by (no speed on file): the answer says so rather than stay silent."""
+    to judge it by (no speed on file): the answer says so rather than stay silent. A whole answer's budget ('e2e
+    3 s', '3 秒内返回') is judged as the plan's first token + `output_len` tokens x its time per token, the sum
+    shown (`parts`)."""
     out: list[dict[str, Any]] = []
     rec = rec or {}
     if slots.get("deadline_days"):
@@ -306,6 +310,8 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
             out.append(_target("ttft", slots.get("ttft_ms") or slots["latency_ms"], rec.get("ttft_ms"), "ms"))
         if slots.get("tpot_ms"):
             out.append(_target("tpot", slots["tpot_ms"], rec.get("load_tpot_ms") or rec.get("tpot_ms"), "ms"))
+        if slots.get("e2e_ms"):
+            out.append(_e2e_target(slots["e2e_ms"], rec, output_len or slots.get("output_tokens")))
     load_met = None if not rec else not (broke & {"latency", "untimed"})
     if rec.get("capacity"):
         return out + _capacity_targets(slots, rec["capacity"], load_met)
@@ -323,11 +329,50 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
     return out
 
 
+# the slots a serving answer must judge, each by the target that judges it
+_LATENCY_SLOTS = {"e2e_ms": ("e2e", "latency"), "ttft_ms": ("ttft",), "tpot_ms": ("tpot",),
+                  "latency_ms": ("ttft", "latency", "e2e")}
+_LOAD_TARGETS = ("users", "streams", "rate", "rate_peak")
+_UNDER = ("e2e", "ttft", "tpot", "latency")
+
+
+def unjudged_serving_targets(slots: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
+    """What a serving answer leaves unjudged or misjudges (the `serving-targets-judged` invariant): a stated load or
+    latency with no target, or a target with no figure; a time target whose verdict disagrees with its own numbers
+    (a plan over the budget said to meet it, or under it said to miss)."""
+    by_name = {x["target"]: x for x in targets}
+    out = []
+    for slot, names in _LATENCY_SLOTS.items():
+        if slots.get(slot) and not any(n in by_name for n in names):
+            out.append(f"{slot} {slots[slot]:g} ms not judged")
+    if (slots.get("qps") or slots.get("concurrency")) and not any(n in by_name for n in _LOAD_TARGETS):
+        out.append("the stated load not judged")
+    for x in targets:
+        if x["target"] in _UNDER + _LOAD_TARGETS and x["met"] is None:
+            out.append(f"{x['target']} {x['asked']:g} {x['unit']}: no figure")
+        elif x["target"] in _UNDER and x["plan"] is not None and x["met"] != (x["plan"] <= x["asked"] * 1.0005):
+            out.append(f"{x['target']}: {x['plan']:g} vs {x['asked']:g} {x['unit']} said {'met' if x['met'] else 'missed'}")
+    return out
+
+
+def _e2e_target(asked: float, rec: Row, output_len: int | None) -> dict[str, Any]:
+    """A whole answer within `asked` ms: the plan's time to the first token + each output token at its time per
+    token (at the load asked, when the replicas run below what they hold)."""
+    ttft, tpot = rec.get("ttft_ms"), rec.get("load_tpot_ms") or rec.get("tpot_ms")
+    if not (ttft and tpot and output_len):
+        return _target("e2e", asked, None, "ms")
+    out = _target("e2e", asked, ttft + output_len * tpot, "ms")
+    out["parts"] = {"ttft_ms": ttft, "output_tokens": output_len, "tpot_ms": tpot}
+    return out
+
+
 def _capacity_targets(slots: dict[str, Any], cap: dict[str, Any], load_met: bool | None) -> list[dict[str, Any]]:
     """The stated load against what the plan carries, in the unit the fleet was sized in (capacity.py): the users
     or streams said, with the sequences in flight they mean; a rate as the peak the fleet was sized for (a day's
     count raised to its busy hours, each query's passages counted), not the average said."""
-    met = bool(cap["enough"]) and load_met is not False
+    # a latency the user stated is judged on its own line: the load line says whether the fleet carries the load
+    timed = any(slots.get(k) for k in _LATENCY_SLOTS)
+    met = bool(cap["enough"]) and (timed or load_met is not False)
     by = round(cap["load"] - cap["total"], 1)
     if slots.get("concurrency"):
         name = "streams" if cap["unit"] in ("streams", "frames/s") else "users"

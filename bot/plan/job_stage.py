@@ -6,9 +6,9 @@ from typing import Any
 
 from bot.estimate.speed_encoder import generates
 from bot.knowledge.loader import MAINLAND_CHINA
-from bot.plan.load import with_reasoning_output
+from bot.plan.load import think_seconds, with_reasoning_output
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.critic import stated_targets
+from bot.plan.critic import stated_targets, unjudged_serving_targets
 from bot.plan.batch import batch_spec, batch_targets, is_batch
 from bot.plan.plans import (SIZING_CONCURRENCY, Targets, sizing_workload)
 from bot.plan.workload import user_fixed_plan
@@ -25,12 +25,17 @@ class JobStage:
         stated amount of work timed and costed (critic.py: targets-stated, work-timed-and-costed)."""
         first = advice.recommendations[0] if advice.recommendations else None
         serving = job.w.method == "inference" and not job.targets.items
-        advice.targets = stated_targets(job.slots, first, serving, encoder=serving and not generates(job.model))
+        advice.targets = stated_targets(job.slots, first, serving, encoder=serving and not generates(job.model),
+                                        output_len=job.targets.output_len)
         missed = [t for t in advice.targets if t["met"] is False]
         if advice.targets:
             said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)
             job.critic["critic.targets-stated"] = self._critic.trace_entry(
                 "targets-stated", bool(missed), job.lang, target=", ".join(t["target"] for t in missed), verdict=said)
+        if serving and first:
+            wrong = unjudged_serving_targets(job.slots, advice.targets)
+            job.critic["critic.serving-targets-judged"] = self._critic.trace_entry(
+                "serving-targets-judged", bool(wrong), job.lang, problems="; ".join(wrong))
         if first and first.get("label") != "yours" and (job.w.tokens or job.targets.items):
             lacking = [name for name, value in (("time", first.get("job_hours")), ("cost", first.get("job_cost")))
                        if value is None and (name == "time" or first.get("price_per_hour") is not None)]
@@ -45,7 +50,8 @@ class JobStage:
         w, model, assumptions = self.workload(intent, slots, assumed)
         assumptions += reasoning
         # a text LLM's chat request is sized by its tokens in flight; a VLM's window also holds its image tokens
-        targets = Targets.from_slots(slots, w.context, in_flight=w.kind == "llm")
+        targets = Targets.from_slots(slots, w.context, in_flight=w.kind == "llm",
+                                     generative=w.kind in ("llm", "multimodal") and generates(model))
         if w.method == "inference" and is_batch(slots):
             targets = batch_targets(targets, batch_spec(slots, model if w.kind in ("llm", "multimodal") else None), w)
         if slots.get("e2e_ms") and w.method == "inference":
@@ -57,6 +63,8 @@ class JobStage:
         elif slots.get("latency_ms") and w.method == "inference":
             assumptions.append(("assume.latency_ttft", {"ms": f"{slots['latency_ms']:.0f}",
                                                         "tpot": f"{targets.tpot_ms:.0f}"}))
+        if w.method == "inference" and not targets.items:
+            assumptions += serving_load_notes(targets)
         if w.method == "inference" and not generates(model) and targets.concurrency and not targets.items:
             assumptions[:] = [_encoder_users(a, targets) for a in assumptions]
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
@@ -90,6 +98,20 @@ class JobStage:
         return job
 
 
+def serving_load_notes(t: Targets) -> list[tuple[str, dict[str, Any]]]:
+    """The load's assumptions a service is sized by, said back: users as their requests in flight (Little's law,
+    with the wait and the reading time), and the replicas a production service keeps."""
+    notes: list[tuple[str, dict[str, Any]]] = []
+    if t.users and t.concurrency:
+        wait = (t.ttft_ms + t.output_len * t.tpot_ms) / 1000
+        notes.append(("assume.users_in_flight", {"users": f"{t.users:,}", "in_flight": f"{t.concurrency:,}",
+                                                 "wait": f"{wait:.1f}", "read": f"{think_seconds(t.output_len):.0f}",
+                                                 "out": f"{t.output_len:,}"}))
+    if t.min_replicas > 1:
+        notes.append(("assume.min_replicas", {"replicas": t.min_replicas}))
+    return notes
+
+
 def _encoder_users(assumption: tuple[str, dict[str, Any]], t: Targets) -> tuple[str, dict[str, Any]]:
     """An encoder's users said back as the request rate they were sized at (Targets.encoder_rate): the answer
     must show that 50 users became 385 requests/s, not 50 requests in one batch."""
@@ -108,7 +130,7 @@ def _in_flight(assumption: tuple[str, dict[str, Any]], t: Targets, w: Workload) 
     if t.buckets:
         mix = " + ".join(f"{share:.0%} x {prompt:,}" for share, prompt in t.buckets)
         return ("assume.request_mix", {"mix": mix, "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
-    return ("assume.kv_in_flight", {"concurrency": w.concurrency, "prompt": f"{t.input_len:,}",
+    return ("assume.kv_in_flight", {"concurrency": t.concurrency or w.concurrency, "prompt": f"{t.input_len:,}",
                                     "output": f"{t.output_len:,}", "window": f"{w.context:,}"})
 
 

@@ -9,6 +9,7 @@ capacity with (N+2; 'Site Reliability Engineering', Beyer et al., O'Reilly 2016,
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bot.records.kb import Model
@@ -16,6 +17,18 @@ from bot.records.models import Load
 
 PEAK_FACTOR = 3.0
 MIN_PRODUCTION_REPLICAS = 2
+# Concurrent users are people: each waits for an answer, then reads it before asking again, so only the share of
+# their time spent waiting has a request in flight (Little's law: in flight = users x wait / (wait + read)). Reading
+# speed: 238 words a minute (silent reading of English non-fiction, the meta-analysis of Brysbaert, 'How many words
+# do we read per minute?', J. Memory and Language 109, 2019), at 3/4 of a word a token (OpenAI's rule of thumb, the
+# batch planner's TOKENS_PER_WORD_EN). A 300-token answer is ~57 s of reading; at 40 ms a token it streamed in 12 s:
+# 200 users are ~36 requests in flight, not 200. Never below 5 s: a user reading a one-line answer still types.
+READ_WORDS_PER_MIN = 238.0
+WORDS_PER_TOKEN = 0.75
+MIN_THINK_S = 5.0
+# a few people said alone ('for 4 users', '给 5 个人用') are a team trying a model, not a live service by that
+# alone: under this many, a concurrency does not make a service production (a rate, a peak or the words do)
+TEAM_USERS = 10
 UNITS = ("requests", "images", "documents", "audio_hours", "samples", "prompts")
 
 
@@ -29,12 +42,36 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
     factor = PEAK_FACTOR if basis == "average" else 1.0
     fanout = slots.get("fanout")
     unit = said.get("unit") if said.get("unit") in UNITS else "requests"
-    production = basis == "average" and not slots.get("gpus")
     return Load(amount=qps * factor * (fanout or 1), unit="documents" if fanout else unit, count=said.get("count"),
                 period=said.get("period") or "second", average_per_s=qps if basis == "average" else None,
                 peak_factor=factor, basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
+                pair_tokens=(slots.get("seq_len") or slots.get("request_tokens")) if fanout else None,
                 output_tokens=slots.get("output_tokens"),
-                min_replicas=MIN_PRODUCTION_REPLICAS if production else 1)
+                min_replicas=min_replicas(slots))
+
+
+def min_replicas(slots: dict[str, Any]) -> int:
+    """Replicas a service keeps at least: two for a production service, so that one can fail or be updated while
+    the other serves (a load stated in any form: a rate, a daily count, a peak, TEAM_USERS or more users or
+    requests in flight; or 'production', '线上', '客服' said), unless the user says one copy is enough ('single
+    replica', '测试用', 'demo') or sizes their own cards."""
+    if slots.get("production") is False or slots.get("gpus") or slots.get("offline") or slots.get("items"):
+        return 1
+    users = slots.get("concurrency") or 0
+    live = slots.get("production") or slots.get("qps") or users >= TEAM_USERS
+    return MIN_PRODUCTION_REPLICAS if live else 1
+
+
+def think_seconds(output_tokens: int) -> float:
+    """Seconds a user spends reading an answer of `output_tokens` before the next request (READ_WORDS_PER_MIN)."""
+    return max(MIN_THINK_S, output_tokens * WORDS_PER_TOKEN / READ_WORDS_PER_MIN * 60)
+
+
+def users_in_flight(users: int, wait_s: float, output_tokens: int) -> int:
+    """Requests in flight from `users` people who each wait `wait_s` for an answer and then read it (Little's law):
+    users x wait / (wait + read), at least one."""
+    think = think_seconds(output_tokens)
+    return max(1, min(users, math.ceil(users * wait_s / (wait_s + think))))
 
 
 def sized_rate(slots: dict[str, Any]) -> float | None:
@@ -45,14 +82,12 @@ def sized_rate(slots: dict[str, Any]) -> float | None:
 
 
 def load_notes(load: Load | None) -> list[tuple[str, dict[str, Any]]]:
-    """The assumptions the load rests on, said back: the peak factor and the replicas of a production service."""
+    """The assumption the load rests on, said back: the peak factor of a daily or monthly count (the replicas of a
+    production service are said by the planner, workload.py, for every load)."""
     if load is None or load.basis != "average":
         return []
-    notes = [("assume.peak_load", {"factor": f"{load.peak_factor:g}", "average": _rate(load.average_per_s),
-                                   "peak": _rate(load.amount / (load.fanout or 1))})]
-    if load.min_replicas > 1:
-        notes.append(("assume.min_replicas", {"replicas": load.min_replicas}))
-    return notes
+    return [("assume.peak_load", {"factor": f"{load.peak_factor:g}", "average": _rate(load.average_per_s),
+                                  "peak": _rate(load.amount / (load.fanout or 1))})]
 
 
 def _rate(value: float | None) -> str:

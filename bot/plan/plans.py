@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.plan.candidates import MIN_HEADROOM, Sizer
-from bot.plan.load import serving_load
+from bot.plan.load import min_replicas, serving_load, users_in_flight
 from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, DDP_KINDS, request_buckets
 from bot.plan.links import LinkEvidence
 from bot.plan import layouts, perf
@@ -42,6 +42,7 @@ MAX_SCALE_GPUS = 4096       # the largest training plan searched (a big pre-trai
 # costs over three times what its compute does, and an engineer would change the network rather than add nodes
 # (at 50 % the cap cut off a 7B pre-train on 23 x 8 H100 PCIe at 861k USD for 36 x 8 A100 PCIe at 1.51 M USD).
 MIN_TCP_SCALING = 0.3
+UNREACHABLE_TPOT = 1.5      # a time per token no batch meets: the nearest plan batches at this x one sequence's
 SIZING_CONCURRENCY = 4       # sequences a serving replica is first sized for; its capacity then comes from memory
 
 
@@ -71,14 +72,18 @@ class Targets:
     max_seqs: int = 4096                     # sequences one replica may hold (a batch job: vLLM's max_num_seqs)
     request_ms: float = ENCODER_LATENCY_MS["normal"]   # an encoder's whole request (one forward pass)
     min_replicas: int = 1                    # a production service keeps serving while one replica is down
+    users: int | None = None                 # concurrent users said, when `concurrency` is their requests in flight
 
     @classmethod
-    def from_slots(cls, slots: dict[str, Any], context: int, in_flight: bool = True) -> "Targets":
+    def from_slots(cls, slots: dict[str, Any], context: int, in_flight: bool = True,
+                   generative: bool = True) -> "Targets":
         """The targets of the slots. A sequence holds its prompt and output in the KV cache (the share-weighted
         mean for a mix), not the whole window (see kv_context): with request sizes stated, and, `in_flight`, for
         the chat request assumed (1,024 + 256 tokens) when no context is stated either, as the own-cards verdict
         and the speed model already take it (100 users of Llama-2-13b had been sized at 36 full 4,096-token
-        windows a replica: 6 H100s where 2 hold them). A stated context is sized whole: '5 users at 128k'."""
+        windows a replica: 6 H100s where 2 hold them). A stated context is sized whole: '5 users at 128k'.
+        Concurrent users said as people (`concurrency_users`) of a `generative` model are their requests in flight,
+        by Little's law (load.users_in_flight): each waits for an answer at the latency targets, then reads it."""
         lat = slots.get("latency") or "normal"
         days = slots.get("deadline_days")
         # each request's output as said (a reasoning model's, when assumed: workload.serving_output); else a chat's
@@ -93,8 +98,12 @@ class Targets:
         stated = any(slots.get(k) for k in ("latency", "ttft_ms", "tpot_ms", "e2e_ms", "latency_ms"))
         request = slots.get("latency_ms") or slots.get("e2e_ms") or slots.get("ttft_ms") or ENCODER_LATENCY_MS[lat]
         load = serving_load(slots)
-        return cls(request_ms=request, deadline_h=days * 24 if days else None, concurrency=slots.get("concurrency"),
-                   qps=load.amount if load else None, min_replicas=load.min_replicas if load else 1,
+        users = concurrency = slots.get("concurrency")
+        if users and slots.get("concurrency_users") and generative:
+            concurrency = users_in_flight(users, (ttft + out_len * tpot) / 1000, out_len)
+        return cls(request_ms=request, deadline_h=days * 24 if days else None, concurrency=concurrency,
+                   users=users if concurrency != users else None,
+                   qps=load.amount if load else None, min_replicas=min_replicas(slots),
                    input_len=in_len, output_len=out_len, tpot_ms=tpot,
                    ttft_ms=ttft, latency_stated=stated, window=context,
                    kv_tokens=in_len + out_len if (buckets or (in_flight and not slots.get("seq_len")))
@@ -404,6 +413,11 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link, sizer.speed_memo)
     if speed is None:
         return _sized_by_memory(sized, sizer, n, k, max_c, t)
+    if speed.tpot_ms > t.tpot_ms and speed.concurrency <= 1:
+        # no batch meets the time per token (a whole answer of 2,000 tokens in 3 s): the nearest plan batches at
+        # 1.5x the single sequence's time, not hundreds of replicas of one sequence each; it misses, and says so
+        speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, speed.tpot_ms * UNREACHABLE_TPOT, link,
+                                   sizer.speed_memo) or speed
     if speed.concurrency != w.concurrency:        # the memory each GPU of the replica holds at that concurrency
         sized.estimate = _replica_estimate(sizer, n, k, speed.concurrency, t)
         over = sized.estimate.per_gpu_gib - usable
@@ -477,7 +491,11 @@ def size_encoder(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
 def _sized_by_memory(sized: Sized, sizer: Sizer, n: int, k: int, max_c: int, t: Targets) -> Sized:
     """A card whose bandwidth or throughput is not on file has no speed: its replicas still hold the whole load,
     each as many sequences as its memory holds, so that a card without figures is never the cheap pick because it
-    was sized for a handful of users (GH200 for '50 users' had been sized at 4 sequences)."""
+    was sized for a handful of users (GH200 for '50 users' had been sized at 4 sequences). With a latency stated it
+    cannot be said to meet it ('untimed'): a card without figures was the pick for '2,000 tokens in 3 s' because
+    every timed card missed."""
+    if t.latency_stated:
+        sized.breaks.append("untimed")
     load = t.load_sequences()
     if not load or load <= sizer.w.concurrency:
         return sized

@@ -53,6 +53,12 @@ class Slots(BaseModel):
     budget_period: Literal["hour", "day", "month", "year", "total"] | None = None
     duration: Literal["short", "long"] | None = None
     concurrency: int | None = None
+    # the concurrency said as people ('200 concurrent users', '50 人同时在线'), who read between answers: fewer requests
+    # in flight (Little's law, bot/plan/load.py); None: requests in flight as said ('50 并发', '30 concurrent requests')
+    concurrency_users: bool | None = None
+    # a live service: True when said ('production', '线上', '客服', 'customer-facing'), False when the user says one
+    # copy is enough ('single replica', '测试', 'demo'); None: decided by whether a load was stated (load.py)
+    production: bool | None = None
     qps: float | None = None
     # how the rate was said (bot/conversation/load_slots.py): at its peak, or as an average over a day, week or month
     # ('2 million requests per day'), which the planner raises by the peak factor; and the count as said
@@ -164,6 +170,7 @@ class Load(BaseModel):
     peak_factor: float = 1.0           # busy hours over the average (1: the rate was said as the one to sustain)
     basis: Literal["peak", "average", "rate"] = "rate"
     fanout: int | None = None          # (query, document) pairs scored per query: the rate counts pairs
+    pair_tokens: int | None = None     # tokens each pair (or text of a batch) runs through the encoder, as said
     input_tokens: int | None = None    # each request's prompt, as said
     output_tokens: int | None = None   # each request's generated tokens, as said
     min_replicas: int = 1              # a production service keeps serving while one replica fails or updates

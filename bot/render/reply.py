@@ -146,6 +146,11 @@ def _fix(x: dict[str, Any], reply: dict[str, Any], t: Templates, lang: str) -> s
             t.say("infeasible.fix.deadline", lang, days=days)
     if x["target"] == "budget":
         return t.say("infeasible.fix.budget", lang, spend=f"{_num(x['plan'] or 0)} {x['unit']}")
+    if x["target"] == "e2e" and x.get("parts"):       # the output that fits the budget at this plan's speed
+        p = x["parts"]
+        fits = max(0, int((x["asked"] - p["ttft_ms"]) / p["tpot_ms"]))
+        return t.say("infeasible.fix.e2e", lang, tokens=f"{fits:,}", out=f"{p['output_tokens']:,}",
+                     budget=_num(x["plan"] or 0))
     key = f"infeasible.fix.{x['target']}"
     return t.say(key, lang) if key in t.table else t.say("infeasible.fix.latency", lang)
 
@@ -177,6 +182,10 @@ def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
         verdict = t.say("target.meets_plain" if x["met"] else "target.misses_plain", lang)
     else:
         plan = f"{_num(x['plan'])} {unit}" if x["plan"] is not None else "?"
+        if x.get("parts"):          # a whole answer: the first token + the output tokens x the time per token
+            p = x["parts"]
+            plan += t.say("target.e2e_sum", lang, ttft=_num(p["ttft_ms"]), out=f"{p['output_tokens']:,}",
+                          tpot=_num(p["tpot_ms"]))
         by = f"{_num(abs(x['by']))} {unit}" if x.get("by") is not None else "?"
         verdict = t.say("target.meets" if x["met"] else "target.misses", lang, plan=plan, by=by)
     return f"{name} - {verdict}"
