@@ -139,12 +139,11 @@ def latency_jobs(draw) -> tuple[str, str, dict]:
 
 
 def _broken(r: dict, said: dict) -> list[str]:
-    if r["status"] != "answer":
-        return [f"no answer: {r['status']}"]
-    rentals = [x for x in r["recommendations"] if x.get("label") != "yours"]
-    if not rentals:
-        return ["no plan offered"]
-    pick, out = rentals[0], []
+    """What the answer drops of the stated load and latency (empty: nothing)."""
+    pick = next((x for x in r["recommendations"] if x.get("label") != "yours"), None)
+    if r["status"] != "answer" or pick is None:
+        return [f"no plan: {r['status']}"]
+    out: list[str] = []
     targets = {x["target"]: x for x in r["targets"]}
     head = "\n".join(r["text"].split("\n")[:4])
     # the load: judged, carried or said missed, in the first lines
