@@ -58,11 +58,25 @@ def _ask(q: str) -> dict:
     ("serve llama 3 8b in production for our app", {"production": True}),
     ("serve llama 3 8b at 5 qps, just a demo, a single replica is fine", {"production": False}),
     ("部署 qwen2.5-7b 测试用，每秒 2 个请求", {"production": False}),
+    # s3-09: the output with an aside before its number, and the peak factor said
+    ("我们要上线DeepSeek-R1-Distill-Qwen-32B的推理服务，每天大概20万次请求，平均输入800 token，输出（含思考）大概3000 token，"
+     "高峰大约是平均的3倍。阿里云上要多少卡？", {"output_tokens": 3000, "request_tokens": 800, "peak_factor": 3.0}),
+    ("serve llama 3 8b, 1M requests a day, peak is ~2.5x the average", {"peak_factor": 2.5}),
+    ("serve llama 3 8b, 1M requests a day, output (incl. reasoning) ~2000 tokens", {"output_tokens": 2000}),
+    ("realtime transcription, 300 concurrent audio streams, want latency under ~1s", {"latency_ms": 1000}),
 ])
+
 def test_load_and_latency_phrasings_are_read(q, want):
     slots = _slots(q)
     for k, v in want.items():
         assert slots.get(k) == v, (k, slots.get(k), q)
+
+
+def test_a_peak_factor_said_sizes_the_peak():
+    r = _ask("serve llama 3 8b, 1,000,000 requests a day, peak is 5x the average, on AWS")
+    rate = next(x for x in r["targets"] if x["target"] == "rate_peak")
+    assert abs(rate["asked"] - 1e6 / 86400 * 5) < 0.1, rate
+    assert "the 5x busy-hour peak you gave" in r["details"]
 
 
 @pytest.mark.parametrize("q", ["3 out of 5 users like it, 200 tokens in the prompt", "within 3 days on 8 gpus"])

@@ -38,6 +38,15 @@ ONE_COPY = re.compile(r"(?<![a-z])(?:(?:a |one |1 )?single (?:replica|instance|c
                       r"单副本|一个副本|不需要高可用|不用高可用|不要求高可用|测试用|测试环境|做测试|演示|demo|原型|试验|实验用")
 
 
+# the busy hours over the average, said ('高峰大约是平均的3倍', 'peak is ~3x the average', 'peaks at 2.5x average'):
+# the factor a daily or monthly count is raised by, instead of the planner's assumed one
+PEAK_FACTOR = re.compile(r"(?:高峰|峰值)[^，。；,.;\d]{0,8}?(?:是|为)?\s*(?:平均|均值|日均)(?:值)?的?\s*(?:约|大约|大概)?\s*"
+                         r"(\d+(?:\.\d+)?)\s*倍|"
+                         r"(?<![a-z])peak(?:s|ing)?\s*(?:is|are|at|of|=|~|around|about|roughly)?\s*(?:~|about|around|roughly)?\s*"
+                         r"(\d+(?:\.\d+)?)\s*(?:x|×|times)\s*(?:the\s+)?(?:average|avg|mean)")
+MAX_PEAK_FACTOR = 50
+
+
 class LoadReader:
     """Mixin of Parser: needs self.quantities (a QuantityGrammar) and self._blank."""
 
@@ -47,6 +56,10 @@ class LoadReader:
         """The load of a service: its rate, each request's lengths and fan-out. Nothing in a training question."""
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
+        m = PEAK_FACTOR.search(t)
+        if m and 1 <= float(m.group(1) or m.group(2)) <= MAX_PEAK_FACTOR:
+            slots["peak_factor"] = float(m.group(1) or m.group(2))
+            t = self._blank(t, m.span())
         if ONE_COPY.search(t):
             slots["production"] = False
         elif PRODUCTION.search(t):

@@ -110,7 +110,8 @@ class NumberPatterns:
         ]
         # latency targets with a number: time to first token, time per output token, a whole response
         ms = r"(\d+(?:\.\d+)?)\s*(ms|milliseconds?|毫秒|s|secs?|seconds?|秒)(?![a-z])"
-        under = r"(?:under|below|<=?|≤|less than|within|at most|of|is|为|是|在|不超过|小于|低于|控制在|:|=|~)?\s*"
+        under = (r"(?:under|below|<=?|≤|less than|within|at most|of|is|为|是|在|不超过|小于|低于|控制在|:|=|~)?\s*"
+                 r"(?:(?:~|≈|about|around|roughly|approximately|约|大约|大概)\s*)?")
         self.rx_ttft = re.compile(rf"(?:ttft|time to first token|first[- ]token(?: latency)?|首\s*token(?:\s*延迟|\s*时间)?|"
                                   rf"首字(?:延迟|时间)?|首包(?:延迟|时间)?)\s*(?:p\d+\s*)?{under}{ms}")
         self.rx_tpot = re.compile(rf"(?<![*×] )(?<![*×])(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"

@@ -114,7 +114,8 @@ class QuantityGrammar:
                   r"(?:有|约|是|:)?\s*)?"
                   rf"(?:(?P<peak>{_either(v['peak'])})\s*(?:of|is|at|是|为|:)?\s*)?"
                   rf"(?:(?P<each_pre>{_either(v['each_before'])})\s*)?"
-                  rf"(?:(?P<role_pre>{_either(self.role_of)})\s*)?"
+                  # '输出（含思考）大概3000 token', 'output (incl. reasoning) ~3000 tokens': a short aside may follow
+                  rf"(?:(?P<role_pre>{_either(self.role_of)})\s*(?:[（(][^（()）]{{1,16}}[)）]\s*)?)?"
                   rf"(?:(?P<avg>{_either(v['average'])})\s*)?"
                   r"(?P<length>(?:(?<![a-z])(?:length|len)(?![a-z])|长度)\s*(?:of|is|are|=|:|为|是|在)?\s*)?"
                   rf"{linking}?(?P<hedge_pre>{hedge_pre}+)?")

@@ -25,8 +25,9 @@ class JobStage:
         stated amount of work timed and costed (critic.py: targets-stated, work-timed-and-costed)."""
         first = advice.recommendations[0] if advice.recommendations else None
         serving = job.w.method == "inference" and not job.targets.items
-        advice.targets = stated_targets(job.slots, first, serving, encoder=serving and not generates(job.model),
-                                        output_len=job.targets.output_len)
+        # a request-level latency for what is not a language model's stream of tokens (an encoder, speech, images)
+        whole = serving and (not generates(job.model) or job.w.kind not in ("llm", "multimodal"))
+        advice.targets = stated_targets(job.slots, first, serving, encoder=whole, output_len=job.targets.output_len)
         missed = [t for t in advice.targets if t["met"] is False]
         if advice.targets:
             said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)

@@ -39,12 +39,12 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
         return None
     said = slots.get("load") or {}
     basis = slots.get("qps_basis") or "rate"
-    factor = PEAK_FACTOR if basis == "average" else 1.0
+    factor = (slots.get("peak_factor") or PEAK_FACTOR) if basis == "average" else 1.0
     fanout = slots.get("fanout")
     unit = said.get("unit") if said.get("unit") in UNITS else "requests"
     return Load(amount=qps * factor * (fanout or 1), unit="documents" if fanout else unit, count=said.get("count"),
                 period=said.get("period") or "second", average_per_s=qps if basis == "average" else None,
-                peak_factor=factor, basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
+                peak_factor=factor, peak_factor_said=bool(slots.get("peak_factor")) and basis == "average", basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
                 pair_tokens=(slots.get("seq_len") or slots.get("request_tokens")) if fanout else None,
                 output_tokens=slots.get("output_tokens"),
                 min_replicas=min_replicas(slots))
@@ -86,7 +86,7 @@ def load_notes(load: Load | None) -> list[tuple[str, dict[str, Any]]]:
     production service are said by the planner, workload.py, for every load)."""
     if load is None or load.basis != "average":
         return []
-    return [("assume.peak_load", {"factor": f"{load.peak_factor:g}", "average": _rate(load.average_per_s),
+    return [("assume.peak_load_said" if load.peak_factor_said else "assume.peak_load", {"factor": f"{load.peak_factor:g}", "average": _rate(load.average_per_s),
                                   "peak": _rate(load.amount / (load.fanout or 1))})]
 
 

@@ -56,6 +56,7 @@ class Slots(BaseModel):
     # the concurrency said as people ('200 concurrent users', '50 人同时在线'), who read between answers: fewer requests
     # in flight (Little's law, bot/plan/load.py); None: requests in flight as said ('50 并发', '30 concurrent requests')
     concurrency_users: bool | None = None
+    peak_factor: float | None = None          # the busy hours over the average, said ('高峰是平均的3倍')
     # a live service: True when said ('production', '线上', '客服', 'customer-facing'), False when the user says one
     # copy is enough ('single replica', '测试', 'demo'); None: decided by whether a load was stated (load.py)
     production: bool | None = None
@@ -168,6 +169,7 @@ class Load(BaseModel):
     period: Literal["second", "minute", "hour", "day", "week", "month"] = "second"
     average_per_s: float | None = None     # the count spread evenly over its period
     peak_factor: float = 1.0           # busy hours over the average (1: the rate was said as the one to sustain)
+    peak_factor_said: bool = False     # the factor is the user's ('高峰是平均的3倍'), not the assumed one
     basis: Literal["peak", "average", "rate"] = "rate"
     fanout: int | None = None          # (query, document) pairs scored per query: the rate counts pairs
     pair_tokens: int | None = None     # tokens each pair (or text of a batch) runs through the encoder, as said
