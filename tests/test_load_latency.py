@@ -213,6 +213,32 @@ def test_generated_serving_jobs_keep_their_load_and_latency(job):
 
 
 # ----- set3 and set2 rows ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("q, unit, load, tokens", [
+    ("bge-m3 embedding service, 50 requests/s, each request embeds 32 texts of 256 tokens", "texts/s", 1600, 256),
+    ("部署 bge-m3 向量化服务，每秒 20 个请求，每批 32 条，每条 200 token", "texts/s", 640, 200),
+    ("serve bge-reranker-v2-m3 at 10 qps, each query reranks 20 passages of 300 tokens", "pairs/s", 200, 300),
+])
+def test_an_encoder_fan_out_is_its_load(q, unit, load, tokens):
+    """Texts per request (an embedder) and documents per query (a reranker) multiply the rate, and the tokens a
+    second through the model are shown as the multiplication."""
+    r = _ask(q)
+    cap = r["recommendations"][0]["capacity"]
+    assert cap["unit"] == unit and cap["load"] == load and cap["enough"], r["text"]
+    assert f"{load * tokens:,}" in r["text"], r["text"]
+
+
+@pytest.mark.parametrize("q, prompt", [
+    ("serve llama 3 8b for RAG, 10 qps, each query retrieves 5 chunks of 500 tokens", 2500),
+    ("RAG 服务，qwen2.5-7b，每秒 10 个请求，每个请求检索 5 个文档片段，每段 500 token", 2500),
+])
+def test_rag_documents_go_into_the_prompt(q, prompt):
+    """A generating model's documents per query are its prompt (one request of 5 x 500 tokens), not 5 requests."""
+    r = _ask(q)
+    rate = next(x for x in r["targets"] if x["target"] == "rate")
+    assert rate["asked"] == 10, r["targets"]
+    assert f"{prompt:,}" in r["text"] and ("5 x 500" in r["details"] or "5 × 500" in r["details"]), r["details"]
+
+
 def test_s3_38_the_answer_budget_is_checked():
     """'~2M requests/day, 1k tokens in / 250 out, p50 e2e latency budget ~3s': was 2 x H100 NVL at 90 ms a token
     (250 tokens: 22 s), the budget unread. Now 250 tokens x the plan's time per token + its first token, under 3 s."""
@@ -232,7 +258,7 @@ def test_s3_35_a_reranker_query_is_its_candidates():
              "p99要在300ms以内，用什么卡几张")
     cap = r["recommendations"][0]["capacity"]
     assert cap["unit"] == "pairs/s" and cap["load"] == 2000 and cap["enough"], r["text"]
-    assert "每个查询 100 篇文档 = 每秒 2,000 个（查询，文档）对 × 每对 300 token = 每秒 600,000 个 token" in r["text"]
+    assert "每个查询 100 篇文档 = 每秒 2,000 个（查询，文档）对 × 每条 300 token = 每秒 600,000 个 token" in r["text"]
     lat = next(x for x in r["targets"] if x["target"] == "latency")
     assert lat["met"] and lat["asked"] == 300, r["targets"]
     assert r["recommendations"][0]["replicas"] >= 2

@@ -21,7 +21,9 @@ MAX_RATE_PER_S = 1e7           # beyond any single service (the slot's own bound
 MAX_REQUEST_TOKENS = 10_000_000
 MAX_FANOUT = 100_000
 # 'each query reranks 20 passages': a verb between the query said per and its documents
-PER_QUERY = re.compile(r"(?:(?<![a-z])(?:each|every|per|a)\s+(?:query|request|search|question)(?![a-z])[^.,;:!?]{0,25}"
+PER_QUERY = re.compile(r"(?:(?<![a-z])(?:each|every|per|a)\s+(?:query|request|search|question|call)(?![a-z])[^.,;:!?]{0,25}"
+                       r"|(?<![a-z])(?:batch(?:es)?|requests?) of\s*(?:~|about|up to)?\s*"
+                       r"|每批\s*(?:约|大概)?\s*"
                        r"|每(?:个|次|条)?\s*(?:查询|请求|问题|检索|query|request|search)[^，。；,.;]{0,8})$")
 
 
@@ -70,12 +72,15 @@ class LoadReader:
         if steps is not None and not steps.negative and 1 <= steps.value <= 1000:
             slots["sampling_steps"] = int(steps.value)    # 'SDXL (1024x1024, 30 steps)': denoising steps per image
             taken.append(steps)
-        if slots.get("_batch"):        # a batch job's items and sizes are batch_slots.py's
-            return self._blank_taken(t, taken)
+        if slots.get("_batch") and not any(q.rate and q.unit == "requests" for q in qs):
+            return self._blank_taken(t, taken)    # a batch job's items and sizes are batch_slots.py's (a request
+            # rate beside texts is a service: 'each request embeds 32 texts' is its fan-out)
         taken += [q for q in (self._load_rate(qs, slots), self._fanout(qs, slots, t)) if q is not None]
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
         said_tokens = "token" in t or "词元" in t
         taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
+        if slots.get("fanout") and not slots.get("request_tokens") and slots.get("item_input_tokens"):
+            slots["request_tokens"] = slots.pop("item_input_tokens")     # '32 texts of 256 tokens': each text's
         speed = self._user_speed(qs, slots)
         if speed is not None:
             taken.append(speed)
@@ -114,12 +119,17 @@ class LoadReader:
     @staticmethod
     def _fanout(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:
         """'50 documents per query', 'each query reranks 20 passages', '每个查询重排 20 篇文档': every query scores that
-        many (query, document) pairs."""
-        q = next((q for q in qs if q.unit == "documents" and not q.rate
-                  and (q.each or PER_QUERY.search(t[max(0, q.span[0] - 40):q.span[0]]))), None)
+        many (query, document) pairs; 'each request embeds 32 texts', 'batches of 64 sentences', '每批 32 条': an
+        embedder's texts per request. A generating model's documents per query go into its prompt (RAG:
+        plan/load.with_retrieved_prompt)."""
+        q = next((q for q in qs if q.unit in ("documents", "samples") and not q.rate
+                  and ((q.each and q.unit == "documents") or q.each in ("query", "request")
+                       or PER_QUERY.search(t[max(0, q.span[0] - 40):q.span[0]]))), None)
         if q is None or q.negative or not 1 <= q.value <= MAX_FANOUT:
             return None
         slots["fanout"] = int(q.value)
+        if q.unit == "samples":
+            slots["fanout_unit"] = "texts"        # 'each request embeds 32 texts': an embedder's batch
         return q
 
     @staticmethod

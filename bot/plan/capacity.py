@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 # the units a capacity is said in; each has a template `capacity.unit.<unit>` in both languages
-UNITS = ("streams", "sequences", "requests/s", "pairs/s", "images/s", "x real time", "frames/s")
+UNITS = ("streams", "sequences", "requests/s", "pairs/s", "texts/s", "images/s", "x real time", "frames/s")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ def _round(x: float) -> float:
     return round(x, 1) if x >= 10 else round(x, 3)
 
 
-def of_sized(s: Any, t: Any, kind: str, encoder: bool, fanout: int | None = None) -> Capacity | None:
+def of_sized(s: Any, t: Any, kind: str, encoder: bool, fanout: int | None = None,
+             fanout_unit: str | None = None) -> Capacity | None:
     """The capacity of a sized serving plan (plans.Sized) at its targets (plans.Targets), or None when no load was
     stated or the plan has no speed to carry one with. A kind sized by its own speed model carries its
     capacity already (`s.capacity`)."""
@@ -63,7 +64,8 @@ def of_sized(s: Any, t: Any, kind: str, encoder: bool, fanout: int | None = None
         rate = t.encoder_rate()
         if not rate or not s.items_per_s:
             return None
-        return Capacity("pairs/s" if fanout else "requests/s", rate, s.items_per_s, replicas, s.gpus_total)
+        unit = ("texts/s" if fanout_unit == "texts" else "pairs/s") if fanout else "requests/s"
+        return Capacity(unit, rate, s.items_per_s, replicas, s.gpus_total)
     if kind not in ("llm", "multimodal"):
         return None
     if t.qps and s.items_per_s and not t.concurrency:

@@ -29,7 +29,7 @@ MIN_THINK_S = 5.0
 # a few people said alone ('for 4 users', '给 5 个人用') are a team trying a model, not a live service by that
 # alone: under this many, a concurrency does not make a service production (a rate, a peak or the words do)
 TEAM_USERS = 10
-UNITS = ("requests", "images", "documents", "audio_hours", "samples", "prompts")
+UNITS = ("requests", "images", "documents", "texts", "audio_hours", "samples", "prompts")
 
 
 def serving_load(slots: dict[str, Any]) -> Load | None:
@@ -42,7 +42,8 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
     factor = (slots.get("peak_factor") or PEAK_FACTOR) if basis == "average" else 1.0
     fanout = slots.get("fanout")
     unit = said.get("unit") if said.get("unit") in UNITS else "requests"
-    return Load(amount=qps * factor * (fanout or 1), unit="documents" if fanout else unit, count=said.get("count"),
+    unit = (slots.get("fanout_unit") or "documents") if fanout else unit
+    return Load(amount=qps * factor * (fanout or 1), unit=unit, count=said.get("count"),
                 period=said.get("period") or "second", average_per_s=qps if basis == "average" else None,
                 peak_factor=factor, peak_factor_said=bool(slots.get("peak_factor")) and basis == "average", basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
                 pair_tokens=(slots.get("seq_len") or slots.get("request_tokens")) if fanout else None,
@@ -104,3 +105,18 @@ def with_reasoning_output(slots: dict[str, Any], model: Model | None) -> tuple[d
     tokens = model.reasoning_output_tokens
     return {**slots, "output_tokens": tokens}, [("assume.reasoning_output", {"model": model.name,
                                                                              "tokens": f"{tokens:,}"})]
+
+
+def with_retrieved_prompt(slots: dict[str, Any], model: Model | None) -> tuple[dict[str, Any], list]:
+    """Documents per query for a model that generates (RAG: 'each query retrieves 5 chunks of 500 tokens') go into
+    its prompt: one request of chunks x tokens each, not a request per chunk (a reranker or an embedder scores each
+    pair: the fan-out stays a rate of pairs). Said back as the multiplication."""
+    fanout = slots.get("fanout")
+    if not fanout or (model is not None and model.kind not in ("llm", "multimodal")):
+        return slots, []
+    chunk = slots.get("request_tokens") or slots.get("seq_len")
+    if not chunk:
+        return {**slots, "fanout": None}, [("assume.rag_chunks", {"chunks": fanout})]
+    prompt = fanout * chunk
+    return ({**slots, "fanout": None, "request_tokens": prompt, "seq_len": None},
+            [("assume.rag_prompt", {"chunks": fanout, "tokens": f"{chunk:,}", "prompt": f"{prompt:,}"})])

@@ -75,7 +75,8 @@ class Ranker:
                    breaks=list(s.breaks), sized=s, link=link_of(self.kb, f),
                    headroom=round(100 * (1 - est.per_gpu_gib / f.gpu_memory_gib), 1))
         if w.method == "inference" and not sizing[0].items:
-            row["capacity"] = capacity.of_sized(s, sizing[0], w.kind, not generates(sizer.model), slots.get("fanout"))
+            row["capacity"] = capacity.of_sized(s, sizing[0], w.kind, not generates(sizer.model), slots.get("fanout"),
+                                                slots.get("fanout_unit"))
         split = sizer.micro.get((f.gpu_memory_gib, f.gpu_count)) if n == 1 else None
         if split:      # one card at a smaller micro-batch (candidates.Sizer._micro_batch_plan)
             mb, acc = split

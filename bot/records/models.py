@@ -65,7 +65,8 @@ class Slots(BaseModel):
     # ('2 million requests per day'), which the planner raises by the peak factor; and the count as said
     qps_basis: Literal["peak", "average"] | None = None
     load: dict[str, Any] | None = None       # {count, unit, period}: '2,000,000 requests a day'
-    fanout: int | None = None                # a reranker's documents scored per query
+    fanout: int | None = None                # a reranker's documents scored per query (an embedder's texts)
+    fanout_unit: Literal["documents", "texts"] | None = None   # texts: an embedder's texts per request
     audio_rate: float | None = None          # hours of audio per hour to keep up with: the x real time needed
     output_tokens: int | None = None         # serving: tokens generated per request ('300 output tokens')
     latency: Literal["low", "normal"] | None = None

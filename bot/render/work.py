@@ -72,11 +72,14 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
     else:
         text = t.say("work.load.rate", lang, rate=_per_s(per_query), unit=unit)
     if load.get("fanout"):
-        text += t.say("work.load.fanout", lang, fanout=load["fanout"], pairs=_per_s(load["amount"]))
+        key = "work.load.fanout_texts" if load["unit"] == "texts" else "work.load.fanout"
+        text += t.say(key, lang, fanout=load["fanout"], pairs=_per_s(load["amount"]))
         if load.get("pair_tokens"):     # the tokens the encoder runs a second: the real load
             text += t.say("work.load.fanout_tokens", lang, tokens=f"{load['pair_tokens']:,}",
                           rate=_per_s(load["amount"] * load["pair_tokens"]))
-    sizes = {k: f"{load[k]:,}" for k in ("input_tokens", "output_tokens") if load.get(k)}
+    # a fan-out's tokens are each document's or text's, said above with it
+    sizes = {k: f"{load[k]:,}" for k in ("input_tokens", "output_tokens")
+             if load.get(k) and not (k == "input_tokens" and load.get("pair_tokens"))}
     if sizes:
         key = "work.load.lengths" if len(sizes) == 2 else f"work.load.{next(iter(sizes)).split('_')[0]}"
         text += t.say(key, lang, input=sizes.get("input_tokens"), output=sizes.get("output_tokens"))
