@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.conversation.quantities import Quantity, QuantityGrammar
+from bot.conversation.quantities import Quantity, QuantityGrammar, either_words
 
 RATE_UNITS = ("requests", "images", "documents", "samples", "prompts", "audio_hours")
 AVERAGE_PERIODS = ("day", "week", "month")
@@ -25,19 +25,6 @@ PER_QUERY = re.compile(r"(?:(?<![a-z])(?:each|every|per|a)\s+(?:query|request|se
                        r"|(?<![a-z])(?:batch(?:es)?|requests?) of\s*(?:~|about|up to)?\s*"
                        r"|每批\s*(?:约|大概)?\s*"
                        r"|每(?:个|次|条)?\s*(?:查询|请求|问题|检索|query|request|search)[^，。；,.;]{0,8})$")
-
-
-# a live service said in words ('in production', 'customer-facing', '线上服务', '客服机器人', 'call center'), and a
-# user who says one copy is enough ('single replica', 'no HA needed', '测试用', 'just a demo'): the planner's minimum
-# replicas (bot/plan/load.py min_replicas)
-PRODUCTION = re.compile(r"(?<![a-z])(?:production|prod|go[- ]live|going live|live service|customer[- ]facing|"
-                        r"user[- ]facing|public[- ]facing|call[- ]?cent(?:er|re)|customer (?:support|service)|"
-                        r"support (?:bot|chatbot)|(?:24/7|24x7)|sla)(?![a-z])|线上|生产环境|生产|上线|客服|呼叫中心|对外服务|"
-                        r"面向用户|7\s*[x×*]\s*24")
-ONE_COPY = re.compile(r"(?<![a-z])(?:(?:a |one |1 )?single (?:replica|instance|copy|gpu|card)s? (?:is )?(?:enough|fine|ok)|"
-                      r"one replica|1 replica|no (?:ha|redundancy|failover)|(?:ha|redundancy) (?:is )?not needed|"
-                      r"(?:just |only )?(?:a |for )?(?:demo|poc|prototype|testing|experiment)s?|dev(?:elopment)? only)(?![a-z])|"
-                      r"单副本|一个副本|不需要高可用|不用高可用|不要求高可用|测试用|测试环境|做测试|演示|demo|原型|试验|实验用")
 
 
 # the busy hours over the average, said ('高峰大约是平均的3倍', 'peak is ~3x the average', 'peaks at 2.5x average'):
@@ -54,6 +41,13 @@ class LoadReader:
 
     quantities: QuantityGrammar
 
+    def _compile_service_cues(self, cues: dict[str, list[str]]) -> None:
+        """A live service said in words ('in production', 'customer-facing', '线上服务', '客服机器人'), and a user who
+        says one copy is enough ('single replica', 'no HA', '测试用', 'just a demo'): the planner's minimum replicas
+        (bot/plan/load.py min_replicas). Words: rules/lexicon.yaml `service_cues`."""
+        self.rx_production = re.compile(either_words(cues["production"]))
+        self.rx_one_copy = re.compile(either_words(cues["one_copy"]))
+
     def _serving_load(self, t: str, slots: dict[str, Any]) -> str:
         """The load of a service: its rate, each request's lengths and fan-out. Nothing in a training question."""
         if slots.get("dataset_items") or self.rx_train_words.search(t):
@@ -62,9 +56,9 @@ class LoadReader:
         if m and 1 <= float(m.group(1) or m.group(2)) <= MAX_PEAK_FACTOR:
             slots["peak_factor"] = float(m.group(1) or m.group(2))
             t = self._blank(t, m.span())
-        if ONE_COPY.search(t):
+        if self.rx_one_copy.search(t):
             slots["production"] = False
-        elif PRODUCTION.search(t):
+        elif self.rx_production.search(t):
             slots["production"] = True
         qs = self.quantities.find(t)
         taken = []

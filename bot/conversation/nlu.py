@@ -63,6 +63,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self._compile_datasets()
         self.quantities = QuantityGrammar(lx["quantities"], self.words)
         self._compile_work(lx["quantities"])
+        self._compile_service_cues(lx["service_cues"])
 
     # ----- tables built once ------------------------------------------------------------------------------------
     def _compile_cues(self) -> None:

@@ -78,6 +78,11 @@ def _is_word(w: str) -> bool:
     return w.isascii() and w[:1].isalpha()
 
 
+def either_words(words: Iterable[str]) -> str:
+    """A pattern for words of either language: English ones on word boundaries, Chinese ones (or symbols) anywhere."""
+    return _either(words)
+
+
 def _either(words: Iterable[str]) -> str:
     """Words of either language: an English one on word boundaries, a Chinese one (or a symbol) anywhere."""
     ws = [str(w).lower() for w in words]
