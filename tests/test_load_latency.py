@@ -212,6 +212,68 @@ def test_generated_serving_jobs_keep_their_load_and_latency(job):
     assert not _broken(r, said), (q, _broken(r, said), r["text"])
 
 
+@st.composite
+def fan_out_jobs(draw) -> tuple[str, str, dict]:
+    """(question, language, what was stated) for a service whose requests fan out: a reranker's documents per query,
+    an embedder's texts per request, a RAG model's retrieved chunks; rates per second, minute or day; a p99."""
+    lang = draw(st.sampled_from(["en", "zh"]))
+    kind = draw(st.sampled_from(["rerank", "embed", "rag"]))
+    fan = draw(st.sampled_from([5, 20, 100]))
+    tokens = draw(st.sampled_from([128, 300, 512]))
+    qps = draw(st.sampled_from([2, 20, 200]))
+    per = draw(st.sampled_from(["second", "minute", "day"]))
+    ms = draw(st.sampled_from([None, 100, 300, 2000]))
+    count = {"second": qps, "minute": qps * 60, "day": qps * 86400}[per]
+    en_rate = {"second": f"{count} queries per second", "minute": f"{count:,} queries per minute",
+               "day": f"{count:,} queries a day"}[per]
+    zh_rate = {"second": f"每秒 {count} 个查询", "minute": f"每分钟 {count} 个查询", "day": f"每天 {count} 次查询"}[per]
+    en, zh = {
+        "rerank": (f"serve bge-reranker-v2-m3, {en_rate}, each query reranks {fan} passages of {tokens} tokens",
+                   f"部署 bge-reranker-v2-m3，{zh_rate}，每个查询重排 {fan} 篇文档，每篇 {tokens} token"),
+        "embed": (f"serve bge-m3 embeddings, {en_rate}, each request embeds {fan} texts of {tokens} tokens",
+                  f"部署 bge-m3 向量服务，{zh_rate}，每批 {fan} 条，每条 {tokens} token"),
+        "rag": (f"serve qwen2.5-7b for RAG, {en_rate}, each query retrieves {fan} chunks of {tokens} tokens",
+                f"RAG 服务，qwen2.5-7b，{zh_rate}，每个请求检索 {fan} 个文档片段，每段 {tokens} token"),
+    }[kind]
+    if ms:
+        en, zh = en + f", p99 under {ms} ms", zh + f"，p99 要在 {ms}ms 以内"
+    return (en if lang == "en" else zh), lang, {"kind": kind, "fan": fan, "tokens": tokens, "ms": ms,
+                                                  "peak_qps": qps * (3 if per == "day" else 1)}
+
+
+@given(job=fan_out_jobs())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+def test_generated_fan_out_jobs_carry_their_real_load(job):
+    """An encoder's fleet is sized for queries x documents (or texts), shown as the multiplication with its tokens; a
+    RAG model's for queries of chunks x tokens of prompt; the p99 judged; two replicas for the production load."""
+    q, lang, said = job
+    r = _ask(q)
+    assert r["lang"] == lang and r["status"] == "answer", r["text"]
+    pick = next(x for x in r["recommendations"] if x.get("label") != "yours")
+    cap = pick["capacity"]
+    problems = unjudged_serving_targets(r["slots"], r["targets"])
+    if said["kind"] == "rag":
+        prompt = said["fan"] * said["tokens"]
+        if prompt <= 4096:
+            problems += [] if f"{prompt:,}" in r["text"] else [f"the {prompt:,}-token prompt is not shown"]
+        if cap and abs(cap["load"] - said["peak_qps"]) > 0.01 * said["peak_qps"] and cap["unit"] != "sequences":
+            problems.append(f"sized for {cap['load']} {cap['unit']}, {said['peak_qps']} queries/s said")
+    else:
+        load = said["peak_qps"] * said["fan"]
+        if not cap or abs(cap["load"] - load) > 0.01 * load:
+            problems.append(f"capacity {cap} for {load} pairs or texts a second")
+        elif not cap["enough"] and not any(x["met"] is False for x in r["targets"]):
+            problems.append("short of the load, said met")
+        shown = f"{round(load * said['tokens']):,}"
+        if shown not in r["text"]:
+            problems.append(f"{shown} tokens/s not shown")
+    if said["ms"] and not any(x["target"] in ("latency", "ttft", "e2e") for x in r["targets"]):
+        problems.append("the p99 is not judged")
+    if (pick.get("replicas") or 1) < MIN_PRODUCTION_REPLICAS:
+        problems.append(f"{pick.get('replicas')} replica for a production load")
+    assert not problems, (q, problems, r["text"])
+
+
 # ----- set3 and set2 rows ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("q, unit, load, tokens", [
     ("bge-m3 embedding service, 50 requests/s, each request embeds 32 texts of 256 tokens", "texts/s", 1600, 256),
@@ -237,6 +299,15 @@ def test_rag_documents_go_into_the_prompt(q, prompt):
     rate = next(x for x in r["targets"] if x["target"] == "rate")
     assert rate["asked"] == 10, r["targets"]
     assert f"{prompt:,}" in r["text"] and ("5 x 500" in r["details"] or "5 × 500" in r["details"]), r["details"]
+
+
+def test_own_cards_judge_the_answer_budget():
+    """The user's own cards are judged against a whole answer's budget with their own first token and time per
+    token (it was 'not judged: no figure', the first token not kept)."""
+    r = _ask("we have 2 x A100 80GB, serve llama 3.1 8b at 10 requests per second, 300 output tokens, answer within 3 s")
+    e2e = next(x for x in r["targets"] if x["target"] == "e2e")
+    assert e2e["plan"] is not None and e2e["parts"]["output_tokens"] == 300, r["targets"]
+    assert not unjudged_serving_targets(r["slots"], r["targets"])
 
 
 def test_s3_38_the_answer_budget_is_checked():

@@ -70,6 +70,7 @@ class OwnPlan:
     request_tokens: int | None = None    # serving: tokens of the request the load is sized with
     users: int | None = None
     tpot_ms: float | None = None
+    ttft_ms: float | None = None      # the first token at that load: a whole answer's budget is judged with it
     encoder: dict[str, Any] | None = None  # an encoder served: requests/s of all the cards, batch, request ms, load
     bracket: list[dict[str, Any]] = field(default_factory=list)   # a card known by its memory: each card on file
     timed: bool = False                  # the job can be timed (training with tokens, or LLM serving)
@@ -395,7 +396,7 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
     cap = max(1, (plan.kv_tokens or 0) // max(1, plan.request_tokens or 1))
     speed = perf.replica_speed(sw, model, gpu, w.gpus, min(cap, max(1, w.concurrency)), math.inf, link)
     if speed is not None:
-        plan.tpot_ms = speed.tpot_ms
+        plan.tpot_ms, plan.ttft_ms = speed.tpot_ms, speed.ttft_ms
     load = targets.load_sequences()
     if load and plan.replicas:
         # what their replicas hold at once: the KV budget's requests each (the sequences the load means)
@@ -575,7 +576,7 @@ def own_row(plan: OwnPlan, gpu_name: str) -> dict[str, Any]:
         "job_hours_tcp": round(plan.hours_tcp, 1) if plan.hours_tcp else None, "mfu": round(plan.mfu, 3) if plan.mfu else None,
         "job_hours_rdma": round(plan.hours_rdma, 1) if plan.hours_rdma else None,
         "replica_concurrency": plan.workload.concurrency if plan.workload.method == "inference" else None,
-        "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": None, "encoder": plan.encoder,
+        "tpot_ms": round(plan.tpot_ms, 1) if plan.tpot_ms else None, "ttft_ms": round(plan.ttft_ms) if plan.ttft_ms else None, "encoder": plan.encoder,
         "changes": list(plan.changes), "fit_steps": list(plan.steps), "fewer_cards": plan.fewer,
         "kv_tokens": plan.kv_tokens, "full_sequences": plan.full_sequences, "request_tokens": plan.request_tokens,
         "users": plan.users, "user_currency": None, "price_per_hour_user": None, "user_rate_date": None,
