@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.knowledge.loader import read_yaml
+from bot.plan.load import serving_load
 from bot.knowledge.problems import did_you_mean, validation_problems
 from bot.records.errors import Problem
 
@@ -379,8 +380,12 @@ def _capacity_targets(slots: dict[str, Any], cap: dict[str, Any], load_met: bool
         return [{"target": name, "asked": slots["concurrency"], "plan": cap["total"], "unit": cap["unit"],
                  "met": met, "by": by, "sized_for": cap["load"]}]
     peak = slots.get("qps_basis") == "average"
-    return [{"target": "rate_peak" if peak else "rate", "asked": cap["load"], "plan": cap["total"],
-             "unit": cap["unit"], "met": met, "by": by, "sized_for": cap["load"]}]
+    out = {"target": "rate_peak" if peak else "rate", "asked": cap["load"], "plan": cap["total"],
+           "unit": cap["unit"], "met": met, "by": by, "sized_for": cap["load"]}
+    load = serving_load(slots)
+    if cap["unit"] == "sequences" and load is not None:
+        out["requests_per_s"] = round(load.amount, 3)     # sized as the sequences it keeps in flight: both said
+    return [out]
 
 
 def _target(name: str, asked: float, got: float | None, unit: str) -> dict[str, Any]:

@@ -170,7 +170,11 @@ def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
     x = _in_hours(x)
     unit = t.say(f"target.unit.{x['unit']}", lang) if f"target.unit.{x['unit']}" in t.table else x["unit"]
     key, load_unit = x["target"], unit
-    if key in ("users", "streams") and x.get("sized_for") is not None and (
+    if key in ("rate", "rate_peak") and x.get("requests_per_s"):
+        # '10 requests/s (about 30 requests in flight)': the rate said, and the sequences it keeps in flight
+        key, load_unit = f"{key}_as", t.say(f"capacity.unit.{x['unit']}", lang)
+        x = {**x, "asked": x["requests_per_s"]}
+    elif key in ("users", "streams") and x.get("sized_for") is not None and (
             round(x["sized_for"]) != x["asked"] or x["unit"] not in ("sequences", "streams")):
         # users are not all generating at once: the requests in flight (or a second) they mean; video streams
         # are their frames a second
