@@ -42,7 +42,7 @@ class PlanRow(BaseModel):
     job_hours: float | None = Field(None, description="wall clock of the whole job; null for always-on serving")
     job_cost: float | None = None
     monthly_cost: float | None = None
-    label: Literal["pick", "cheapest", "fastest", "yours"] | None = None
+    label: Literal["pick", "cheapest", "fastest", "yours", "single_type"] | None = None
     layout: dict[str, Any] | None = Field(None, description="the parallel layout (tp, pp, dp, ep, sharding, ...)")
     why: list[str] = Field([], description="why a plan lost (codes), for considered plans")
     ruled_out: str | None = Field(None, description="why a plan cannot serve the job at all (no_fit, a rule)")
