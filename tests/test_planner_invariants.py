@@ -328,7 +328,13 @@ def test_the_pick_is_not_called_cheapest_beside_a_cheaper_plan(core, question):
     (The questions were a 14B and a 7B for 20 users: sized by their tokens in flight, one card is both the pick
     and the cheapest there, so no cheaper plan is shown; a 70B on 2 x H100 NVL beside 4 x H100 PCIe still is.)"""
     r = core.turn(question, {})[0].model_dump()
-    assert any(x["label"] == "cheapest" for x in r["recommendations"][1:])
+    if not any(x["label"] == "cheapest" for x in r["recommendations"][1:]):
+        # 20 people are ~8 requests in flight (Little's law): one plan can be both the pick and the cheapest
+        pick = r["recommendations"][0]
+        assert all(pick["hourly_total"] <= x["hourly_total"] + 1e-6 for x in r["considered"]
+                   if x["fits"] and not x["breaks"] and x["hourly_total"] is not None and not x["ruled_out"]
+                   and not x["demoted"]), r["text"]
+        return
     assert "cheapest fitting option" not in r["text"] + r["details"] and "满足要求的最便宜选项" not in r["text"] + r["details"]
 
 
