@@ -49,7 +49,9 @@ IGNORED_SLOTS = {"topic", "gpu_memory_gib", "renting",   # internal, or not part
                  # the work and the load in the user's units (work_slots.py, load_slots.py): not labelled yet;
                  # tests/test_work.py, tests/test_load.py
                  "dataset_items_low", "sample_tokens", "packing", "generations", "generation_tokens", "train_steps",
-                 "sampling_steps", "image_size", "qps_basis", "load", "fanout", "output_tokens", "audio_rate"}
+                 "sampling_steps", "image_size", "qps_basis", "load", "fanout", "output_tokens", "audio_rate",
+                 # who the concurrency is and what kind of service (load_slots.py): tests/test_load_latency.py
+                 "concurrency_users", "production", "peak_factor", "fanout_unit"}
 TOLERANCE = 0.01
 
 
