@@ -13,7 +13,7 @@ def _rows(core, question: str) -> dict[str, dict]:
 
 def test_two_card_instance_serves_by_tensor_parallel_not_idle_cards(core):
     # in bf16: unstated, one L4 holds it in FP8 (issue 31 item 5) and the layout question does not arise
-    rows, r = _rows(core, "Qwen3-8B 部署，bf16，给 30 个人用，要便宜")
+    _, r = _rows(core, "Qwen3-8B 部署，bf16，给 30 个人用，要便宜")
     # 30 people are ~11 requests in flight (they read between answers: Little's law, load.users_in_flight), and a
     # live service keeps two replicas: two one-card L4 replicas hold them; a 2 x L4 instance, where it is a plan,
     # is never the pick with a second idle card per replica
