@@ -279,3 +279,55 @@ def test_not_enough_comes_with_priced_ways_to_fit(core, lang, b, m, t):
             assert p["spend"] is not None and p["spend"] <= v["amount"] * 1.03, p
         if p["kind"] == "tokens":
             assert p["tokens"] < p["was"] and f"{p['pct']}" in head, (p, head)
+
+
+# ----- comparisons along other axes: precisions, methods, clouds, flavors (compare_on) ------------------------------
+AXIS_PAIRS = {
+    "precision": [("bf16", "fp8"), ("fp8", "int4"), ("fp8", "awq"), ("bf16", "int4"), ("int8", "fp8")],
+    "method": [("lora", "full fine-tuning"), ("qlora", "lora"), ("full fine-tuning", "qlora")],
+    "provider": [("aws", "lambda"), ("huawei cloud", "aws"), ("gcp", "azure"), ("lambda", "gcp")],
+    "flavor": [("g6e.xlarge", "g6.xlarge"), ("p5.48xlarge", "a3-highgpu-8g"), ("p4d.24xlarge", "p5.48xlarge")],
+}
+AXIS_JOBS = {"en": ["serving qwen2.5 14b to 20 users", "lora fine-tuning llama 3.1 8b on 20k samples",
+                    "fine-tuning qwen2.5 7b", "serving llama 3.1 70b", ""],
+             "zh": ["部署 qwen2.5 14b，20 个并发", "LoRA 微调 llama 3.1 8b，2 万条样本", "微调 qwen2.5 7b", "部署 llama 3.1 70b", ""]}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(axis=st.sampled_from(sorted(AXIS_PAIRS)), k=st.integers(min_value=0, max_value=9),
+       lang=st.sampled_from(["en", "zh"]), job=st.integers(min_value=0, max_value=4),
+       gpu=st.sampled_from(["", "H100", "L40S", "A100"]))
+def test_every_axis_comparison_names_a_side_or_a_tie_with_both_sides_numbers(core, axis, k, lang, job, gpu):
+    """Precisions, methods, clouds and flavors compared for a generated job, in both languages: the verdict is in the
+    first two lines, names one of the two sides compared (or says tie), and each side has its plan line or says
+    why it cannot do the job."""
+    a, b = AXIS_PAIRS[axis][k % len(AXIS_PAIRS[axis])]
+    where = "" if axis in ("flavor",) or not gpu else (f" on {gpu}" if lang == "en" else f"，在 {gpu} 上")
+    text = f"{a} or {b} for {AXIS_JOBS['en'][job]}{where}?" if lang == "en" else \
+        f"{AXIS_JOBS['zh'][job]}{where}，{a} 还是 {b}？"
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "compare" and v.get("axis") == axis, (text, r["text"][:400])
+    assert v["line"] in _first_two(r), (text, r["text"][:400])
+    labels = [s["label"] for s in v["sides"]]
+    assert len(labels) == 2 and labels[0] != labels[1], (text, labels)
+    if v["tie"]:
+        assert "tie" in v["line"].lower() or "打平" in v["line"], v["line"]
+    elif v["basis"] != "none":
+        pref = next(s["label"] for s in v["sides"] if s["name"] == v["preferred"])
+        assert v["line"].startswith(pref) or v["line"].startswith("选 " + pref), (text, pref, v["line"])
+    for s in v["sides"]:
+        assert f"{s['label']}: " in r["text"] or f"{s['label']}：" in r["text"], (text, s["label"], r["text"][:600])
+        if s["fits"] and s["hourly"] is not None:
+            assert s["monthly"] is not None and (s["job_cost"] is not None or not v["training"] or not s["hours"])
+        if not s["fits"]:
+            assert s.get("why_not") or s.get("cards") is not None or v["basis"] in ("none", "priced", "fit"), s
+    if v["axis"] in ("precision", "method"):
+        assert any(c["kind"].startswith("quality_") for c in v["caveats"]), v["caveats"]
+
+
+@pytest.mark.parametrize("text", ["fp8 vs fp8 for serving qwen2.5 14b", "lora or lora for llama 3.1 8b",
+                                  "aws vs aws for serving llama 3.1 8b", "g6.xlarge or g6.xlarge for a 7b model"])
+def test_an_axis_compared_with_itself_does_not_crash(core, text):
+    r = core.turn(text, {})[0]
+    assert r.text.strip() and r.status in ("info", "answer", "follow_up"), r.text

@@ -78,6 +78,19 @@ def billing(kb: KnowledgeBase, slots: dict[str, Any], provider: str) -> dict[str
 # ----- flavors named in a question ------------------------------------------------------------------------------
 FLAVOR_TOKEN = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z0-9_-]*\d[a-z0-9_-]*\.[a-z0-9]+(?:\.\d+)?)(?![a-z0-9_-])")
 _INDEX: dict[str, tuple[dict[str, list[str]], dict[str, list[str]]]] = {}
+_DOTLESS: dict[str, re.Pattern | None] = {}
+
+
+def _dotless_rx(kb: KnowledgeBase) -> re.Pattern | None:
+    """Flavor names with no dot ('a3-highgpu-8g', 'gpu_8x_h100_sxm5'), as one pattern on word boundaries: the
+    token pattern above only sees names with a size after a dot."""
+    if kb.version not in _DOTLESS:
+        names, _ = _flavor_index(kb)
+        dotless = sorted((n for n in names if "." not in n and re.search(r"[-_]", n) and re.search(r"\d", n)),
+                         key=lambda n: (-len(n), n))
+        _DOTLESS[kb.version] = re.compile(r"(?<![a-z0-9_.-])(" + "|".join(re.escape(n) for n in dotless) +
+                                          r")(?![a-z0-9_-])") if dotless else None
+    return _DOTLESS[kb.version]
 
 
 def _flavor_index(kb: KnowledgeBase) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -112,6 +125,10 @@ def flavors_named(kb: KnowledgeBase, text: str, provider: str | None = None) -> 
             # shaped like an instance size ('p9s.2xlarge.8', 'g9.xlarge') but not on file
             unknown.append({"name": tok, "did_you_mean": did_you_mean(tok, list(names), limit=3, cutoff=70)})
         low = low.replace(tok, " ")
+    rx = _dotless_rx(kb)
+    for m in list(rx.finditer(low)) if rx else []:
+        found.append(names[m.group(1)])
+        low = low.replace(m.group(1), " ")
     for fam, ids in families.items():
         if re.search(rf"(?<![a-z0-9_.-]){re.escape(fam)}(?![a-z0-9_-])", low):
             mine = [i for i in ids if kb.flavors[i].provider == provider] if provider else []

@@ -36,6 +36,7 @@ class Parse:
     job_words: bool = False                               # says something about a job (a tool, the dataset) ...
     invalid: dict[str, float] = field(default_factory=dict)   # a negative or zero count, asked back ('-8 gpus')
     absurd: dict[str, float] = field(default_factory=dict)    # beyond any cloud ('1e12 users'), answered as such
+    versus: dict[str, Any] | None = None                  # two precisions, methods, clouds or flavors compared
 
     def as_dict(self) -> dict[str, Any]:
         return {"lang": self.lang, "intent": self.intent, "slots": self.slots.filled(),

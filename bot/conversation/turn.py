@@ -31,6 +31,8 @@ from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
+from bot.conversation.versus import read_versus
+from bot.conversation.intents import JOB_INTENTS
 from bot.plan.billing import checkpoint_gb, spot_overhead
 from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
 from bot.plan import verdicts as verdict_math
@@ -88,6 +90,9 @@ class Core:
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
         self._flavor_as_hardware(parse)
+        parse.versus = read_versus(self.parser, self.kb, parse, self.advisor.default_provider)
+        if parse.versus:
+            self._versus_job(parse, state or {})
         asks = self._asks(parse.text)
         inverse = inverse_ask(parse, asks, state)
         if inverse:          # 'the biggest model $50k trains?': a pre-training job whose size is what is asked
@@ -382,6 +387,53 @@ class Core:
             v["reserve"] = {"gpus": gpus, "days": f"{usage['span_days']:g}"}
         return v
 
+    def _versus_job(self, parse, state: dict[str, Any]) -> None:
+        """A comparison of precisions, methods, clouds or flavors: the method compared is the job's for now (the
+        dialogue does not ask 'full, LoRA or QLoRA?' when the question sets them against each other), and a job
+        question with no model on file or in the session compares a typical job (an info reply, said)."""
+        vs, s = parse.versus, parse.slots
+        if vs["axis"] == "method" and not s.method:
+            s.method = vs["values"][0]
+        known = s.model or s.params_b or s.arch or (state.get("slots") or {}).get("model") or \
+            (state.get("slots") or {}).get("params_b")
+        asks_plan = self.parser.recommend.any(parse.text) or bool(self._asks(parse.text))
+        if parse.intent in JOB_INTENTS and (not known or not asks_plan):
+            # the question is the comparison ('FP8 还是 INT4，哪个吞吐高'): an info reply about it; a job question
+            # that also compares ('how many H100s? and lambda vs aws cost') is answered with the comparison first
+            parse.intent, parse.out_of_scope = "compare", False
+        elif parse.intent is None and not (state or {}).get("answered"):
+            parse.intent, parse.out_of_scope = "compare", False
+
+    def _versus(self, parse, d: Decision, lang: str, job_intent: str | None, cite: Citer | None = None
+                ) -> tuple[list[str], dict[str, Any], list[str], dict[str, Any]] | None:
+        """The comparison along the axis the question names: its lines (verdict first, then each side's plan),
+        the verdict data, the sources of uncited lines, and the slots of the side it prefers."""
+        vs = parse.versus
+        plans = self.advisor.compare_on(vs["axis"], vs["values"], d.slots, d.assumed, lang, job_intent,
+                                        vs.get("labels"))
+        if not plans:
+            return None
+        t = self.templates
+        quiet = cite is None
+        cite = cite or _Collect(self.kb)
+        verdict = plans["verdict"]
+        lines = say_verdict.compare_lines(t, verdict, lang, verdict.get("figures"), cite)
+        if plans.get("typical"):
+            lines.append(t.say("verdict.typical_job", lang, job=t.say(f"verdict.typical.{plans['typical']}", lang)))
+        if plans.get("work_assumed"):
+            lines.append(t.say(f"verdict.assume.tokens_{plans['work_assumed']}", lang))
+        lines += compare_lines(self.kb, t, plans, lang, cite)[1:]
+        side = next((x for x in plans["side"] if x["name"] == verdict.get("preferred")), plans["side"][0])
+        value = side.get("value")
+        chosen: dict[str, Any] = {}
+        if vs["axis"] in ("precision", "method"):
+            chosen[vs["axis"]] = value
+        elif vs["axis"] == "provider":
+            chosen["provider"] = value
+        elif side.get("pick"):
+            chosen.update(gpu_model=side["gpu"], provider=side["pick"]["provider"])
+        return lines, {**verdict, "line": lines[0]}, (cite.ids if quiet else []), chosen
+
     def _names_a_claim(self, text: str) -> bool:
         return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
                                                                               text) if w)
@@ -437,9 +489,20 @@ class Core:
             return Reply(status="follow_up", missing=d.missing, follow_up=d.question, text=d.question,
                          choices=d.choices, **base)
         if d.kind == "info":
-            return self._info(d, parse, lang)
-        return self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text),
-                            span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"))
+            return self._info(d, parse, lang, state.get("intent"))
+        first, verdict = None, None
+        if parse.versus and d.intent in JOB_INTENTS:
+            # 'how many H100s, and lambda vs aws cost?': the comparison first, then the job on the side it prefers
+            found = self._versus(parse, d, lang, d.intent)
+            if found:
+                lines, verdict, sources, chosen = found
+                first = [{"key": "verdict", "lines": lines, "sources": sources}]
+                d.slots = {**d.slots, **chosen}
+        reply = self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text),
+                             first=first, span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"))
+        if verdict is not None and (reply.verdict or {}).get("kind") != "spot":
+            reply.verdict = verdict
+        return reply
 
     def _asks(self, text: str) -> list[str]:
         """What verdict a job question asks for: 'enough' (a budget), 'how_long' (time), from rules/lexicon.yaml."""
@@ -702,7 +765,7 @@ class Core:
         title, text = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
         return cite.after(f"{title}: {text}", tp.sources)
 
-    def _info(self, d: Decision, parse, lang: str) -> Reply:
+    def _info(self, d: Decision, parse, lang: str, job_intent: str | None = None) -> Reply:
         t = self.templates
         slots = {k: v for k, v in d.slots.items() if k != "topic"}
         base = dict(status="info", lang=lang, intent=d.intent, slots=slots)
@@ -711,7 +774,18 @@ class Core:
         lines: list[str] = []
         cite = Citer(self.kb)
         verdict = None
-        if d.intent == "compare":
+        if parse.versus and d.intent in ("compare", "explain"):
+            # two precisions, methods, clouds or flavors for the job: the verdict first, each side's plan, then
+            # (for flavors) what each one is
+            found = self._versus(parse, d, lang, _job_intent(parse, d) or job_intent, cite)
+            if found:
+                lines += found[0]
+                verdict = found[1]
+                if parse.versus["axis"] == "flavor":
+                    self._flavor_lines(parse, d, lang, cite, lines)
+                d.intent = "compare"
+                base["intent"] = "compare"
+        if d.intent == "compare" and not lines:
             plans = self.advisor.compare(d.slots, d.assumed, lang, _job_intent(parse, d))   # the same plans decide
             if plans:
                 verdict = plans["verdict"]
@@ -765,6 +839,15 @@ class Core:
         if verdict is not None:
             verdict = {**verdict, "line": lines[0]}
         return Reply(text=text, citations=citations, verdict=verdict, **base)
+
+
+class _Collect(Citer):
+    """A citer that numbers nothing: lines said before an answer keep their sources for the section's last line
+    (the answer's view numbers them with its own)."""
+
+    def after(self, text: str, ids: list[str] | None) -> str:
+        self.numbers(ids)
+        return text
 
 
 def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:

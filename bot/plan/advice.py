@@ -58,6 +58,7 @@ class _Job:
     targets: Targets
     gpu_ids: list[str] | None = None          # a comparison: only flavors of these GPUs, on any cloud
     native: str | None = None                 # a precision the planner chose: only GPUs that compute in it
+    flavor_ids: list[str] | None = None       # a comparison of clouds or flavors: only these flavors
     facts: dict[str, Any] = field(default_factory=dict)
     shapes: Shapes | None = None
     critic: dict[str, dict[str, Any]] = field(default_factory=dict)    # invariant -> its rule_trace entry

@@ -86,9 +86,10 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
         return advice
 
     def _advise(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
-                gpu_ids: list[str] | None = None, native: str | None = None) -> Advice:
+                gpu_ids: list[str] | None = None, native: str | None = None,
+                flavor_ids: list[str] | None = None) -> Advice:
         job = self._job(intent, slots, assumed, lang)
-        job.gpu_ids, job.native = gpu_ids, native
+        job.gpu_ids, job.native, job.flavor_ids = gpu_ids, native, flavor_ids
         rows, fallback = self._rows(job)
         rows = self._user_gpu_first(job, rows)
         quote = self._critic.promote_unpriced(rows, job.lang)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bot.plan.advice import NO_BF16_SOURCES
+from bot.plan.advice import NO_BF16_SOURCES, SHOWN_PER_SHAPE
 from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.verdicts import TYPICAL_JOBS, TYPICAL_TOKENS, compare_verdict, factor_figures
 
@@ -39,7 +39,7 @@ class CompareStage:
         side = [self._compare_side(intent, name, slots, assumed, lang) for name in names]
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
         best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
-        out = {"intent": intent, "side": side, "best": best["name"] if best else None,
+        out = {"intent": intent, "side": side, "best": best["name"] if best else None, "axis": "gpu",
                "training": intent != "inference", "typical": typical, "work_assumed": work_assumed}
         if best is None and all(x["pick"] is None and x["cards"] for x in side):
             # nothing on file rents either card: the one that holds the job on fewer cards (fewer to buy or rent,
@@ -58,6 +58,104 @@ class CompareStage:
         if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month"):
             out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
         return out
+
+    # ----- two ways to do one job: precisions, methods, clouds, flavors ------------------------------------------
+    def compare_on(self, axis: str, values: list[Any], slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                   job_intent: str | None = None, labels: list[str] | None = None) -> dict[str, Any] | None:
+        """'FP8 or AWQ for Qwen2.5-32B on an L40S?', 'LoRA or full for 8B?', 'Lambda or AWS for this pre-training?',
+        'g6e.xlarge or g6.xlarge for a 13B model?': the job planned once per side, every side on the same hardware
+        where the question names it, and the verdict (bot/plan/verdicts.py) made from those plans as for two GPUs.
+        `axis` is precision, method, provider or flavor; `values` the precisions, methods, provider ids, or lists of
+        flavor ids (a flavor or a family). With no job named, a typical one is compared, and said. None with fewer
+        than two different sides."""
+        keys = [v if isinstance(v, str) else "|".join(v) for v in values]
+        if len(set(keys)) < 2:
+            return None
+        intent = _compare_intent(slots, job_intent)
+        if axis == "method" and intent not in ("train", "finetune"):
+            intent = "finetune"
+        typical = None
+        if not (slots.get("model") or slots.get("params_b") or slots.get("arch") or slots.get("kind")):
+            typical = "finetune" if intent in ("finetune", "train") else "inference"
+            intent = typical
+            job = TYPICAL_JOBS[typical]
+            slots = {**slots, **job, "params_b": self.kb.models[job["model"]].params_b}
+        intent = intent or "inference"
+        work_assumed = None
+        if intent != "inference" and not (slots.get("tokens") or slots.get("dataset_items")) and self._llm(slots):
+            work_assumed = intent
+            slots = {**slots, "tokens": TYPICAL_TOKENS[intent]}
+        named = slots.get("gpu_model")
+        ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus] if named else []
+        plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model")}
+        side = []
+        for i, value in enumerate(values):
+            label = (labels or [])[i] if labels and i < len(labels) else keys[i]
+            side.append(self._side_on(intent, axis, value, keys[i], label, plain, ids, assumed, lang))
+        fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
+        best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["name"])) if fitting else None
+        out = {"intent": intent, "side": side, "best": best["name"] if best else None, "axis": axis,
+               "training": intent != "inference", "typical": typical, "work_assumed": work_assumed}
+        precision = slots.get("precision") if axis != "precision" else None
+        out["verdict"] = {**compare_verdict(self.kb, out, precision), "typical": typical, "axis": axis,
+                          "training": intent != "inference", "work_assumed": work_assumed}
+        v = out["verdict"]
+        if v.get("factor") in ("bandwidth", "compute") and v.get("basis") in ("job", "month") and \
+                len({s["gpu"] for s in v["sides"]}) > 1:
+            v["figures"] = factor_figures(self.kb, v)
+        return out
+
+    def _pool(self, provider: str | None, ids: list[str]) -> list[str] | None:
+        """The flavors one side may use: the provider's (of the GPUs named, if any); None: the usual search."""
+        if not provider:
+            return None
+        return [f.id for f in self.kb.candidates(provider, per_shape=SHOWN_PER_SHAPE) if not ids or f.gpu in ids]
+
+    def _side_on(self, intent: str, axis: str, value: Any, key: str, label: str, slots: dict[str, Any],
+                 ids: list[str], assumed: dict[str, Any], lang: str) -> dict[str, Any]:
+        """One side of a comparison along `axis`: its best plan, or why it has none (memory, no FP8 on the card
+        named, no such card at that cloud)."""
+        provider = slots.get("provider")
+        native, flavors, why_not = None, None, None
+        if axis == "precision":
+            slots = {**slots, "precision": value}
+            if value == "fp8":
+                native = "fp8"
+                if ids and not any(self.kb.gpus[g].fp8_tflops for g in ids):
+                    why_not = {"kind": "no_fp8", "gpu": self.kb.gpus[ids[0]].name}
+            flavors = self._pool(provider, ids)
+        elif axis == "method":
+            slots = {**slots, "method": value}
+            if value != "qlora" and slots.get("precision") in ("int4", "nf4"):
+                slots.pop("precision")
+            flavors = self._pool(provider, ids)
+        elif axis == "provider":
+            slots = {k: v for k, v in slots.items() if k not in ("provider", "region")}
+            flavors = self._pool(value, ids)
+            if not flavors:
+                why_not = {"kind": "not_rented", "provider": value,
+                           "gpu": self.kb.gpus[ids[0]].name if ids else ""}
+        else:          # flavor: a flavor or a family, as named
+            slots = {k: v for k, v in slots.items() if k not in ("provider", "region")}
+            flavors = [f for f in value if f in self.kb.flavors]
+        if why_not:
+            advice, pick = None, None
+        else:
+            advice = self._advise(intent, slots, assumed, lang, gpu_ids=ids or None, native=native,
+                                  flavor_ids=flavors)
+            pick = next((r for r in advice.recommendations if r.get("label") != "yours"), None)
+        gid = pick["gpu"] if pick else (ids[0] if ids else next(
+            (self.kb.flavors[f].gpu for f in flavors or [] if self.kb.flavors[f].gpu in self.kb.gpus), None))
+        gpu = self.kb.gpus.get(gid) if gid else None
+        if pick is None and why_not is None:
+            need = advice.memory.per_gpu_gib if advice is not None and advice.memory else None
+            why_not = {"kind": "memory", "need_gib": round(need, 1) if need else None,
+                       "memory_gib": max((self.kb.flavors[f].gpu_memory_gib for f in flavors or []), default=None)
+                       or (gpu.memory_gib if gpu else None), "gpu": gpu.name if gpu else ""}
+        return {"name": key, "label": label, "value": value, "gpu": gid or "", "gpu_name": gpu.name if gpu else label,
+                "bf16": gpu.bf16 if gpu else True, "bf16_sources": [] if not gpu or gpu.bf16 else NO_BF16_SOURCES,
+                "consumer": bool(gpu and "consumer" in gpu.positioning), "advice": advice, "pick": pick,
+                "rented": True, "cards": None, "why_not": why_not}
 
     def plan_on(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str, gpu_ids: list[str]):
         """The advice on these GPUs only (the cloud named, else any): what a verdict about named hardware ('spot
@@ -90,7 +188,7 @@ class CompareStage:
         pick = advice.recommendations[0] if advice.recommendations else None
         gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
         rented = any(f.gpu in ids for f in self.kb.flavors_of())
-        return {"name": name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
+        return {"name": name, "label": gpu.name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
                 "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
                 # no plan on file holds the job on it (not rented, or only in sizes that cannot): its own cards' count

@@ -40,6 +40,11 @@ class SearchStage:
         """The rows of the region the question names (every provider selling there, or the one it names), else
         the provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
         region = job.slots.get("region")
+        if job.flavor_ids is not None:      # one side of a comparison of clouds or flavors: those flavors only
+            pool = [self.kb.flavors[i] for i in job.flavor_ids if i in self.kb.flavors]
+            if job.native == "fp8":
+                pool = [f for f in pool if f.gpu in self.kb.gpus and self.kb.gpus[f.gpu].fp8_tflops]
+            return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
         if region and not job.gpu_ids:
             pool = self._candidates(job, job.slots.get("provider"), per_shape=SHOWN_PER_SHAPE, region=region)
             ranked = self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets) if pool else []

@@ -21,6 +21,7 @@ from bot.plan.billing import HOURS_MONTH, RECLAIM_EVERY_H, RESTART_H
 # broken by speed when one is at least SPEED_MATTERS times faster, else it is a tie
 COST_TIE = 0.05
 SPEED_MATTERS = 1.15
+SAME_SPEED = 1.05             # policy: sides within 5 % of each other's speed are called the same speed
 # policy: a comparison that names no job compares a typical one of the kind the question implies, said in the answer
 # (render key verdict.typical.<kind>): a chat service of a popular 8B model, or a LoRA fine-tune of a popular 7B
 TYPICAL_JOBS: dict[str, dict[str, Any]] = {
@@ -35,7 +36,8 @@ TYPICAL_TOKENS = {"finetune": 1e8, "train": 1e10}
 def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
     """One side's plan as the numbers a verdict compares, costs in `ccy` (the first priced side's currency)."""
     p = x.get("pick")
-    out = {"name": x["name"], "gpu": x["gpu"], "gpu_name": x["gpu_name"], "fits": bool(p and not p.get("breaks")),
+    out = {"name": x["name"], "label": x.get("label") or x["gpu_name"], "gpu": x["gpu"], "gpu_name": x["gpu_name"],
+           "fits": bool(p and not p.get("breaks")), "why_not": x.get("why_not"),
            "rented": x.get("rented", True), "consumer": x.get("consumer", False), "bf16": x.get("bf16", True),
            "hours": None, "job_cost": None, "hourly": None, "monthly": None, "currency": ccy, "gpus": None,
            "tpot_ms": None, "flavor": None, "provider": None, "price_kind": None}
@@ -72,9 +74,10 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
                 is not None and x["pick"].get("currency")), None)
     sides = [_side_numbers(kb, x, ccy) for x in data["side"]]
     serving = not data.get("training")
+    axis = data.get("axis") or "gpu"
     v: dict[str, Any] = {"kind": "compare", "preferred": None, "tie": False, "sides": sides, "currency": ccy,
-                         "basis": None, "factor": None, "serving": serving, "caveats": _caveats(kb, sides, data,
-                                                                                                    precision)}
+                         "basis": None, "factor": None, "serving": serving, "axis": axis,
+                         "caveats": _caveats(kb, sides, data, precision) + _axis_caveats(data)}
     fitting = [s for s in sides if s["fits"]]
     priced = [s for s in fitting if s["hourly"] is not None]
     if len(priced) >= 2:
@@ -83,6 +86,8 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         best = priced[0]
         other = next(s for s in sides if s is not best)
         v.update(preferred=best["name"], basis="fit", factor="memory", other=other["name"])
+        if other.get("why_not"):          # what stops the other side, with its number
+            v.update(basis="cannot", why_not=other["why_not"], factor=_cannot_factor(other["why_not"]))
         return v
     if len(priced) == 1:
         best = priced[0]
@@ -129,17 +134,23 @@ def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool)
         if speed and max(speed, 1 / speed) >= SPEED_MATTERS:
             fast, slow = (a, b) if speed > 1 else (b, a)
             v.update(preferred=fast["name"], other=slow["name"], shape="same_cost_faster",
-                     speed_x=round(max(speed, 1 / speed), 2), factor=_speed_factor(kb, fast, slow, serving))
+                     speed_x=round(max(speed, 1 / speed), 2),
+                     factor=_speed_factor(kb, fast, slow, serving, v.get("axis", "gpu")))
             return v
         v.update(tie=True, shape="tie", factor="price", other=b["name"], preferred=None, tie_names=[a["name"], b["name"]])
         return v
     faster = speed is not None and speed >= 1.0
     dearer = v["hourly_pct"] is not None and v["hourly_pct"] > 0
     shape = ("faster_dearer" if dearer else "faster_cheaper") if faster else "slower_cheaper"
+    if speed is not None and max(speed, 1 / speed) < SAME_SPEED and not dearer:
+        shape = "same_speed_cheaper"          # the same card at two clouds: the price per hour is all there is
     v.update(preferred=a["name"], other=b["name"], shape=shape,
              speed_x=round(speed if faster else 1 / speed, 2) if speed else None,
              hourly_pct=abs(v["hourly_pct"]) if v["hourly_pct"] is not None else None,
-             factor=_speed_factor(kb, a, b, serving) if faster and dearer else "price")
+             factor=_speed_factor(kb, a, b, serving, v.get("axis", "gpu")) if faster and dearer else
+             _speed_factor(kb, a, b, serving, v.get("axis", "gpu")) if faster and v.get("axis") in ("precision",
+                                                                                                  "method") else
+             "price")
     return v
 
 
@@ -157,9 +168,37 @@ def _speed_ratio(a: dict[str, Any], b: dict[str, Any], timed: bool) -> float | N
     return None
 
 
-def _speed_factor(kb, fast: dict[str, Any], slow: dict[str, Any], serving: bool) -> str:
-    """What makes the faster side faster: memory bandwidth for decoding, bf16 compute for training."""
+def _speed_factor(kb, fast: dict[str, Any], slow: dict[str, Any], serving: bool, axis: str = "gpu") -> str:
+    """What makes the faster side faster: memory bandwidth for decoding, bf16 compute for training; on one card,
+    the bytes a weight takes (precisions) or the work a step does (methods); the price alone across clouds."""
+    if axis in ("precision", "method"):
+        return axis
+    if axis == "provider" and fast["gpu"] == slow["gpu"]:
+        return "price"
     return "bandwidth" if serving else "compute"
+
+
+def _cannot_factor(why: dict[str, Any]) -> str:
+    return {"no_fp8": "fp8", "not_rented": "availability"}.get(why.get("kind"), "memory")
+
+
+# the quality a precision or a method costs, as published (render key verdict.caveat.quality_<value>, sources)
+QUALITY: dict[str, list[str]] = {
+    "fp8": ["kurtic-quant-tradeoffs"], "int8": ["kurtic-quant-tradeoffs"], "int4": ["kurtic-quant-tradeoffs"],
+    "nf4": ["qlora-paper"], "lora": ["lora-learns-less"], "qlora": ["qlora-paper", "lora-learns-less"],
+}
+
+
+def _axis_caveats(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a precision or a method costs in quality, once per value compared (a side that is not 16-bit or full)."""
+    if data.get("axis") not in ("precision", "method"):
+        return []
+    out = []
+    for x in data["side"]:
+        value = x.get("value")
+        if value in QUALITY:
+            out.append({"kind": f"quality_{value}", "gpu": x.get("label") or value, "sources": QUALITY[value]})
+    return out
 
 
 def _caveats(kb, sides: list[dict[str, Any]], data: dict[str, Any], precision: str | None) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 from bot.knowledge.loader import KnowledgeBase
 from bot.render.own import hours_text, layout_text, money_text
 from bot.render.templates import Templates
+from bot.render.verdicts import cannot_text
 
 def citation_list(kb: KnowledgeBase, ids: list[str]) -> list[dict[str, Any]]:
     out = []
@@ -377,6 +378,9 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
         lines.append(t.say("compare.none", lang))
     for x in data["side"]:
         p = x["pick"]
+        if p is None and x.get("why_not"):
+            lines.append(f"{x.get('label') or x['gpu_name']}: {cannot_text(t, x['why_not'], lang)}")
+            continue
         if p is None:
             lines += _unrented_lines(t, x, lang)
             continue
@@ -392,7 +396,7 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
             # how each user is served, not only what it costs: the faster card may be worth its price
             cost += "; " + t.say("compare.speed", lang, tpot=f"{p['tpot_ms']:.0f}", tps=f"{1000 / p['tpot_ms']:.0f}",
                                  conc=p["replica_concurrency"])
-        lines.append(cite.after(f"{x['gpu_name']}: {flavor_line(kb, p)} - {cost}", flavor_sources(p)))
+        lines.append(cite.after(f"{x.get('label') or x['gpu_name']}: {flavor_line(kb, p)} - {cost}", flavor_sources(p)))
         if p.get("breaks") or p.get("over_budget"):
             lines += [line.strip() for line in plan_lines(t, {**p, "job_cost": None, "monthly_cost": None,
                                                               "price_per_hour": None}, lang)]

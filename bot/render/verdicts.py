@@ -13,7 +13,16 @@ from bot.render.templates import Templates
 
 
 def _name(v: dict[str, Any], name: str | None) -> str:
-    return next((s["gpu_name"] for s in v.get("sides", []) if s["name"] == name), name or "")
+    return next((s.get("label") or s["gpu_name"] for s in v.get("sides", []) if s["name"] == name), name or "")
+
+
+def cannot_text(t: Templates, why: dict[str, Any], lang: str) -> str:
+    """Why one side of a comparison cannot do the job, with its number: memory, no FP8, not rented there."""
+    kind = why.get("kind") or "memory"
+    if kind == "memory" and not why.get("need_gib"):
+        kind = "none"
+    return t.say(f"verdict.cannot.{kind}", lang, gpu=why.get("gpu") or "", need=f"{why.get('need_gib') or 0:,.1f}",
+                 mem=f"{why.get('memory_gib') or 0:g}", provider=why.get("provider_name") or why.get("provider") or "")
 
 
 def _money(value: float | None, ccy: str | None) -> str:
@@ -33,7 +42,8 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         else:
             a, b = by[v["preferred"]], by[v["other"]]
         shape = v["shape"] if v.get("speed_x") or v["shape"] in ("tie",) else "cheaper"
-        if shape in ("faster_cheaper", "slower_cheaper", "faster_dearer") and v.get("hourly_pct") is None:
+        if shape in ("faster_cheaper", "slower_cheaper", "faster_dearer", "same_speed_cheaper") and \
+                v.get("hourly_pct") is None:
             shape = "cheaper"
         first = t.say(f"verdict.compare.{shape}", lang, best=best, other=other, speed=f"{v.get('speed_x') or 1:.1f}",
                       hourly_pct=v.get("hourly_pct"), cost_pct=v.get("cost_pct"), per=t.say(f"verdict.per.{basis}", lang),
@@ -44,6 +54,13 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         first = t.say(key, lang, best=best)
     elif basis == "priced_timed":
         first = _priced_timed_line(t, v, lang, best, other)
+    elif basis == "cannot":
+        by = {s["name"]: s for s in v["sides"]}
+        a = by[v["preferred"]]
+        cost = a["job_cost"] if a.get("job_cost") is not None else a.get("monthly")
+        per = "job" if a.get("job_cost") is not None else "month"
+        first = t.say("verdict.compare.cannot", lang, best=best, other=other, why=cannot_text(t, v["why_not"], lang),
+                      cost=_money(cost, v["currency"]), per=t.say(f"verdict.per.{per}", lang))
     elif basis in ("fit", "priced"):
         first = t.say(f"verdict.compare.{basis}", lang, best=best, other=other)
     else:
@@ -52,12 +69,14 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
     factor = v.get("factor")
     if basis in ("job", "month") and factor in ("bandwidth", "compute") and figures:
         lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
-    elif basis in ("job", "month") and factor:
+    elif basis in ("job", "month", "cannot") and factor:
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
         lines.append(t.say("verdict.factor.priced", lang, other=other))
     for c in v.get("caveats", []):
         line = "  " + t.say(f"verdict.caveat.{c['kind']}", lang, gpu=c["gpu"])
+        if line in lines:
+            continue
         lines.append(cite.after(line, c["sources"]) if cite and c.get("sources") else line)
     return lines
 
