@@ -24,18 +24,9 @@ class CompareStage:
         if len(names) < 2:
             return None
         intent = _compare_intent(slots, job_intent)
-        typical = None
         if not (slots.get("model") or slots.get("params_b") or slots.get("arch")):
             intent = intent or self._typical_intent(names)
-            typical = "finetune" if intent in ("finetune", "train") else "inference"
-            intent = typical
-            job = TYPICAL_JOBS[typical]
-            slots = {**slots, **job, "params_b": self.kb.models[job["model"]].params_b}
-        intent = intent or "inference"
-        work_assumed = None
-        if intent != "inference" and not (slots.get("tokens") or slots.get("dataset_items")) and self._llm(slots):
-            work_assumed = intent
-            slots = {**slots, "tokens": TYPICAL_TOKENS[intent]}
+        intent, slots, typical, work_assumed = self._compared_job(intent, slots)
         side = [self._compare_side(intent, name, slots, assumed, lang) for name in names]
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
         best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
@@ -74,17 +65,7 @@ class CompareStage:
         intent = _compare_intent(slots, job_intent)
         if axis == "method" and intent not in ("train", "finetune"):
             intent = "finetune"
-        typical = None
-        if not (slots.get("model") or slots.get("params_b") or slots.get("arch") or slots.get("kind")):
-            typical = "finetune" if intent in ("finetune", "train") else "inference"
-            intent = typical
-            job = TYPICAL_JOBS[typical]
-            slots = {**slots, **job, "params_b": self.kb.models[job["model"]].params_b}
-        intent = intent or "inference"
-        work_assumed = None
-        if intent != "inference" and not (slots.get("tokens") or slots.get("dataset_items")) and self._llm(slots):
-            work_assumed = intent
-            slots = {**slots, "tokens": TYPICAL_TOKENS[intent]}
+        intent, slots, typical, work_assumed = self._compared_job(intent, slots, bool(slots.get("kind")))
         named = slots.get("gpu_model")
         ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus] if named else []
         plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model")}
@@ -104,6 +85,23 @@ class CompareStage:
                 len({s["gpu"] for s in v["sides"]}) > 1:
             v["figures"] = factor_figures(self.kb, v)
         return out
+
+    def _compared_job(self, intent: str | None, slots: dict[str, Any], has_job: bool = False
+                      ) -> tuple[str, dict[str, Any], str | None, str | None]:
+        """The job both sides are planned for: the one named, else a typical one of the kind the question implies
+        (said); a training job with no amount of work timed on a typical amount (said: the ratio holds for any)."""
+        typical = None
+        if not (slots.get("model") or slots.get("params_b") or slots.get("arch") or has_job):
+            typical = "finetune" if intent in ("finetune", "train") else "inference"
+            intent = typical
+            job = TYPICAL_JOBS[typical]
+            slots = {**slots, **job, "params_b": self.kb.models[job["model"]].params_b}
+        intent = intent or "inference"
+        work_assumed = None
+        if intent != "inference" and not (slots.get("tokens") or slots.get("dataset_items")) and self._llm(slots):
+            work_assumed = intent
+            slots = {**slots, "tokens": TYPICAL_TOKENS[intent]}
+        return intent, slots, typical, work_assumed
 
     def _pool(self, provider: str | None, ids: list[str]) -> list[str] | None:
         """The flavors one side may use: the provider's (of the GPUs named, if any); None: the usual search."""
