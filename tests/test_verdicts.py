@@ -331,3 +331,99 @@ def test_every_axis_comparison_names_a_side_or_a_tie_with_both_sides_numbers(cor
 def test_an_axis_compared_with_itself_does_not_crash(core, text):
     r = core.turn(text, {})[0]
     assert r.text.strip() and r.status in ("info", "answer", "follow_up"), r.text
+
+
+# ----- billing for the conversation's own job; rentals compared; a side added; one flavor for a job --------------
+SERVICES = {"en": ["serve {m} for 20 users", "serve {m}, {n} requests a day, 500 tokens in and 300 out"],
+            "zh": ["部署 {m}，20 个并发", "部署 {m}，每天 {n} 次请求，输入 500 token，输出 300 token"]}
+BILLING_ASK = {"en": ["monthly or pay-per-use?", "is a monthly package cheaper than pay as you go?"],
+               "zh": ["包月和按量付费哪个划算？", "包月还是按需？"]}
+
+
+@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lang=st.sampled_from(["en", "zh"]), form=st.integers(min_value=0, max_value=1),
+       model=st.sampled_from(["llama 3.1 8b", "qwen2.5 14b", "qwen2.5 32b"]), n=st.sampled_from([20000, 200000]),
+       ask=st.integers(min_value=0, max_value=1))
+def test_billing_after_a_service_is_judged_at_730_hours_of_its_own_plan(core, lang, form, model, n, ask):
+    """A billing question after a service was sized: judged at the 730 h a month a service runs, on the plan the job
+    was answered with (its flavor and cloud), verdict first; a service sized for a peak keeps the average's replicas
+    on a month's package and the rest pay-per-use."""
+    r1, state = core.turn(SERVICES[lang][form].format(m=model, n=n), {})
+    pick = next((x for x in r1.recommendations if x.get("label") != "yours" and x.get("price_per_hour")), None)
+    r = core.turn(BILLING_ASK[lang][ask], state)[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "billing", r["text"][:300]
+    assert v["line"] in _first_two(r)
+    if pick is None:
+        return
+    assert v["utilisation_pct"] == 100 and v["hours_from"] in ("service", None), v
+    assert v["preferred"] in ("monthly", "split"), v
+    assert pick["flavor"] in (v["flavor"] or ""), (pick["flavor"], v["flavor"])
+    if v["preferred"] == "split":
+        sp = v["split"]
+        assert 1 <= sp["base"] < sp["replicas"] and sp["base"] + sp["burst"] == sp["replicas"], sp
+        assert sp["base"] == -(-sp["replicas"] // 3) or sp["peak_x"] != 3, sp
+
+
+RENTALS = [("aws", "lambda"), ("aws", "gcp"), ("lambda", "azure"), ("p5", "a3-highgpu-8g"), ("p4d", "p5"),
+           ("gcp", "huawei cloud")]
+
+
+@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pair=st.sampled_from(RENTALS), gpus=st.sampled_from([1, 8, 16]), span=st.sampled_from([(3, "days", "天"),
+       (2, "weeks", "周"), (1, "month", "个月")]), lang=st.sampled_from(["en", "zh"]),
+       gpu=st.sampled_from(["H100", "A100"]))
+def test_a_rental_compared_costs_its_hours_and_the_cheaper_side_wins(core, pair, gpus, span, lang, gpu):
+    """'8x H100 for 2 weeks: AWS or Lambda?' with no job named: each side's cheapest size that holds the cards, for
+    the hours said; each side's cost is its hourly price x those hours, and the verdict names the cheaper one."""
+    n, unit_en, unit_zh = span
+    text = f"{gpus}x {gpu} for {n} {unit_en}, {pair[0]} vs {pair[1]}, which is cheaper?" if lang == "en" else \
+        f"{gpus} 张 {gpu} 用 {n} {unit_zh}，{pair[0]} 还是 {pair[1]} 便宜？"
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "compare", (text, r["text"][:300])
+    assert v["line"] in _first_two(r)
+    hours = n * (24 if unit_en == "days" else 168 if unit_en == "weeks" else 30.4 * 24)
+    priced = [s for s in v["sides"] if s["hourly"] is not None]
+    for s in priced:
+        assert abs(s["hours"] - hours) <= 1, (s["hours"], hours)
+        assert abs(s["job_cost"] - s["hourly"] * s["hours"]) <= 0.01 * s["job_cost"] + 1, s
+        assert s["gpus"] >= gpus, s
+    if len(priced) >= 2 and not v["tie"]:
+        cheapest = min(priced, key=lambda s: s["job_cost"])
+        assert v["preferred"] == cheapest["name"], (v["preferred"], [(s["name"], s["job_cost"]) for s in priced])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.sampled_from([("aws", "gcp"), ("p5", "a3-highgpu-8g")]), add=st.sampled_from(["lambda", "azure"]),
+       lang=st.sampled_from(["en", "zh"]))
+def test_a_follow_up_adds_a_side_to_the_comparison(core, first, add, lang):
+    """'what about just lambda?' after a comparison: the same comparison with a third side, the verdict naming one
+    of the three, every side's line in the answer."""
+    q1 = f"8x H100 for 2 weeks: {first[0]} or {first[1]}, which is cheaper?" if lang == "en" else \
+        f"8 张 H100 用 2 周：{first[0]} 还是 {first[1]} 便宜？"
+    _, state = core.turn(q1, {})
+    r = core.turn(f"what about {add}?" if lang == "en" else f"那 {add} 呢？", state)[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "compare" and len(v["sides"]) == 3, r["text"][:300]
+    assert v["line"] in _first_two(r)
+    assert v["tie"] or v["preferred"] in {s["name"] for s in v["sides"]}
+    for s in v["sides"]:
+        assert f"{s['label']}: " in r["text"] or f"{s['label']}：" in r["text"], (s["label"], r["text"][:500])
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flavor=st.sampled_from(["p4d.24xlarge", "g6e.xlarge", "g6.xlarge", "p5.48xlarge", "a3-highgpu-8g"]),
+       job=st.sampled_from(["full fine-tuning of qwen2.5 72b", "lora fine-tuning of llama 3.1 8b",
+                            "full fine-tuning of qwen2.5 7b"]), lang=st.sampled_from(["en", "zh"]))
+def test_can_one_flavor_run_a_job_is_answered_first_with_its_number(core, flavor, job, lang):
+    """'can a p4d.24xlarge run full fine-tuning of Qwen2.5 72B?': the first line says yes or no for one instance,
+    with the need a card against what the card leaves usable, consistent with each other."""
+    text = f"can one {flavor} run {job}?" if lang == "en" else f"{flavor} 能跑 {job} 吗？"
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v.get("subject") == "flavor_job", (text, r["text"][:300])
+    assert r["text"].split("\n")[0] == v["line"]
+    f = core.kb.flavors[v["flavor"]]
+    assert v["fits_one"] == (v["need_gib"] <= f.gpu_memory_gib * 0.95 + 0.05), v
+    assert f"{v['need_gib']:,.1f}" in v["line"]

@@ -129,11 +129,39 @@ def flavors_named(kb: KnowledgeBase, text: str, provider: str | None = None) -> 
     for m in list(rx.finditer(low)) if rx else []:
         found.append(names[m.group(1)])
         low = low.replace(m.group(1), " ")
+    guessed: list[dict[str, Any]] = []
+    for m in LONG_NAME.finditer(low):
+        ids = _guess_by_card(kb, m.group(1), provider)
+        if ids:        # 'modelarts.bm.npu.arm.8snt9b3.d': not on file by that name; its name says 8 x Snt9B
+            guessed.append({"name": m.group(1), "ids": ids})
+            found.append(ids)
+            low = low.replace(m.group(1), " ")
     for fam, ids in families.items():
         if re.search(rf"(?<![a-z0-9_.-]){re.escape(fam)}(?![a-z0-9_-])", low):
             mine = [i for i in ids if kb.flavors[i].provider == provider] if provider else []
             found.append(mine or ids)
-    return {"groups": found, "unknown": unknown}
+    return {"groups": found, "unknown": unknown, "guessed": guessed}
+
+
+LONG_NAME = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,})(?![a-z0-9_.-])")
+
+
+def _guess_by_card(kb: KnowledgeBase, name: str, provider: str | None) -> list[str]:
+    """A flavor code not on file whose parts name a card and a count ('8snt9b3' = 8 x Snt9B): the sizes on file with
+    that card and count (the cloud named first), else []."""
+    for seg in re.split(r"[._-]", name):
+        m = re.fullmatch(r"(\d{0,2})([a-z][a-z0-9]{2,})", seg)
+        if not m:
+            continue
+        word = m.group(2)
+        gid = next((kb.gpu_aliases[word[:n]] for n in range(len(word), 3, -1) if word[:n] in kb.gpu_aliases), None)
+        if not gid:
+            continue
+        count = int(m.group(1)) if m.group(1) else None
+        fs = [f for f in kb.flavors_with_gpu(gid) if count is None or f.gpu_count == count]
+        mine = [f.id for f in fs if f.provider == provider]
+        return sorted(mine or [f.id for f in fs])[:4]
+    return []
 
 
 def flavor_facts(kb: KnowledgeBase, fid: str) -> dict[str, Any]:

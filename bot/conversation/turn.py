@@ -31,9 +31,10 @@ from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
-from bot.conversation.versus import read_versus
+from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan.billing import checkpoint_gb, spot_overhead
+from bot.plan.load import serving_load
 from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
 from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
@@ -90,7 +91,8 @@ class Core:
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
         self._flavor_as_hardware(parse)
-        parse.versus = read_versus(self.parser, self.kb, parse, self.advisor.default_provider)
+        parse.versus = read_versus(self.parser, self.kb, parse, self.advisor.default_provider) or \
+            versus_follow_up(self.kb, parse, (state or {}).get("versus"), self.advisor.default_provider)
         if parse.versus:
             self._versus_job(parse, state or {})
         asks = self._asks(parse.text)
@@ -127,6 +129,16 @@ class Core:
                     and not asks and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 self._said_first(reply, self.templates.say("refine.same", lang), lang)
+        if parse.versus and (reply.verdict or {}).get("kind") == "compare":
+            # kept for a follow-up that adds a side ('what about just lambda on-demand?')
+            new_state["versus"] = {**{k: parse.versus[k] for k in ("axis", "values", "labels")},
+                                   "slots": {**(parse.versus.get("slots") or {}),
+                                             **{k: v for k, v in (decision.slots or {}).items() if k != "topic"}},
+                                   "rental_hours": (reply.verdict.get("rental") or {}).get("hours"),
+                                   "chosen": reply.verdict.get("chosen") or {},
+                                   "job_intent": reply.verdict.get("job_intent")}
+        elif parse.slots.model or parse.slots.params_b or parse.reset:
+            new_state.pop("versus", None)
         if card and decision.kind == "ask" and decision.missing == ["model"] and not parse.slots.model:
             # 'org/name' not on file: ask for its config.json or its size, naming it
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
@@ -290,11 +302,33 @@ class Core:
     _CONNECTOR = re.compile(r"(?<![a-z0-9])([a-z]*\d+[a-z0-9-]*|[a-z]+\d*)\s*(?:vs\.?|versus|or|and|还是|和|与|跟|或者?|对比|比)"
                             r"\s*(?:the\s+)?([a-z]*\d+[a-z0-9-]*|[a-z]+\d+[a-z0-9-]*)(?![a-z0-9])")
 
+    _CLOUDS_VS = re.compile(r"(?<![a-z0-9.])([a-z][a-z0-9-]{1,30})\s*(?:vs\.?|versus|还是|对比)\s*([a-z][a-z0-9-]{1,30})"
+                            r"(?![a-z0-9.])")
+
     def _bad_comparison(self, parse) -> tuple[str, dict[str, Any]] | None:
         """'H100 vs H100', 'A100 or Z900': a comparison of a GPU with itself, or with a name not on file, is answered
         with what was wrong and the nearest names, never an empty comparison or a question about something else."""
         if not parse.intent_scores.get("compare") or len(parse.slots.gpu_models or []) >= 2:
             return None
+        named_clouds = providers_said(self.kb, parse.text)
+        for m in self._CLOUDS_VS.finditer(parse.text) if len(named_clouds) < 2 else ():
+            clouds = [self._cloud_of(w) for w in m.groups()]
+            for known, word in ((clouds[0], m.group(2)), (clouds[1], m.group(1))):
+                if known and not self._cloud_of(word) and not self._gpu_of(word) and word.isalpha() \
+                        and len(word) >= 3 and word not in _PLAIN_WORDS:
+                    # 'lambda vs foocloud': a cloud not on file, with the nearest names
+                    near = did_you_mean(word, list(self.kb.provider_aliases), limit=3, cutoff=60)
+                    names = list(dict.fromkeys(self.kb.providers[self.kb.provider_aliases[n]].display_name(parse.lang)
+                                               for n in near))
+                    hint = self.templates.say("verdict.did_you_mean", parse.lang, names=", ".join(names)) \
+                        if names else ""
+                    return "verdict.compare.unknown_cloud", {"name": word, "did_you_mean": hint, "names": names,
+                                                             "clouds": ", ".join(sorted(
+                                                                 p.display_name(parse.lang)
+                                                                 for p in self.kb.providers.values()))}
+            if clouds[0] and clouds[0] == clouds[1]:
+                name = self.kb.providers[clouds[0]].display_name(parse.lang)
+                return "verdict.compare.same_cloud", {"name": name}
         for m in self._CONNECTOR.finditer(parse.text):
             a, b = (self._gpu_of(w) for w in m.groups())
             if a and a == b:
@@ -308,6 +342,9 @@ class Core:
                     hint = self.templates.say("verdict.did_you_mean", parse.lang, names=", ".join(names)) if names else ""
                     return "verdict.compare.unknown", {"name": word, "did_you_mean": hint, "names": names}
         return None
+
+    def _cloud_of(self, word: str) -> str | None:
+        return self.kb.provider_aliases.get(word.lower()) or self.kb.provider_aliases.get(norm_key(word))
 
     def _gpu_of(self, word: str) -> str | None:
         from bot.knowledge.loader import GPU_FAMILIES
@@ -345,6 +382,11 @@ class Core:
         for u in named["unknown"]:
             hint = t.say("verdict.did_you_mean", lang, names=", ".join(u["did_you_mean"])) if u["did_you_mean"] else ""
             lines.append(t.say("explain.unknown_flavor", lang, name=u["name"], did_you_mean=hint))
+        for g in named.get("guessed") or []:
+            f = self.kb.flavors[g["ids"][0]]
+            lines.append(t.say("explain.guessed_flavor", lang, name=g["name"], count=f.gpu_count,
+                               gpu=self.kb.gpus[f.gpu].name if f.gpu in self.kb.gpus else f.gpu,
+                               flavors=", ".join(self.kb.flavors[i].flavor for i in g["ids"])))
         groups = []
         for ids in named["groups"][:3]:
             facts = [info.flavor_facts(self.kb, i) for i in ids[:8]]
@@ -358,31 +400,69 @@ class Core:
         return {"kind": "explain", "subject": "flavor", "groups": groups,
                 "unknown": [u["name"] for u in named["unknown"]]}
 
-    def _billing_verdict(self, parse, d: Decision, provider: str, lang: str) -> dict[str, Any]:
-        """Pay-per-use, monthly or spot at the user's hours, priced on the flavor of the GPUs they named (or the
-        pick for the job they named), with the provider's published discounts."""
+    def _billing_verdict(self, parse, d: Decision, provider: str, lang: str, job_intent: str | None = None
+                         ) -> dict[str, Any]:
+        """Pay-per-use, monthly or spot at the user's hours, priced on the flavor of the GPUs they named, else on
+        the pick for the job of the conversation (its cloud, its hours: a service runs 730 h a month, a training
+        job its planned time), with the provider's published discounts."""
         slots = d.slots
         usage = usage_hours(parse.text, self.parser._num)
         flavor, instances, hourly, ccy, spot_h = None, 1, None, None, None
         ids = [g for g in self.advisor._gpu_ids(slots["gpu_model"]) if g in self.kb.gpus] if slots.get("gpu_model") \
             else []
-        if ids:
+        job = self._job_pick(d, job_intent, lang)          # the conversation's job, on the card it names
+        if ids and not job:
             found = info.priced_flavor(self.kb, provider, ids, slots.get("gpus"))
             if found:
                 f, instances = found
                 flavor, hourly, ccy = f.flavor, f.price.on_demand * instances, f.price.currency
                 spot_h = f.price.spot * instances if f.price.spot else None
+        if job:
+            rec = job
+            instances = max(1, rec.get("instances") or 1) * max(1, rec.get("replicas") or 1)
+            flavor, hourly, ccy = rec["flavor"], rec["price_per_hour"], rec["currency"]
+            spot_h, provider = rec.get("spot_price_per_hour"), rec["provider"]
+            if usage is None and rec.get("job_hours"):          # the job's own planned time
+                h = rec["job_hours"]
+                usage = {"hours_month": min(730.0, h), "span_days": round(h / 24, 1), "months": round(h / 730, 1),
+                         "from": "job"}
+            elif usage is None and job_intent == "inference":      # a service is on around the clock
+                usage = {"hours_month": 730.0, "span_days": None, "months": None, "from": "service"}
         gpus = slots.get("gpus") or 0
         params = slots.get("params_b") or 7.0
-        full = slots.get("method") not in ("lora", "qlora")
+        # a billing question's slots keep no method: its words do
+        method = slots.get("method") or next(iter(said_in_order(self.parser.methods, parse.text,
+                                                                ("qlora", "lora", "full"))), None)
+        full = method not in ("lora", "qlora")
         spot = None
-        if spot_h and hourly:
+        service = bool(job) and job_intent == "inference" and not (job or {}).get("job_hours")
+        if spot_h and hourly and service:
+            pass          # a service on spot: said by spot_service below, no checkpoints
+        elif spot_h and hourly:
             terms = verdict_math.spot_terms(params * (14 if full else 0.08), 1.0, instances)
             saving = 1 - spot_h / hourly
             spot = {**terms, "saving": round(100 * saving), "net": round(100 * (1 - (1 - saving) *
                                                                                (1 + terms["overhead_pct"] / 100)))}
+            span_h = (usage or {}).get("span_days")
+            if span_h:             # the job's own hours: what each mode costs for it
+                h = span_h * 24
+                spot.update(hours=round(h), od_cost=round(hourly * h, 2),
+                            spot_cost=round(spot_h * h * (1 + terms["overhead_pct"] / 100), 2),
+                            asked="spot" in self._asks(parse.text))
         v = verdict_math.billing_verdict(usage, hourly, ccy, spot_h, info.published_discounts(self.kb, provider), spot)
-        v.update(flavor=f"{instances} x {flavor}" if flavor and instances > 1 else flavor, provider=provider)
+        v.update(flavor=f"{instances} x {flavor}" if flavor and instances > 1 else flavor, provider=provider,
+                 hours_from=(usage or {}).get("from"))
+        if usage and _YEAR.search(parse.text):
+            v["year"] = verdict_math.year_terms(usage, hourly)
+        if service and hourly:
+            v["spot_service"] = {"saving": round(100 * (1 - spot_h / hourly)) if spot_h else None,
+                                 "spot_h": spot_h, "od_h": hourly, "asked": "spot" in self._asks(parse.text)}
+        load = serving_load(slots) if job_intent == "inference" else None
+        scale = load.peak_factor if load else 0.0
+        replicas = max(1, (job or {}).get("replicas") or 1)
+        if service and usage and usage.get("hours_month", 0) >= 0.95 * 730 and scale > 1 and replicas > 1:
+            # sized for a peak: the average load's replicas are on all month, the rest only in busy hours
+            v.update(verdict_math.peak_split(replicas, scale, hourly))
         if gpus >= 16 and usage and (usage.get("span_days") or 0) >= 14:
             v["reserve"] = {"gpus": gpus, "days": f"{usage['span_days']:g}"}
         return v
@@ -397,7 +477,9 @@ class Core:
         known = s.model or s.params_b or s.arch or (state.get("slots") or {}).get("model") or \
             (state.get("slots") or {}).get("params_b")
         asks_plan = self.parser.recommend.any(parse.text) or bool(self._asks(parse.text))
-        if parse.intent in JOB_INTENTS and (not known or not asks_plan):
+        if vs.get("follow_up"):
+            parse.intent, parse.out_of_scope = "compare", False     # the comparison just made, with one more side
+        elif parse.intent in JOB_INTENTS and (not known or not asks_plan):
             # the question is the comparison ('FP8 还是 INT4，哪个吞吐高'): an info reply about it; a job question
             # that also compares ('how many H100s? and lambda vs aws cost') is answered with the comparison first
             parse.intent, parse.out_of_scope = "compare", False
@@ -409,8 +491,11 @@ class Core:
         """The comparison along the axis the question names: its lines (verdict first, then each side's plan),
         the verdict data, the sources of uncited lines, and the slots of the side it prefers."""
         vs = parse.versus
-        plans = self.advisor.compare_on(vs["axis"], vs["values"], d.slots, d.assumed, lang, job_intent,
-                                        vs.get("labels"))
+        span = (usage_hours(parse.text, self.parser._num) or {}).get("span_days")
+        hours = span * 24 if span else vs.get("rental_hours")
+        slots = {**(vs.get("slots") or {}), **d.slots}
+        plans = self.advisor.compare_on(vs["axis"], vs["values"], slots, d.assumed, lang, job_intent,
+                                        vs.get("labels"), rental_hours=hours)
         if not plans:
             return None
         t = self.templates
@@ -418,6 +503,16 @@ class Core:
         cite = cite or _Collect(self.kb)
         verdict = plans["verdict"]
         lines = say_verdict.compare_lines(t, verdict, lang, verdict.get("figures"), cite)
+        if plans.get("rental"):
+            r = plans["rental"]
+            lines.append(t.say("verdict.rental", lang, gpus=r["gpus"], gpu=plans["side"][0]["gpu_name"],
+                               hours=f"{r['hours']:,.0f}", days=f"{r['hours'] / 24:g}"))
+            year = verdict_math.year_terms({"span_days": r["hours"] / 24}, None) if _YEAR.search(parse.text) and \
+                not vs.get("follow_up") else None
+            if year:
+                lines.append(t.say(f"verdict.billing.year_{year['answer']}", lang, hours=f"{year['hours']:,}",
+                                   pct=year["pct"], need=year["need_pct"], ppu="-", full="-", ccy="").split(" (")[0]
+                             + ("." if lang == "en" else "。"))
         if plans.get("typical"):
             lines.append(t.say("verdict.typical_job", lang, job=t.say(f"verdict.typical.{plans['typical']}", lang)))
         if plans.get("work_assumed"):
@@ -432,7 +527,52 @@ class Core:
             chosen["provider"] = value
         elif side.get("pick"):
             chosen.update(gpu_model=side["gpu"], provider=side["pick"]["provider"])
-        return lines, {**verdict, "line": lines[0]}, (cite.ids if quiet else []), chosen
+        return lines, {**verdict, "line": lines[0], "chosen": chosen, "job_intent": plans["intent"]}, \
+            (cite.ids if quiet else []), chosen
+
+    def _flavor_verdict(self, parse, d: Decision, lang: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """'modelarts...8snt9b3 是啥配置？能跑 Qwen2.5-72B 全参微调吗': a job asked about one flavor named gets first what
+        the flavor is (card, count, memory, interconnect, price) and whether one instance of it holds the job, with
+        the number; the plan below says how many it takes."""
+        t = self.templates
+        if self._asks(parse.text) or not (parse.intent_scores.get("explain") or _CAN_RUN.search(parse.text)):
+            return None          # a spot / budget / time question about it gets that verdict instead
+        named = info.flavors_named(self.kb, parse.text, d.slots.get("provider") or self.advisor.default_provider)
+        if len(named["groups"]) != 1 or not (d.slots.get("model") or d.slots.get("params_b")):
+            return None
+        ids = named["groups"][0]
+        f = self.kb.flavors[max(ids, key=lambda i: (self.kb.flavors[i].gpu_count, i))]
+        try:
+            need = self.advisor.need_on(d.intent, d.slots, d.assumed, lang, f.gpu_count)
+        except AdvisorError:
+            return None
+        usable = f.gpu_memory_gib * 0.95
+        gpu = self.kb.gpus[f.gpu].name if f.gpu in self.kb.gpus else f.gpu
+        key = "verdict.flavor_job.yes" if need <= usable else "verdict.flavor_job.no"
+        line = t.say(key, lang, flavor=f.flavor, count=f.gpu_count, gpu=gpu, mem=f"{f.gpu_memory_gib:g}",
+                     need=f"{need:,.1f}", usable=f"{usable:,.1f}")
+        lines = [line]
+        for g in named.get("guessed") or []:
+            lines.append(t.say("explain.guessed_flavor", lang, name=g["name"], count=f.gpu_count, gpu=gpu,
+                               flavors=f.flavor))
+        facts = info.flavor_facts(self.kb, f.id)
+        lines.append(say_verdict.flavor_line(t, facts, lang))
+        verdict = {"kind": "explain", "subject": "flavor_job", "flavor": f.id, "gpu": f.gpu, "need_gib": round(need, 1),
+                   "fits_one": need <= usable, "line": line}
+        return {"key": "verdict", "lines": lines, "sources": facts["sources"]}, verdict
+
+    def _job_pick(self, d: Decision, job_intent: str | None, lang: str) -> dict[str, Any] | None:
+        """The priced rental the conversation's job was (or would be) answered with, for a billing question about
+        it ('包月和按量付费哪个划算？' after the service was sized)."""
+        s = d.slots
+        if job_intent not in JOB_INTENTS or not (s.get("model") or s.get("params_b") or s.get("arch")):
+            return None
+        try:
+            advice = self.advisor.advise(job_intent, {k: v for k, v in s.items() if k != "topic"}, d.assumed, lang)
+        except AdvisorError:
+            return None
+        return next((r for r in advice.recommendations if r.get("label") != "yours"
+                     and r.get("price_per_hour") is not None), None)
 
     def _names_a_claim(self, text: str) -> bool:
         return any(self.kb.claims_naming(w.strip("?？。.!,，")) for w in re.split(r"[\s,，]+|(?<=[a-z0-9])(?=[\u4e00-\u9fff])",
@@ -489,8 +629,11 @@ class Core:
             return Reply(status="follow_up", missing=d.missing, follow_up=d.question, text=d.question,
                          choices=d.choices, **base)
         if d.kind == "info":
-            return self._info(d, parse, lang, state.get("intent"))
+            return self._info(d, parse, lang, state.get("intent"), state.get("versus"))
         first, verdict = None, None
+        one = self._flavor_verdict(parse, d, lang) if not parse.versus and d.intent in JOB_INTENTS else None
+        if one:
+            first, verdict = [one[0]], one[1]
         if parse.versus and d.intent in JOB_INTENTS:
             # 'how many H100s, and lambda vs aws cost?': the comparison first, then the job on the side it prefers
             found = self._versus(parse, d, lang, d.intent)
@@ -765,7 +908,8 @@ class Core:
         title, text = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
         return cite.after(f"{title}: {text}", tp.sources)
 
-    def _info(self, d: Decision, parse, lang: str, job_intent: str | None = None) -> Reply:
+    def _info(self, d: Decision, parse, lang: str, job_intent: str | None = None,
+              kept: dict[str, Any] | None = None) -> Reply:
         t = self.templates
         slots = {k: v for k, v in d.slots.items() if k != "topic"}
         base = dict(status="info", lang=lang, intent=d.intent, slots=slots)
@@ -819,9 +963,17 @@ class Core:
             if data["topic"]:
                 lines.append(self._topic_line(data["topic"], lang, cite))
         if d.intent == "billing":
+            if kept and not (d.slots.get("model") or d.slots.get("params_b")) and job_intent not in JOB_INTENTS:
+                # 'is spot ok for that?' after a comparison: the job compared, on the side it preferred
+                d = Decision("info", d.intent, {**(kept.get("slots") or {}), **(kept.get("chosen") or {}),
+                                                **{k: v for k, v in d.slots.items() if v is not None}}, d.assumed)
+                job_intent = kept.get("job_intent")
             data = info.billing(self.kb, d.slots, self.advisor.default_provider)
+            verdict = self._billing_verdict(parse, d, data["provider"], lang, job_intent)
+            if verdict.get("provider") in self.kb.providers and verdict["provider"] != data["provider"]:
+                # priced on the job's own pick: its cloud's billing modes, not the default one's
+                data = info.billing(self.kb, {**d.slots, "provider": verdict["provider"]}, verdict["provider"])
             prov = self.kb.providers[data["provider"]]
-            verdict = self._billing_verdict(parse, d, data["provider"], lang)
             lines += say_verdict.billing_lines(t, verdict, lang, prov.display_name(lang))
             if data["topic"]:
                 lines.append(self._topic_line(data["topic"], lang, cite))
@@ -863,6 +1015,14 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
                       f"{', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
 
 
+# words that follow 'vs'/'or' without naming anything to compare ('aws or not', 'lambda or something')
+_PLAIN_WORDS = {"not", "something", "else", "other", "others", "what", "which", "the", "this", "that", "both", "either",
+                "neither", "none", "any", "anything", "cheaper", "cheapest", "better", "more", "less", "spot", "cloud",
+                "clouds", "gpu", "gpus", "prem", "onprem", "local", "own", "buy", "buying", "rent", "renting"}
+_CAN_RUN = re.compile(r"能跑|能不能跑|跑得动|跑得了|能否运行|能运行|放得下|装得下|"
+                      r"(?:can|could|will|would) (?:[\w.-]+ ){0,3}(?:run|fit|hold|handle|do)\b|"
+                      r"(?:is|are) (?:[\w.-]+ ){0,2}(?:enough|big enough)|does it fit|fit on")
+_YEAR = re.compile(r"(?<![a-z0-9])(?:1|one|a)[ -]?(?:yr|year)|yearly|annual|reserved instance|savings plan|commit|包年|一年|年付")
 _DAYS_ENOUGH = re.compile(r"(\d+(?:\.\d+)?)\s*(?:个)?\s*(days?|weeks?|天|周|星期)\s*(?:够|enough|is enough|be enough)")
 
 

@@ -15,8 +15,10 @@ _PATTERNS = {
     "days_week": [rf"{_N}\s*days?\s*{_EVERY}\s*week", rf"(?:每周|一周|每星期)\s*(?:用|跑|开)?\s*{_N}\s*天"],
     "days_month": [rf"{_N}\s*days?\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月)\s*(?:只)?\s*(?:用|跑|开)?\s*{_N}\s*天"],
     "hours_month": [rf"{_N}\s*(?:hours?|hrs?|h)\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月)\s*(?:用|跑|开)?\s*{_N}\s*(?:个)?\s*小时"],
-    "span": [rf"(?:for|over|about|around|~)?\s*{_N}\s*-?\s*(weeks?|days?|months?)(?!\s*{_EVERY})",
+    "span": [rf"(?:for|over|about|around|~)?\s*{_N}\s*-?\s*(weeks?|days?|months?)(?![a-z])(?!\s*{_EVERY})",
              rf"{_N}\s*(?:个)?\s*(周|星期|天|月)"],
+    # a job's own length in hours ('a 72-hour job', '72小时的LoRA任务'): its hours, not a rate
+    "span_hours": [rf"{_N}\s*-?\s*(?:hours?|hrs?)(?!\s*{_EVERY})(?![a-z])", rf"{_N}\s*(?:个)?\s*小时(?!\s*(?:每|/))"],
 }
 _WORDS = {"a few": 3, "few": 3, "a couple of": 2, "a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
           "six": 6, "seven": 7, "eight": 8, "ten": 10, "twelve": 12, "几": 3, "两": 2, "半": 0.5}
@@ -74,6 +76,10 @@ def usage_hours(text: str, zh_number: Callable[[str], float | None] | None = Non
         used = min(days, DAYS_MONTH) * per_day
         return {"hours_month": min(HOURS_MONTH, used), "span_days": round(days, 1),
                 "months": round(days / DAYS_MONTH, 1)}
+    span_h = _find(text, "span_hours", zh_number) if not hours_day else None
+    if span_h and not always:
+        h = span_h[0]
+        return {"hours_month": min(HOURS_MONTH, h), "span_days": round(h / 24, 2), "months": round(h / HOURS_MONTH, 2)}
     if hours_day or always:
         return {"hours_month": min(HOURS_MONTH, per_day * DAYS_MONTH), "span_days": None, "months": None}
     return None

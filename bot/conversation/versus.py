@@ -24,7 +24,7 @@ METHOD_LABEL = {"full": {"en": "full fine-tuning", "zh": "全参微调"}, "lora"
 FLAVOR_SIDES_MAX = 8          # a family's sizes, the smallest first: enough to size any job one instance holds
 
 
-def _said(cuesets: dict[str, Any], text: str, order: tuple[str, ...]) -> list[str]:
+def said_in_order(cuesets: dict[str, Any], text: str, order: tuple[str, ...]) -> list[str]:
     """The values whose cue is heard on its own, in the order they are said."""
     spans = {k: [sp for c in cuesets[k].cues for sp in c.spans(text)] for k in order if k in cuesets}
     own = {k: [s for s in sp if not any(o != k and os <= s[0] and s[1] <= oe and (oe - os) > (s[1] - s[0])
@@ -34,15 +34,29 @@ def _said(cuesets: dict[str, Any], text: str, order: tuple[str, ...]) -> list[st
     return [k for _, k in sorted(heard)]
 
 
+_CLOUD_RX: dict[str, list[tuple[re.Pattern, str]]] = {}
+
+
+def _cloud_patterns(kb) -> list[tuple[re.Pattern, str]]:
+    """The provider aliases (normalised keys: 'googlecloud') as patterns that allow the spaces, hyphens and
+    underscores people write between their letters ('google cloud', 'huawei-cloud'), longest first."""
+    if kb.version not in _CLOUD_RX:
+        out = []
+        for alias, pid in sorted(kb.provider_aliases.items(), key=lambda a: (-len(str(a[0])), str(a[0]))):
+            a = str(alias).lower()
+            if not a:
+                continue
+            body = r"[\s_-]?".join(re.escape(ch) for ch in a)
+            out.append((re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])" if a.isascii() else body), pid))
+        _CLOUD_RX[kb.version] = out
+    return _CLOUD_RX[kb.version]
+
+
 def providers_said(kb, text: str) -> list[str]:
     """Every cloud the text names, in order (the knowledge base's provider aliases on word boundaries)."""
     hits: list[tuple[int, str]] = []
-    for alias, pid in kb.provider_aliases.items():
-        a = str(alias).lower()
-        if not a:
-            continue
-        rx = rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])" if a.isascii() else re.escape(a)
-        m = re.search(rx, text)
+    for rx, pid in _cloud_patterns(kb):
+        m = rx.search(text)
         if m:
             hits.append((m.start(), pid))
     out: list[str] = []
@@ -71,10 +85,10 @@ def read_versus(parser, kb, parse, default_provider: str) -> dict[str, Any] | No
     if len(clouds) >= 2:
         return {"axis": "provider", "values": clouds[:2],
                 "labels": [kb.providers[p].display_name(lang) if p in kb.providers else p for p in clouds[:2]]}
-    methods = _said(parser.methods, text, ("qlora", "lora", "full", "freeze"))
+    methods = said_in_order(parser.methods, text, ("qlora", "lora", "full", "freeze"))
     if len(methods) >= 2:
         return {"axis": "method", "values": methods[:2], "labels": [METHOD_LABEL[m][lang] for m in methods[:2]]}
-    precisions = _said(parser.precisions, text, ("nf4", "int4", "int8", "fp8", "bf16", "fp16", "fp32"))
+    precisions = said_in_order(parser.precisions, text, ("nf4", "int4", "int8", "fp8", "bf16", "fp16", "fp32"))
     sixteen = {"bf16", "fp16"}
     if len(precisions) >= 2 and not set(precisions[:2]) <= sixteen:
         labels = [PRECISION_LABEL[p] + (" (AWQ)" if p == "int4" and "awq" in text else
@@ -87,3 +101,30 @@ def _flavor_label(kb, ids: list[str]) -> str:
     """A flavor's own name, or its family's when several sizes are meant."""
     f = kb.flavors[ids[0]]
     return f.flavor if len(ids) == 1 else (f.family or f.flavor)
+
+
+# 'what about just lambda?', 'how about azure', '那 AWS 呢', '换成 GCP 呢': a side added to the comparison just made
+_ADDS = re.compile(r"what about|how about|and (?:on )?|compared (?:to|with)|vs\.?|versus|呢|对比|比一下|比比")
+
+
+def versus_follow_up(kb, parse, kept: dict[str, Any] | None, default_provider: str) -> dict[str, Any] | None:
+    """The comparison kept from the turn before, with the one cloud or flavor this turn adds as a further side, when
+    the turn names one and no new job."""
+    if not kept or parse.slots.model or parse.slots.params_b or parse.reset or not _ADDS.search(parse.text):
+        return None
+    if kept["axis"] not in ("provider", "flavor"):
+        return None
+    named = info.flavors_named(kb, parse.text, parse.slots.provider or default_provider)["groups"]
+    clouds = providers_said(kb, parse.text)
+    lang = parse.lang
+    if len(named) == 1 and kept["axis"] == "flavor":
+        value, label = named[0][:FLAVOR_SIDES_MAX], _flavor_label(kb, named[0])
+    elif len(clouds) == 1 and (kept["axis"] == "provider" or kept.get("rental_hours")):
+        value = clouds[0]
+        label = kb.providers[value].display_name(lang) if value in kb.providers else value
+    else:
+        return None
+    if value in kept["values"]:
+        return None
+    return {"axis": kept["axis"], "values": [*kept["values"], value], "labels": [*kept["labels"], label],
+            "slots": kept.get("slots") or {}, "rental_hours": kept.get("rental_hours"), "follow_up": True}

@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.plan.advice import NO_BF16_SOURCES, SHOWN_PER_SHAPE
 from bot.plan.candidates import MIN_HEADROOM
+from bot.plan.workload import own_cards
 from bot.plan.verdicts import TYPICAL_JOBS, TYPICAL_TOKENS, compare_verdict, factor_figures
 
 
@@ -46,13 +47,15 @@ class CompareStage:
                            why=("bandwidth" if intent == "inference" else "compute") if tie else "cards")
         out["verdict"] = {**compare_verdict(self.kb, out, slots.get("precision")), "typical": typical,
                           "training": intent != "inference", "work_assumed": work_assumed}
-        if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month"):
+        if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month",
+                                                                                                  "mtok"):
             out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
         return out
 
     # ----- two ways to do one job: precisions, methods, clouds, flavors ------------------------------------------
     def compare_on(self, axis: str, values: list[Any], slots: dict[str, Any], assumed: dict[str, Any], lang: str,
-                   job_intent: str | None = None, labels: list[str] | None = None) -> dict[str, Any] | None:
+                   job_intent: str | None = None, labels: list[str] | None = None,
+                   rental_hours: float | None = None) -> dict[str, Any] | None:
         """'FP8 or AWQ for Qwen2.5-32B on an L40S?', 'LoRA or full for 8B?', 'Lambda or AWS for this pre-training?',
         'g6e.xlarge or g6.xlarge for a 13B model?': the job planned once per side, every side on the same hardware
         where the question names it, and the verdict (bot/plan/verdicts.py) made from those plans as for two GPUs.
@@ -65,6 +68,10 @@ class CompareStage:
         intent = _compare_intent(slots, job_intent)
         if axis == "method" and intent not in ("train", "finetune"):
             intent = "finetune"
+        named_job = slots.get("model") or slots.get("params_b") or slots.get("arch") or slots.get("kind")
+        if axis in ("provider", "flavor") and not named_job and slots.get("gpus") and rental_hours:
+            # '8x H100 for 2 weeks: AWS p5 or GCP a3?': no job to plan, the rental itself is what is compared
+            return self._compare_rentals(axis, values, keys, labels, slots, rental_hours, intent)
         intent, slots, typical, work_assumed = self._compared_job(intent, slots, bool(slots.get("kind")))
         named = slots.get("gpu_model")
         ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus] if named else []
@@ -81,10 +88,65 @@ class CompareStage:
         out["verdict"] = {**compare_verdict(self.kb, out, precision), "typical": typical, "axis": axis,
                           "training": intent != "inference", "work_assumed": work_assumed}
         v = out["verdict"]
-        if v.get("factor") in ("bandwidth", "compute") and v.get("basis") in ("job", "month") and \
+        if v.get("factor") in ("bandwidth", "compute") and v.get("basis") in ("job", "month", "mtok") and \
                 len({s["gpu"] for s in v["sides"]}) > 1:
             v["figures"] = factor_figures(self.kb, v)
         return out
+
+    def _compare_rentals(self, axis: str, values: list[Any], keys: list[str], labels: list[str] | None,
+                         slots: dict[str, Any], hours: float, intent: str | None) -> dict[str, Any]:
+        """The same cards for the same hours on each side (the cheapest priced size of each cloud or family that
+        holds them, in the fewest instances): each side's cost for the span, compared as jobs."""
+        named = slots.get("gpu_model")
+        ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus] if named else []
+        want = int(slots["gpus"])
+        side = []
+        for i, value in enumerate(values):
+            label = (labels or [])[i] if labels and i < len(labels) else keys[i]
+            # a side is a cloud (its sizes of the card) or a flavor or family (its sizes), whatever the axis: a
+            # follow-up may add a cloud to two families ('what about just lambda?')
+            pool = self._pool(value, ids) if isinstance(value, str) else [f for f in value if f in self.kb.flavors]
+            fs = [self.kb.flavors[f] for f in pool or [] if self.kb.flavors[f].price
+                  and self.kb.flavors[f].price.on_demand is not None and (not ids or self.kb.flavors[f].gpu in ids)]
+            pick, why_not = None, None
+            whole = [f for f in fs if f.gpu_count >= min(want, 8)]     # the cards in whole nodes, where sold so
+            fs = whole or fs
+            if fs:
+                def total(f):
+                    n = -(-want // f.gpu_count)
+                    return (f.price.on_demand * n, n, f.id)
+                f = min(fs, key=total)
+                pick = self._rental_row(f, -(-want // f.gpu_count), hours)
+            else:
+                why_not = {"kind": "not_rented", "provider": value if isinstance(value, str) else "",
+                           "gpu": self.kb.gpus[ids[0]].name if ids else ""}
+            gid = pick["gpu"] if pick else (ids[0] if ids else "")
+            gpu = self.kb.gpus.get(gid)
+            side.append({"name": keys[i], "label": label, "value": value, "gpu": gid,
+                         "gpu_name": gpu.name if gpu else label, "bf16": True, "bf16_sources": [],
+                         "consumer": bool(gpu and "consumer" in gpu.positioning), "advice": None, "pick": pick,
+                         "rented": True, "cards": None, "why_not": why_not})
+        out = {"intent": intent or "train", "side": side, "axis": axis, "training": True, "typical": None,
+               "work_assumed": None, "rental": {"gpus": want, "hours": round(hours, 1)}}
+        fitting = [x for x in side if x["pick"]]
+        out["best"] = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["name"]))["name"] if fitting else None
+        out["verdict"] = {**compare_verdict(self.kb, out), "axis": axis, "training": True, "typical": None,
+                          "work_assumed": None, "rental": out["rental"]}
+        return out
+
+    def _rental_row(self, f, instances: int, hours: float) -> dict[str, Any]:
+        """A rental of `instances` of a flavor for `hours`, shaped as a plan's public record."""
+        p = f.price
+        hourly = p.on_demand * instances
+        return {"id": f.id, "provider": f.provider, "flavor": f.flavor, "gpu": f.gpu,
+                "gpu_name": self.kb.gpus[f.gpu].name if f.gpu in self.kb.gpus else f.gpu, "gpu_count": f.gpu_count,
+                "gpu_memory_gib": f.gpu_memory_gib, "instances": instances, "gpus_total": f.gpu_count * instances,
+                "replicas": 1, "price_per_hour": round(hourly, 4), "hourly_total": round(hourly, 4),
+                "spot_price_per_hour": round(p.spot * instances, 4) if p.spot is not None else None,
+                "currency": p.currency, "price_kind": p.kind, "price_date": p.date.isoformat() if p.date else None,
+                "job_hours": round(hours, 1), "job_cost": round(hourly * hours, 2),
+                "monthly_cost": round(hourly * 730, 2), "breaks": [], "sources": list(f.sources),
+                "price_sources": list(p.sources or []), "per_gpu_gib": None, "label": "rental"}
 
     def _compared_job(self, intent: str | None, slots: dict[str, Any], has_job: bool = False
                       ) -> tuple[str, dict[str, Any], str | None, str | None]:
@@ -136,8 +198,17 @@ class CompareStage:
         else:          # flavor: a flavor or a family, as named
             slots = {k: v for k, v in slots.items() if k not in ("provider", "region")}
             flavors = [f for f in value if f in self.kb.flavors]
+        mine = own_cards(slots) and axis in ("precision", "method")
         if why_not:
             advice, pick = None, None
+        elif mine:
+            # 'LoRA or QLoRA on my 16GB card?': each side judged on the user's own cards
+            advice = self._advise(intent, slots, assumed, lang)
+            pick = next((r for r in advice.recommendations if r.get("label") == "yours"), None)
+            if pick is not None and not pick.get("fits"):
+                why_not = {"kind": "memory", "need_gib": round(pick.get("per_gpu_gib") or 0, 1),
+                           "memory_gib": pick.get("gpu_memory_gib"), "gpu": pick.get("gpu_name") or ""}
+                pick = None
         else:
             advice = self._advise(intent, slots, assumed, lang, gpu_ids=ids or None, native=native,
                                   flavor_ids=flavors)
@@ -154,6 +225,12 @@ class CompareStage:
                 "bf16": gpu.bf16 if gpu else True, "bf16_sources": [] if not gpu or gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": bool(gpu and "consumer" in gpu.positioning), "advice": advice, "pick": pick,
                 "rented": True, "cards": None, "why_not": why_not}
+
+    def need_on(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str, gpus: int) -> float:
+        """What the job needs a card on `gpus` cards (the layout the estimate picks for that count): 'can one
+        8-card node of this flavor run it?'."""
+        job = self._job(intent, {k: v for k, v in slots.items() if k not in ("gpus", "nodes")}, assumed, lang)
+        return job.sizer.est(gpus).per_gpu_gib
 
     def plan_on(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str, gpu_ids: list[str]):
         """The advice on these GPUs only (the cloud named, else any): what a verdict about named hardware ('spot
@@ -186,11 +263,26 @@ class CompareStage:
         pick = advice.recommendations[0] if advice.recommendations else None
         gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
         rented = any(f.gpu in ids for f in self.kb.flavors_of())
+        cards = None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)
         return {"name": name, "label": gpu.name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
                 "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
                 # no plan on file holds the job on it (not rented, or only in sizes that cannot): its own cards' count
-                "cards": None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)}
+                "cards": cards, "card_price": self._card_price(gpu.id, cards) if pick is None and cards else None}
+
+    def _card_price(self, gid: str, cards: dict[str, Any]) -> dict[str, Any] | None:
+        """A card rented on file only in sizes too small for the job (one H20 on a rental platform): the cards that
+        hold the job priced at its cheapest price a card, said as such, so the comparison still weighs money."""
+        n = cards.get("cards")
+        priced = [f for f in self.kb.flavors_with_gpu(gid) if f.price and f.price.on_demand is not None]
+        if not n or not priced:
+            return None
+        f = min(priced, key=lambda f: (self.kb.convert(f.price.on_demand / f.gpu_count, f.price.currency, "USD"),
+                                       f.id))
+        per = f.price.on_demand / f.gpu_count
+        return {"cards": n, "per_card": round(per, 4), "hourly": round(per * n, 4), "currency": f.price.currency,
+                "flavor": f.flavor, "provider": f.provider, "kind": f.price.kind,
+                "sources": [*f.sources, *(f.price.sources or [])]}
 
     def _usd_cost(self, rec: dict[str, Any]) -> float:
         """A recommendation's job cost (else hourly) in USD at the dated rates: a 5.15 CNY/h A800 and a 2.96 USD/h

@@ -15,12 +15,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bot.plan.billing import HOURS_MONTH, RECLAIM_EVERY_H, RESTART_H
+from bot.plan.billing import HOURS_MONTH, HOURS_YEAR, RECLAIM_EVERY_H, RESTART_H
 
 # policy: two plans whose cost per job (or month) differ by at most this share are a tie on cost; a tie on cost is
 # broken by speed when one is at least SPEED_MATTERS times faster, else it is a tie
 COST_TIE = 0.05
 SPEED_MATTERS = 1.15
+PRECISION_RANK = {"fp32": 7, "bf16": 6, "fp16": 6, "fp8": 5, "int8": 4, "int4": 3, "nf4": 3}   # quality kept
+METHOD_RANK = {"full": 3, "lora": 2, "freeze": 1, "qlora": 1}      # how much of the model a method can change
 SAME_SPEED = 1.05             # policy: sides within 5 % of each other's speed are called the same speed
 # policy: a comparison that names no job compares a typical one of the kind the question implies, said in the answer
 # (render key verdict.typical.<kind>): a chat service of a popular 8B model, or a LoRA fine-tune of a popular 7B
@@ -45,12 +47,26 @@ def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
         cards = x.get("cards") or {}
         out.update(cards=cards.get("cards"), need_gib=cards.get("need_gib"), memory_gib=cards.get("memory_gib"),
                    fits=bool(cards.get("cards")))      # a card no flavor rents still holds the job on its cards
+        cp = x.get("card_price")
+        conv = _converter(kb, cp["currency"], ccy or cp["currency"]) if cp else None
+        if cp and conv and out["fits"]:
+            # the cards that hold it, at the price a card on file (a 1-card rental): priced per month of use
+            out.update(hourly=conv(cp["hourly"]), monthly=conv(cp["hourly"] * HOURS_MONTH), gpus=cp["cards"],
+                       price_kind="per_card", currency=ccy or cp["currency"])
         return out
     conv = _converter(kb, p.get("currency"), ccy)
     hourly = p.get("hourly_total")
-    out.update(hours=p.get("job_hours"), gpus=(p.get("gpus_total") or 1) * max(1, p.get("replicas") or 1), flavor=p.get("flavor"), provider=p.get("provider"),
-               price_kind=p.get("price_kind"), tpot_ms=p.get("load_tpot_ms") or p.get("tpot_ms"),
-               need_gib=p.get("per_gpu_gib"), memory_gib=p.get("gpu_memory_gib"))
+    tpot = p.get("load_tpot_ms") or p.get("tpot_ms")
+    conc = p.get("load_per_replica") if p.get("load_tpot_ms") else p.get("replica_concurrency")
+    out.update(hours=p.get("job_hours"), gpus=(p.get("gpus_total") or 1) * max(1, p.get("replicas") or 1),
+               flavor=p.get("flavor"), provider=p.get("provider"), price_kind=p.get("price_kind"), tpot_ms=tpot,
+               need_gib=p.get("per_gpu_gib"), memory_gib=p.get("gpu_memory_gib"), users=conc,
+               # output tokens a second a card at the users each replica serves: what 'which has more throughput' asks
+               tps_card=round(conc * 1000 / tpot / max(1, p.get("gpus_total") or 1), 1) if tpot and conc else None,
+               load_stated=bool(p.get("load_tpot_ms")))
+    if hourly is not None and conv and out["tps_card"] and not out["load_stated"]:
+        # no load stated: replicas of different capacity compare by what a million output tokens cost
+        out["per_mtok"] = round(conv(hourly) / (out["tps_card"] * max(1, p.get("gpus_total") or 1) * 3600) * 1e6, 3)
     if hourly is not None and conv:
         out["hourly"] = conv(hourly)
         out["monthly"] = conv(p["monthly_cost"]) if p.get("monthly_cost") is not None else conv(hourly * HOURS_MONTH)
@@ -71,12 +87,14 @@ def _converter(kb, src: str | None, dst: str | None):
 def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> dict[str, Any]:
     """Which of two (or more) sides to take for the job, and the numbers that decide it."""
     ccy = next((x["pick"]["currency"] for x in data["side"] if x.get("pick") and x["pick"].get("hourly_total")
-                is not None and x["pick"].get("currency")), None)
+                is not None and x["pick"].get("currency")), None) or \
+        next((x["card_price"]["currency"] for x in data["side"] if x.get("card_price")), None)
     sides = [_side_numbers(kb, x, ccy) for x in data["side"]]
     serving = not data.get("training")
     axis = data.get("axis") or "gpu"
     v: dict[str, Any] = {"kind": "compare", "preferred": None, "tie": False, "sides": sides, "currency": ccy,
                          "basis": None, "factor": None, "serving": serving, "axis": axis,
+                         "rental": data.get("rental"),
                          "caveats": _caveats(kb, sides, data, precision) + _axis_caveats(data)}
     fitting = [s for s in sides if s["fits"]]
     priced = [s for s in fitting if s["hourly"] is not None]
@@ -99,9 +117,27 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         v.update(preferred=data["by_cards"], basis="cards", factor=data.get("why") or "cards")
         return v
     if len(fitting) == 1:
-        v.update(preferred=fitting[0]["name"], basis="fit", factor="memory",
-                 other=next(s["name"] for s in sides if s is not fitting[0]))
+        other = next(s for s in sides if s is not fitting[0])
+        v.update(preferred=fitting[0]["name"], basis="fit", factor="memory", other=other["name"])
+        if other.get("why_not"):          # what stops the other side, with its number
+            v.update(basis="cannot", why_not=other["why_not"], factor=_cannot_factor(other["why_not"]))
         return v
+    timed = [s for s in fitting if s.get("hours")]
+    if len(timed) >= 2 and len(timed) == len(fitting):
+        # on the user's own cards (no price): the faster side, by its time for the job
+        a, b = sorted(timed, key=lambda s: (s["hours"] * (s.get("gpus") or 1), s["name"]))[:2]
+        speed = (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
+        if speed >= SPEED_MATTERS:
+            v.update(preferred=a["name"], other=b["name"], basis="time", speed_x=round(speed, 2),
+                     factor=_speed_factor(kb, a, b, serving, axis))
+            return v
+    if len(fitting) >= 2 and axis in ("precision", "method") and not priced:
+        # both fit the user's cards and neither is priced or clearly faster: the one that keeps more quality
+        rank = PRECISION_RANK if axis == "precision" else METHOD_RANK
+        keep, lose = sorted(fitting, key=lambda s: (-rank.get(s["name"], 0), s["name"]))[:2]
+        if rank.get(keep["name"]) != rank.get(lose["name"]):
+            v.update(preferred=keep["name"], other=lose["name"], basis="both_fit", factor="quality")
+            return v
     v.update(basis="none", factor="memory" if not fitting else "availability")
     return v
 
@@ -122,12 +158,19 @@ def _unpriced_terms(priced: dict[str, Any], unpriced: dict[str, Any]) -> dict[st
 def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool) -> dict[str, Any]:
     """Two priced plans: cost per job (a timed job) or per month (a service, or a job of unknown length)."""
     timed = all(s["job_cost"] is not None and s["hours"] for s in priced)
-    key = "job_cost" if timed else "monthly"
+    key = "job_cost" if timed else "per_mtok" if serving and all(s.get("per_mtok") for s in priced) else "monthly"
     a, b = sorted(priced, key=lambda s: (s[key], s["name"]))[:2]          # a: the cheaper
     cost_gap = 1 - a[key] / b[key] if b[key] else 0.0
-    speed = _speed_ratio(a, b, timed)          # > 1: a is faster
+    speed = None if v.get("rental") else _speed_ratio(a, b, timed)          # > 1: a is faster (a rental: hours said)
+    if speed is None and serving and "per_card" in (a.get("price_kind"), b.get("price_kind")):
+        # a side priced by the card has no timed plan: decoding is bound by memory bandwidth, card for card
+        ga, gb = kb.gpus.get(a["gpu"]), kb.gpus.get(b["gpu"])
+        if ga and gb and ga.memory_bandwidth_gbs and gb.memory_bandwidth_gbs and ga.id != gb.id:
+            speed = ga.memory_bandwidth_gbs / gb.memory_bandwidth_gbs
+            v["speed_basis"] = "bandwidth"
     card_a, card_b = _per_card(a["hourly"], a), _per_card(b["hourly"], b)
-    v.update(basis="job" if timed else "month", cost_key=key, cost_pct=round(100 * cost_gap),
+    v.update(basis="job" if timed else "mtok" if key == "per_mtok" else "month", cost_key=key,
+             cost_pct=round(100 * cost_gap),
              hourly_pct=round(100 * (card_a / card_b - 1)) if card_b else None,
              speed_x=round(speed, 2) if speed else None)
     if cost_gap <= COST_TIE:
@@ -137,6 +180,12 @@ def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool)
                      speed_x=round(max(speed, 1 / speed), 2),
                      factor=_speed_factor(kb, fast, slow, serving, v.get("axis", "gpu")))
             return v
+        if v.get("axis") == "precision" and PRECISION_RANK.get(a["name"]) != PRECISION_RANK.get(b["name"]):
+            # the same cost and about the same speed: the precision that keeps more of the model's quality
+            keep, lose = sorted((a, b), key=lambda s: -PRECISION_RANK.get(s["name"], 0))
+            v.update(preferred=keep["name"], other=lose["name"], shape="tie_quality", factor="quality",
+                     speed_x=round(max(speed, 1 / speed), 2) if speed else None, tie_names=[keep["name"], lose["name"]])
+            return v
         v.update(tie=True, shape="tie", factor="price", other=b["name"], preferred=None, tie_names=[a["name"], b["name"]])
         return v
     faster = speed is not None and speed >= 1.0
@@ -144,6 +193,10 @@ def _by_cost(kb, v: dict[str, Any], priced: list[dict[str, Any]], serving: bool)
     shape = ("faster_dearer" if dearer else "faster_cheaper") if faster else "slower_cheaper"
     if speed is not None and max(speed, 1 / speed) < SAME_SPEED and not dearer:
         shape = "same_speed_cheaper"          # the same card at two clouds: the price per hour is all there is
+    elif faster and v["hourly_pct"] == 0:
+        shape = "faster_same_price"           # one card, two ways to run it: the speed is all there is
+    if v.get("speed_basis") == "bandwidth" and faster:
+        dearer = True          # the factor line names the bandwidth, the card-for-card speed it was judged on
     v.update(preferred=a["name"], other=b["name"], shape=shape,
              speed_x=round(speed if faster else 1 / speed, 2) if speed else None,
              hourly_pct=abs(v["hourly_pct"]) if v["hourly_pct"] is not None else None,
@@ -163,6 +216,9 @@ def _speed_ratio(a: dict[str, Any], b: dict[str, Any], timed: bool) -> float | N
     card for card), or time per output token of a service."""
     if timed and a["hours"] and b["hours"]:
         return (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
+    if a.get("tps_card") and b.get("tps_card") and a.get("users") != b.get("users"):
+        # times per token at different numbers of users do not compare: the tokens a second a card they serve do
+        return a["tps_card"] / b["tps_card"]
     if a.get("tpot_ms") and b.get("tpot_ms"):
         return b["tpot_ms"] / a["tpot_ms"]
     return None
@@ -206,6 +262,8 @@ def _caveats(kb, sides: list[dict[str, Any]], data: dict[str, Any], precision: s
     bf16 for training is said on the side's own line)."""
     out = []
     for s in sides:
+        if s.get("price_kind") == "flagged":      # a catalog row flagged as a data problem decides nothing alone
+            out.append({"kind": "flagged_price", "gpu": s.get("label") or s["gpu_name"]})
         g = kb.gpus.get(s["gpu"])
         if g is None:
             continue
@@ -259,6 +317,31 @@ def billing_verdict(usage: dict[str, Any] | None, hourly: float | None, currency
     else:
         v["preferred"] = "monthly_if"
     return v
+
+
+def peak_split(replicas: int, peak_x: float, hourly: float | None) -> dict[str, Any]:
+    """A service sized for a peak `peak_x` times its average: the replicas that carry the average run all month (a
+    monthly package wins for them, at 730 h), the rest only in busy hours (pay-per-use, or spot behind them)."""
+    base = max(1, min(replicas, math.ceil(replicas / peak_x)))
+    out: dict[str, Any] = {"preferred": "split", "split": {"base": base, "burst": replicas - base, "replicas": replicas,
+                                                            "peak_x": round(peak_x, 2)}}
+    if hourly is not None:
+        out["split"]["base_month"] = round(hourly / replicas * base * HOURS_MONTH, 2)
+    return out
+
+
+def year_terms(usage: dict[str, Any], hourly: float | None) -> dict[str, Any]:
+    """A year's commitment pays for all 8,760 h of the year: the hours the user needs in the year (a span said, else
+    the monthly hours x 12), their share of the year, and the discount it would need to pay back."""
+    span = usage.get("span_days")
+    used = min(HOURS_YEAR, span * 24 if span else (usage.get("hours_month") or 0) * 12)
+    share = used / HOURS_YEAR
+    out = {"hours": round(used), "pct": round(100 * share), "need_pct": round(100 * (1 - share)),
+           "answer": "no" if share < 0.5 else "yes_if" if share < 0.95 else "yes"}
+    if hourly is not None:
+        out["pay_per_use"] = round(hourly * used, 2)
+        out["full_year"] = round(hourly * HOURS_YEAR, 2)
+    return out
 
 
 def spot_terms(checkpoint_gb: float, write_gbs: float, instances: int = 1) -> dict[str, Any]:

@@ -384,6 +384,12 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
         if p is None:
             lines += _unrented_lines(t, x, lang)
             continue
+        if p.get("label") == "yours":        # judged on the user's own cards: what it needs there, and its time
+            when = t.say("verdict.hours", lang, h=hours_text(p["job_hours"])) if p.get("job_hours") else ""
+            lines.append(t.say("compare.own_fits", lang, name=x.get("label") or x["gpu_name"],
+                               need=f"{p.get('per_gpu_gib') or 0:.1f}", mem=f"{p.get('gpu_memory_gib') or 0:g}",
+                               time=(", " if lang == "en" else "，") + when if when else ""))
+            continue
         cost = _time_cost(t, p, lang)
         if p.get("monthly_cost") is not None:
             cost += "; " + t.say("compare.monthly", lang, monthly=f"{p['monthly_cost']:,.0f} {p['currency']}")
@@ -422,6 +428,12 @@ def _unrented_lines(t: Templates, x: dict[str, Any], lang: str) -> list[str]:
     """One side of a comparison with no plan on offer: if no flavor on file rents the GPU at all, how many of its
     cards hold the job (or what they lack), so the verdict still rests on the card itself."""
     c = x.get("cards")
+    cp = x.get("card_price")
+    if cp and c and c.get("cards"):
+        # rented on file only in smaller sizes: the cards that hold the job, at the price a card
+        return [t.say("compare.card_price", lang, gpu=x["gpu_name"], n=c["cards"], need=f"{c['need_gib']:.1f}",
+                      mem=f"{c['memory_gib']:g}", per=f"{cp['per_card']:.2f}", ccy=cp["currency"], flavor=cp["flavor"],
+                      hourly=money_text(cp["hourly"]), monthly=money_text(cp["hourly"] * 730))]
     if x.get("rented", True) or not c:
         return [t.say("compare.no_plan", lang, gpu=x["gpu_name"])]
     key = "compare.cards_fit" if c["cards"] else "compare.cards_short"

@@ -34,15 +34,16 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
     """The verdict of a comparison and the factor that decided it, then its caveats (bf16, FP8, licensing)."""
     best, other = _name(v, v.get("preferred")), _name(v, v.get("other"))
     basis = v.get("basis")
-    if basis in ("job", "month"):
+    if basis in ("job", "month", "mtok"):
         by = {s["name"]: s for s in v["sides"]}
         key = v["cost_key"]
-        if v.get("tie"):
+        if v.get("tie") or v.get("shape") == "tie_quality":
             a, b = (by[n] for n in v["tie_names"])
         else:
             a, b = by[v["preferred"]], by[v["other"]]
-        shape = v["shape"] if v.get("speed_x") or v["shape"] in ("tie",) else "cheaper"
-        if shape in ("faster_cheaper", "slower_cheaper", "faster_dearer", "same_speed_cheaper") and \
+        shape = v["shape"] if v.get("speed_x") or v["shape"] in ("tie", "tie_quality") else "cheaper"
+        if shape in ("faster_cheaper", "slower_cheaper", "faster_dearer", "same_speed_cheaper",
+                     "faster_same_price") and \
                 v.get("hourly_pct") is None:
             shape = "cheaper"
         first = t.say(f"verdict.compare.{shape}", lang, best=best, other=other, speed=f"{v.get('speed_x') or 1:.1f}",
@@ -59,20 +60,40 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         a = by[v["preferred"]]
         cost = a["job_cost"] if a.get("job_cost") is not None else a.get("monthly")
         per = "job" if a.get("job_cost") is not None else "month"
-        first = t.say("verdict.compare.cannot", lang, best=best, other=other, why=cannot_text(t, v["why_not"], lang),
-                      cost=_money(cost, v["currency"]), per=t.say(f"verdict.per.{per}", lang))
+        key = "verdict.compare.cannot" if cost is not None else "verdict.compare.cannot_unpriced"
+        first = t.say(key, lang, best=best, other=other, why=cannot_text(t, v["why_not"], lang),
+                      cost=_money(cost, v["currency"]), per=t.say(f"verdict.per.{per}", lang),
+                      need=f"{a.get('need_gib') or 0:,.1f}", mem=f"{a.get('memory_gib') or 0:g}")
+    elif basis == "both_fit":
+        by = {s["name"]: s for s in v["sides"]}
+        a, b = by[v["preferred"]], by[v["other"]]
+        first = t.say("verdict.compare.both_fit", lang, best=best, other=other, need=f"{a.get('need_gib') or 0:,.1f}",
+                      other_need=f"{b.get('need_gib') or 0:,.1f}", mem=f"{a.get('memory_gib') or 0:g}")
+    elif basis == "time":
+        by = {s["name"]: s for s in v["sides"]}
+        a, b = by[v["preferred"]], by[v["other"]]
+        first = t.say("verdict.compare.time", lang, best=best, other=other, speed=f"{v['speed_x']:.1f}",
+                      time=t.say("verdict.hours", lang, h=hours_text(a["hours"])),
+                      other_time=t.say("verdict.hours", lang, h=hours_text(b["hours"])))
     elif basis in ("fit", "priced"):
         first = t.say(f"verdict.compare.{basis}", lang, best=best, other=other)
     else:
         first = t.say("verdict.compare.none", lang)
     lines = [first]
     factor = v.get("factor")
-    if basis in ("job", "month") and factor in ("bandwidth", "compute") and figures:
+    if basis in ("job", "month", "mtok") and factor in ("bandwidth", "compute") and figures:
         lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
-    elif basis in ("job", "month", "cannot") and factor:
+    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time") and factor:
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
         lines.append(t.say("verdict.factor.priced", lang, other=other))
+    served = [x for x in v.get("sides", []) if x.get("tps_card")]
+    if len(served) >= 2 and v.get("serving"):
+        # what 'which has more throughput?' asks: output tokens a second a card, at the users each serves
+        lines.append(t.say("verdict.throughput", lang, sides=t.say("list.sep", lang).join(
+            t.say("verdict.throughput_side", lang, name=x.get("label") or x["gpu_name"], tps=f"{x['tps_card']:,.0f}",
+                  users=x["users"], tpot=f"{x['tpot_ms']:.0f}")
+            for x in sorted(served, key=lambda x: -x["tps_card"]))))
     for c in v.get("caveats", []):
         line = "  " + t.say(f"verdict.caveat.{c['kind']}", lang, gpu=c["gpu"])
         if line in lines:
@@ -158,6 +179,11 @@ def billing_lines(t: Templates, v: dict[str, Any], lang: str, provider_name: str
         t.say("verdict.billing.unpublished", lang, provider=provider_name)
     if v.get("basis") == "no_hours":
         lines = [t.say("verdict.billing.no_hours", lang), published]
+    elif v.get("preferred") == "split":
+        sp = v["split"]
+        lines = [t.say("verdict.billing.split", lang, base=sp["base"], burst=sp["burst"], replicas=sp["replicas"],
+                       x=f"{sp['peak_x']:g}", month=money_text(sp.get("base_month") or 0), ccy=v.get("currency") or ""),
+                 published]
     else:
         lines = [t.say(f"verdict.billing.{v['preferred']}", lang, hours=f"{v['hours_month']:,}",
                        util=v["utilisation_pct"], need=v["need_discount_pct"]), published]
@@ -165,10 +191,36 @@ def billing_lines(t: Templates, v: dict[str, Any], lang: str, provider_name: str
             lines.append(t.say("verdict.billing.money", lang, ppu=money_text(v["pay_per_use_month"]),
                                full=money_text(v["full_month"]), ccy=v["currency"], flavor=v.get("flavor") or "",
                                hours=f"{v['hours_month']:,}"))
+    if v.get("hours_from") and len(lines) > 1:
+        lines.insert(1, t.say(f"verdict.billing.hours_from.{v['hours_from']}", lang, flavor=v.get("flavor") or "",
+                              hours=f"{v['hours_month']:,}"))
+    y = v.get("year")
+    if y:
+        lines.insert(1, t.say(f"verdict.billing.year_{y['answer']}", lang, hours=f"{y['hours']:,}", pct=y["pct"],
+                              need=y["need_pct"], ppu=money_text(y.get("pay_per_use") or 0),
+                              full=money_text(y.get("full_year") or 0), ccy=v.get("currency") or ""))
+    ss = v.get("spot_service")
+    if ss:
+        key = "verdict.billing.spot_service" if ss.get("saving") is not None else "verdict.billing.spot_service_none"
+        line = t.say(key, lang, saving=ss.get("saving"), spot=money_text(ss.get("spot_h") or 0),
+                     od=money_text(ss["od_h"]), ccy=v.get("currency") or "", flavor=v.get("flavor") or "",
+                     provider=provider_name)
+        if ss.get("asked"):
+            lines.insert(0, line)       # 'is spot ok for that?': its answer first
+        else:
+            lines.append(line)
     s = v.get("spot")
     if s:
-        lines.append(t.say("verdict.billing.spot", lang, **{k: (f"{x:g}" if isinstance(x, float) else x)
-                                                            for k, x in s.items()}))
+        spot = [t.say("verdict.billing.spot", lang, **{k: (f"{x:g}" if isinstance(x, float) else x)
+                                                         for k, x in s.items()})]
+        if s.get("od_cost") is not None:
+            spot.append(t.say("verdict.billing.spot_money", lang, hours=f"{s['hours']:,}", flavor=v.get("flavor") or "",
+                              od=money_text(s["od_cost"]), spot=money_text(s["spot_cost"]), ccy=v.get("currency") or "",
+                              net=s["net"]))
+        if s.get("asked"):
+            lines[0:0] = spot        # 'how much does spot save?': its answer first
+        else:
+            lines += spot
     if v.get("reserve"):
         lines.append(t.say("verdict.billing.reserve", lang, gpus=v["reserve"]["gpus"], days=v["reserve"]["days"]))
     return lines
