@@ -286,7 +286,8 @@ AXIS_PAIRS = {
     "precision": [("bf16", "fp8"), ("fp8", "int4"), ("fp8", "awq"), ("bf16", "int4"), ("int8", "fp8")],
     "method": [("lora", "full fine-tuning"), ("qlora", "lora"), ("full fine-tuning", "qlora")],
     "provider": [("aws", "lambda"), ("huawei cloud", "aws"), ("gcp", "azure"), ("lambda", "gcp")],
-    "flavor": [("g6e.xlarge", "g6.xlarge"), ("p5.48xlarge", "a3-highgpu-8g"), ("p4d.24xlarge", "p5.48xlarge")],
+    "flavor": [("g6e.xlarge", "g6.xlarge"), ("p5.48xlarge", "a3-highgpu-8g"), ("p4d.24xlarge", "p5.48xlarge"),
+               ("g6e.xlarge", "g5.xlarge")],
 }
 AXIS_JOBS = {"en": ["serving qwen2.5 14b to 20 users", "lora fine-tuning llama 3.1 8b on 20k samples",
                     "fine-tuning qwen2.5 7b", "serving llama 3.1 70b", ""],
@@ -324,13 +325,24 @@ def test_every_axis_comparison_names_a_side_or_a_tie_with_both_sides_numbers(cor
             assert s.get("why_not") or s.get("cards") is not None or v["basis"] in ("none", "priced", "fit"), s
     if v["axis"] in ("precision", "method"):
         assert any(c["kind"].startswith("quality_") for c in v["caveats"]), v["caveats"]
+    if v["axis"] == "flavor":      # a flavor side is its own card, whatever else the question names
+        for s in v["sides"]:
+            cards = {f.gpu for f in core.kb.flavors.values() if f.flavor == s["label"] or f.family == s["label"]}
+            assert not cards or s["gpu"] in cards, (s["label"], s["gpu"], cards)
+            if s.get("why_not") and s["why_not"].get("gpu"):
+                assert any(core.kb.gpus[g].name == s["why_not"]["gpu"] for g in cards), s["why_not"]
 
 
 @pytest.mark.parametrize("text", ["fp8 vs fp8 for serving qwen2.5 14b", "lora or lora for llama 3.1 8b",
-                                  "aws vs aws for serving llama 3.1 8b", "g6.xlarge or g6.xlarge for a 7b model"])
-def test_an_axis_compared_with_itself_does_not_crash(core, text):
+                                  "aws vs aws for serving llama 3.1 8b", "g6.xlarge or g6.xlarge for a 7b model",
+                                  "p5.48xlarge vs p5.48xlarge for pretraining 1b on 10b tokens", "fp8 还是 fp8 部署 qwen2.5 14b",
+                                  "lambda 和 lambda 哪个便宜"])
+def test_an_axis_compared_with_itself_says_so(core, text):
+    """A precision, method, cloud or flavor compared with itself: a clear reply naming it, never a comparison of
+    one side, the help text or an answer that ignores the comparison."""
     r = core.turn(text, {})[0]
-    assert r.text.strip() and r.status in ("info", "answer", "follow_up"), r.text
+    assert r.status == "info" and (r.verdict or {}).get("kind") == "bad_input", r.text[:300]
+    assert "itself" in r.text or "它自己" in r.text, r.text
 
 
 # ----- billing for the conversation's own job; rentals compared; a side added; one flavor for a job --------------

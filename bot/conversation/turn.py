@@ -90,9 +90,10 @@ class Core:
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
-        self._flavor_as_hardware(parse)
         parse.versus = read_versus(self.parser, self.kb, parse, self.advisor.default_provider) or \
             versus_follow_up(self.kb, parse, (state or {}).get("versus"), self.advisor.default_provider)
+        if not parse.versus:        # two flavors compared are two kinds of hardware, not the job's one
+            self._flavor_as_hardware(parse)
         if parse.versus:
             self._versus_job(parse, state or {})
         asks = self._asks(parse.text)
@@ -310,6 +311,12 @@ class Core:
         with what was wrong and the nearest names, never an empty comparison or a question about something else."""
         if not parse.intent_scores.get("compare") or len(parse.slots.gpu_models or []) >= 2:
             return None
+        same = _SAME_TWICE.search(parse.text)
+        if same and not self._gpu_of(same.group(1)) and (self._cloud_of(same.group(1)) or any(
+                c.any(same.group(1)) for cues in (self.parser.precisions, self.parser.methods) for c in cues.values())
+                or info.flavors_named(self.kb, same.group(1))["groups"]):
+            # 'fp8 vs fp8', 'p5.48xlarge or p5.48xlarge', 'full vs full': one thing compared with itself
+            return "verdict.compare.same_thing", {"name": same.group(1)}
         named_clouds = providers_said(self.kb, parse.text)
         for m in self._CLOUDS_VS.finditer(parse.text) if len(named_clouds) < 2 else ():
             clouds = [self._cloud_of(w) for w in m.groups()]
@@ -1016,6 +1023,7 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
 
 
 # words that follow 'vs'/'or' without naming anything to compare ('aws or not', 'lambda or something')
+_SAME_TWICE = re.compile(r"(?<![a-z0-9._-])([a-z0-9][a-z0-9._-]*)\s*(?:vs\.?|versus|or|还是|对比|和|与)\s*\1(?![a-z0-9._-])")
 _PLAIN_WORDS = {"not", "something", "else", "other", "others", "what", "which", "the", "this", "that", "both", "either",
                 "neither", "none", "any", "anything", "cheaper", "cheapest", "better", "more", "less", "spot", "cloud",
                 "clouds", "gpu", "gpus", "prem", "onprem", "local", "own", "buy", "buying", "rent", "renting"}

@@ -73,7 +73,7 @@ class CompareStage:
             # '8x H100 for 2 weeks: AWS p5 or GCP a3?': no job to plan, the rental itself is what is compared
             return self._compare_rentals(axis, values, keys, labels, slots, rental_hours, intent)
         intent, slots, typical, work_assumed = self._compared_job(intent, slots, bool(slots.get("kind")))
-        named = slots.get("gpu_model")
+        named = slots.get("gpu_model") if axis != "flavor" else None      # a flavor is its own card
         ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus] if named else []
         plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model")}
         side = []
