@@ -264,11 +264,16 @@ class CompareStage:
         gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
         rented = any(f.gpu in ids for f in self.kb.flavors_of())
         cards = None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)
+        card_price = self._card_price(gpu.id, cards) if pick is None and cards else None
+        if pick is not None and pick.get("price_per_hour") is None:
+            # its plan's size has no public price (an 8 x H20 host): its cards at the price a card on file, if any
+            card_price = self._card_price(gpu.id, {"cards": (pick.get("gpus_total") or 1) *
+                                                   max(1, pick.get("replicas") or 1)})
         return {"name": name, "label": gpu.name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
                 "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
                 # no plan on file holds the job on it (not rented, or only in sizes that cannot): its own cards' count
-                "cards": cards, "card_price": self._card_price(gpu.id, cards) if pick is None and cards else None}
+                "cards": cards, "card_price": card_price}
 
     def _card_price(self, gid: str, cards: dict[str, Any]) -> dict[str, Any] | None:
         """A card rented on file only in sizes too small for the job (one H20 on a rental platform): the cards that

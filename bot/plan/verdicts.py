@@ -67,6 +67,11 @@ def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
     if hourly is not None and conv and out["tps_card"] and not out["load_stated"]:
         # no load stated: replicas of different capacity compare by what a million output tokens cost
         out["per_mtok"] = round(conv(hourly) / (out["tps_card"] * max(1, p.get("gpus_total") or 1) * 3600) * 1e6, 3)
+    cp = x.get("card_price")
+    if hourly is None and cp and _converter(kb, cp["currency"], ccy or cp["currency"]):
+        # the plan's size has no public price: its cards at the price a card on file (said on its line)
+        conv, hourly = _converter(kb, cp["currency"], ccy or cp["currency"]), cp["hourly"]
+        out["price_kind"] = "per_card"
     if hourly is not None and conv:
         out["hourly"] = conv(hourly)
         out["monthly"] = conv(p["monthly_cost"]) if p.get("monthly_cost") is not None else conv(hourly * HOURS_MONTH)

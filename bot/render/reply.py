@@ -391,6 +391,11 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
                                time=(", " if lang == "en" else "，") + when if when else ""))
             continue
         cost = _time_cost(t, p, lang)
+        cp = x.get("card_price")
+        if cp and p.get("price_per_hour") is None:      # its size unpriced: its cards at the price a card on file
+            cost += "; " + t.say("compare.card_priced", lang, flavor=cp["flavor"], per=f"{cp['per_card']:.2f}",
+                                 ccy=cp["currency"], n=cp["cards"], hourly=money_text(cp["hourly"]),
+                                 monthly=money_text(cp["hourly"] * 730))
         if p.get("monthly_cost") is not None:
             cost += "; " + t.say("compare.monthly", lang, monthly=f"{p['monthly_cost']:,.0f} {p['currency']}")
         if p.get("load_tpot_ms") and p.get("load_per_replica") and p.get("replica_concurrency"):
