@@ -548,18 +548,18 @@ def test_cli_list_show_verify(cli, db):
     assert ok.exit_code == 0 and ok.output.startswith("ok: 3 record(s)")
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (["show", "A000099"], "no audit record A000099"),              # unknown id: says which ids exist
-    (["show", "latest"], "is not an audit id"),                    # not an id at all
-    (["list", "--since", "2026-13-01"], "write it as YYYY-MM-DD"),  # bad date: says the format
-    (["prune", "--before", "March"], "write it as YYYY-MM-DD"),    # same for prune
-    (["export", "--format", "xml"], "'xml' is not one of"),        # unknown format
+@pytest.mark.parametrize("args,fragment,code", [
+    (["show", "A000099"], "no audit record A000099", 3),              # unknown id: not found (3), says which exist
+    (["show", "latest"], "is not an audit id", 2),                    # not an id at all
+    (["list", "--since", "2026-13-01"], "write it as YYYY-MM-DD", 2),  # bad date: says the format
+    (["prune", "--before", "March"], "write it as YYYY-MM-DD", 2),    # same for prune
+    (["export", "--format", "xml"], "'xml' is not one of", 2),        # unknown format
 ])
-def test_cli_usage_errors_exit_2_without_traceback(cli, db, args, fragment):
+def test_cli_usage_errors_exit_2_without_traceback(cli, db, args, fragment, code):
     with AuditLog(db) as log:
         fill(log, 1)
     result = cli(*args)
-    assert result.exit_code == 2
+    assert result.exit_code == code
     assert fragment in result.output
     assert "Traceback" not in result.output
 
@@ -569,7 +569,7 @@ def test_cli_unreadable_database(tmp_path, monkeypatch):
     bad.write_text("hello")
     monkeypatch.setenv("ADVISOR_DB", str(bad))
     result = CliRunner().invoke(audit_cli, ["list"])
-    assert result.exit_code == 2 and "ADVISOR_DB" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 4 and "ADVISOR_DB" in result.output and "Traceback" not in result.output
 
 
 def test_cli_verify_fails_with_exit_1_naming_the_row(cli, db):

@@ -95,7 +95,7 @@ def test_damage_the_chain_cannot_see_fails_verify_and_doctor(filled):
 def test_a_read_only_database_file_is_reported(filled):
     filled.chmod(0o444)
     code, out = run(filled, "ask", "serve llama 3 8b")
-    assert code == 2 and "read-only" in out and "Traceback" not in out
+    assert code == 4 and "read-only" in out and "Traceback" not in out
 
 
 def test_read_only_and_full_are_storage_errors(filled):
@@ -109,7 +109,7 @@ def test_read_only_and_full_are_storage_errors(filled):
         with pytest.raises(StorageError, match="disk holding .* is full") as caught:
             for i in range(200):
                 log.append(record(i, "y" * 2000))
-    assert caught.value.exit_code == 2 and "df -h" in caught.value.fix
+    assert caught.value.exit_code == 4 and "df -h" in caught.value.fix
 
 
 # ----- backups and anchors ------------------------------------------------------------------------------------

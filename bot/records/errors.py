@@ -1,11 +1,22 @@
 """One error hierarchy: every message says what happened and how to fix it (and, where useful, "did you mean")."""
 from __future__ import annotations
 
+# The exit statuses of `gpu-advisor` (docs/cli.md, and the epilog of `gpu-advisor --help`): a script can tell a
+# check that found something (1) from a mistake in the command (2), a name that is not on file (3) and a database or
+# service that is down (4, worth retrying later).
+EXIT_OK = 0
+EXIT_FAILED = 1            # a check found a problem: `kb validate`, `audit verify`, `doctor`
+EXIT_USAGE = 2             # a usage or configuration error (click's own usage errors are 2 too)
+EXIT_NOT_FOUND = 3         # a named record is not on file: an audit id, a model, a GPU, a knowledge record
+EXIT_UNAVAILABLE = 4       # a dependency cannot be used: the database (file, disk, PostgreSQL), Slack's API
+EXIT_STATUSES = {EXIT_OK: "ok", EXIT_FAILED: "a check found a problem", EXIT_USAGE: "usage or configuration error",
+                 EXIT_NOT_FOUND: "not found", EXIT_UNAVAILABLE: "a dependency is unavailable (database, Slack)"}
+
 
 class AdvisorError(Exception):
     """Base of every error the product raises on purpose. `fix` tells the user what to do."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
     def __init__(self, message: str, fix: str | None = None, did_you_mean: list[str] | None = None):
         self.message = message
@@ -39,6 +50,14 @@ class KnowledgeError(AdvisorError):
 
 class NotFound(AdvisorError):
     """A named thing (model, GPU, flavor, audit record) is not known."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class Unavailable(AdvisorError):
+    """Something the command needs cannot be reached or used right now: the database, PostgreSQL, Slack's API."""
+
+    exit_code = EXIT_UNAVAILABLE
 
 
 class InvalidRequest(AdvisorError):

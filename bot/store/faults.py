@@ -9,15 +9,20 @@ from __future__ import annotations
 import pathlib
 import sqlite3
 
-from bot.records.errors import AdvisorError
+from bot.records.errors import EXIT_USAGE, Unavailable
 
-__all__ = ["StorageError", "storage_error", "check_path"]
+__all__ = ["StorageError", "StorageRefused", "storage_error", "check_path"]
 
 
-class StorageError(AdvisorError):
-    """The database file cannot be opened, read or written (exit status 2, as every usage error)."""
+class StorageError(Unavailable):
+    """The database file cannot be opened, read or written (exit status 4: a dependency is unavailable)."""
 
-    exit_code = 2
+
+class StorageRefused(StorageError):
+    """The database answers but cannot serve this request (a file from a newer release, an SQLite-only operation on
+    PostgreSQL): not an outage but a usage or configuration error, exit status 2."""
+
+    exit_code = EXIT_USAGE
 
 
 _KINDS = (   # (what SQLite says, what is wrong, how to fix it); {path}, {folder} filled in

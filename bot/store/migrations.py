@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from bot.store.faults import StorageError
+from bot.store.faults import StorageRefused
 from bot.store.schema import SCHEMA, statements
 
 __all__ = ["SCHEMA_VERSION", "STEPS", "migrate", "version_of"]
@@ -119,9 +119,9 @@ def migrate(owner: Any) -> int:
     with owner._write() as conn:
         found = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if found > SCHEMA_VERSION:
-            raise StorageError(f"{owner._path} was written by a newer gpu-advisor (schema version {found}; this "
-                               f"release knows versions up to {SCHEMA_VERSION})",
-                               fix="upgrade gpu-advisor, or point ADVISOR_DB at another file")
+            raise StorageRefused(f"{owner._path} was written by a newer gpu-advisor (schema version {found}; this "
+                                 f"release knows versions up to {SCHEMA_VERSION})",
+                                 fix="upgrade gpu-advisor, or point ADVISOR_DB at another file")
         for number, _what, step in STEPS:
             if number > found:
                 step(owner.db)

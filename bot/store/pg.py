@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, Self
 
-from bot.store.faults import StorageError
+from bot.store.faults import StorageError, StorageRefused
 from bot.store.pg_schema import MIGRATIONS, MIGRATION_LOCK
 
 __all__ = ["is_postgres_url", "redact_url", "PgDatabase", "PgError", "get_pool", "close_pools", "DatabaseUrl", "schema_status",
@@ -291,8 +291,8 @@ class PgDatabase:
         return []
 
     def backup(self, target: Any) -> int:
-        raise PgError("`audit backup` copies an SQLite file; this log is in PostgreSQL",
-                      fix="back it up with pg_dump (e.g. pg_dump -Fc -t advice -t audit_head DBNAME)")
+        raise StorageRefused("`audit backup` copies an SQLite file; this log is in PostgreSQL",
+                             fix="back it up with pg_dump (e.g. pg_dump -Fc -t advice -t audit_head DBNAME)")
 
     def checkpoint(self) -> tuple[int, int]:
         """(0, 0): there is no write-ahead log file of ours to fold; PostgreSQL checkpoints its own WAL."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from bot.records.errors import ConfigError
+from bot.records.errors import EXIT_USAGE, ConfigError
 from bot.store.faults import StorageError
 
 __all__ = ["TokenCipher", "TokenKeyError", "new_key", "KEY_ENV"]
@@ -25,6 +25,8 @@ _FIX_MISSING = ("generate one with `gpu-advisor slack new-key` and set ADVISOR_T
 
 class TokenKeyError(StorageError):
     """A stored token cannot be decrypted with the keys in ADVISOR_TOKEN_KEY (the key it was written with is gone)."""
+
+    exit_code = EXIT_USAGE             # a setting to correct, not a database that is down
 
 
 def new_key() -> str:

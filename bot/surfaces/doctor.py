@@ -447,14 +447,25 @@ def collect() -> list[Check]:
     return checks
 
 
-def run_doctor(out: TextIO | None = None, collect_checks: Callable[[], list[Check]] = collect) -> int:
-    """Print one line per check (and the fix under warn/fail lines); 0 when nothing failed, else 1."""
+def run_doctor(out: TextIO | None = None, collect_checks: Callable[[], list[Check]] = collect,
+               as_json: bool = False) -> int:
+    """Print one line per check (and the fix under warn/fail lines), or one JSON object with --json;
+    0 when nothing failed, else 1."""
     out = out or sys.stdout
     try:
         from importlib.metadata import version
         ver = version("gpu-advisor")
     except Exception:                          # noqa: BLE001 - running from a checkout that is not installed
         ver = "(not installed, from source)"
+    if as_json:
+        import json
+        checks = collect_checks()
+        fails = sum(c.status == "fail" for c in checks)
+        print(json.dumps({"ok": not fails, "version": ver, "python": sys.version.split()[0],
+                          "problems": fails, "warnings": sum(c.status == "warn" for c in checks),
+                          "checks": [{"status": c.status, "area": c.area, "text": c.text, "fix": c.fix or None}
+                                     for c in checks]}, ensure_ascii=False), file=out)
+        return 1 if fails else 0
     print(f"gpu-advisor {ver}, Python {sys.version.split()[0]} ({sys.executable})", file=out)
     checks = collect_checks()
     for c in checks:

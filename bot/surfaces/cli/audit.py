@@ -1,8 +1,8 @@
 """`gpu-advisor audit ...`: read, verify, export and prune the audit log (the click surface of bot.audit).
 
-The database is `bot.config.db_path()` (ADVISOR_DB, else a per-user default). Usage errors (a bad date, an
-unknown id, an unreadable database) print what was wrong and how to fix it, and exit with status 2; a broken
-chain makes `verify` exit with status 1.
+The database is `bot.config.db_path()` (ADVISOR_DB, else a per-user default). Errors print what was wrong and how
+to fix it, with the statuses of docs/cli.md: a bad date or malformed id 2, an id not in the log 3, a database that
+cannot be read 4; a broken chain makes `verify` exit with status 1.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, Callable
 import click
 
 from bot.store.audit import AuditLog, format_id, parse_id
-from bot.records.errors import AdvisorError
+from bot.records.errors import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, AdvisorError, Unavailable
 
 __all__ = ["audit"]
 
@@ -50,7 +50,8 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _guarded(func: Callable) -> Callable:
-    """Turn product errors and database errors into a clear message and exit status 2, never a traceback."""
+    """Turn product errors and database errors into a clear message and their exit status (a database that cannot
+    be read: 4), never a traceback."""
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -64,7 +65,7 @@ def _guarded(func: Callable) -> Callable:
             except Exception:  # noqa: BLE001 # pragma: no cover - config itself is broken
                 where = "the audit database"
             _fail(f"cannot read {where} as an audit database ({exc}). Point ADVISOR_DB at the advisor's SQLite "
-                  "file, or at a new path to start an empty log")
+                  "file, or at a new path to start an empty log", EXIT_UNAVAILABLE)
     return wrapper
 
 
@@ -197,7 +198,7 @@ def show_cmd(record_id: str, as_json: bool) -> None:
         job = _delivery(log, record_id) if row is not None else None
     if row is None:
         held = f"the log holds {span[0]}..{span[1]}" if span else "the log is empty"
-        _fail(f"no audit record {record_id} ({held}); run `gpu-advisor audit list` to see ids")
+        _fail(f"no audit record {record_id} ({held}); run `gpu-advisor audit list` to see ids", EXIT_NOT_FOUND)
     if as_json:
         click.echo(_dump(row if job is None else {**row, "delivery": _delivery_json(job)}))
         return
@@ -273,18 +274,33 @@ def _render(row: dict[str, Any], job: Any = None) -> str:
     return "\n".join(lines)
 
 
-@audit.command("verify")
+@audit.command("verify", epilog="Exit status: 0 intact, 1 a row edited, deleted or reordered (or an anchor that "
+                                 "does not hold), 4 the database cannot be read.")
 @click.option("--anchors", "anchors_file", type=click.Path(exists=True, dir_okay=False),
               help="Also check the anchors in this file (written by `audit anchor`): no anchored row was "
                    "truncated or rewritten.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: ok, checked, head, first_bad, problem, anchors, anchor_problems.")
 @_guarded
-def verify_cmd(anchors_file: str | None) -> None:
+def verify_cmd(anchors_file: str | None, as_json: bool) -> None:
     """SQLite's integrity check, then the hash chain; exit 1 and name the first row edited, deleted or reordered."""
     from bot.store.anchors import check_anchors, read_anchors
     with _open_log() as log:
         result = log.verify()
         anchors = read_anchors(_read_text(anchors_file)) if anchors_file else []
         problems = check_anchors(log, anchors) if result.ok and anchors else []
+    if as_json:
+        empty = bool(anchors_file and not anchors)
+        ok = result.ok and not problems and not empty
+        click.echo(_dump({"ok": ok, "checked": result.checked, "head": result.head or None,
+                          "first_bad": result.first_bad or None, "problem": result.problem or None,
+                          "anchors": len(anchors) if anchors_file else None,
+                          "anchor_problems": [str(p) for p in problems]
+                          + ([f"{anchors_file} holds no anchor written by `gpu-advisor audit anchor`"]
+                             if empty else [])}))
+        if not ok:
+            raise click.exceptions.Exit(EXIT_FAILED)
+        return
     if result.ok and not problems:
         click.echo(f"ok: {result.checked} record(s) checked, chain intact.")
         if anchors:
@@ -293,7 +309,7 @@ def verify_cmd(anchors_file: str | None) -> None:
         if result.head:
             click.echo(f"head hash {result.head} (`gpu-advisor audit anchor` keeps a copy elsewhere)")
         if anchors_file and not anchors:
-            _fail(f"{anchors_file} holds no anchor written by `gpu-advisor audit anchor`", 1)
+            _fail(f"{anchors_file} holds no anchor written by `gpu-advisor audit anchor`", EXIT_FAILED)
         return
     if not result.ok:
         where = f" at {result.first_bad}" if result.first_bad else ""
@@ -302,7 +318,7 @@ def verify_cmd(anchors_file: str | None) -> None:
                    "(`gpu-advisor audit export --format jsonl`) before changing anything.", err=True)
     for problem in problems:
         click.echo(f"FAILED: {problem}.", err=True)
-    raise click.exceptions.Exit(1)
+    raise click.exceptions.Exit(EXIT_FAILED)
 
 
 def _read_text(path: str) -> str:
@@ -346,6 +362,9 @@ def _post_anchor(channel: str, line: str) -> None:
         raise AdvisorError(f"Slack refused the anchor post: {exc.response.get('error')}",
                            fix="invite the bot to the channel (/invite @gpu-advisor) and check the channel id") \
             from None
+    except OSError as exc:                             # no route, DNS, refused, timed out: try again later
+        raise Unavailable(f"cannot reach Slack at {base} to post the anchor ({exc})",
+                          fix="check the network (and SLACK_API_BASE_URL), or use --output FILE") from None
 
 
 @audit.command("backup")

@@ -15,7 +15,7 @@ import click
 
 from bot.surfaces.cli.audit import audit
 from bot.surfaces.cli.output import clean_arg, print_reply
-from bot.records.errors import AdvisorError, ConfigError
+from bot.records.errors import EXIT_FAILED, EXIT_OK, AdvisorError, ConfigError
 
 
 def _fail(exc: AdvisorError) -> None:
@@ -33,7 +33,14 @@ class Group(click.Group):
             _fail(exc)
 
 
-@click.group(cls=Group)
+# -h is --help on every command (the context setting is inherited by every subcommand and group).
+HELP = {"help_option_names": ["-h", "--help"]}
+EXIT_EPILOG = ("Exit status: 0 ok; 1 a check found a problem (kb validate, audit verify, doctor); 2 usage or "
+               "configuration error; 3 not found (an audit id, a model, a knowledge record); 4 a dependency is "
+               "unavailable (the database, PostgreSQL, Slack). docs/cli.md lists them with the --json outputs.")
+
+
+@click.group(cls=Group, context_settings=HELP, epilog=EXIT_EPILOG)
 @click.version_option(package_name="gpu-advisor")
 def main() -> None:
     """Which cloud GPU instance to rent for a deep-learning job, and why."""
@@ -221,9 +228,11 @@ def kb() -> None:
     """Check and browse the knowledge base."""
 
 
-@kb.command("validate")
-def kb_validate() -> None:
-    """Check knowledge/ and rules/: schema, references, sources, aliases, rules. Non-zero exit on any problem."""
+@kb.command("validate", epilog="Exit status: 0 no problem, 1 problems found (each named with file, key and fix).")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: ok, problems [{file, key, message, fix}], counts, rules, version.")
+def kb_validate(as_json: bool) -> None:
+    """Check knowledge/ and rules/: schema, references, sources, aliases, rules. Exit 1 on any problem."""
     from bot.records import config
     from bot.plan.engine import check_rules
     from bot.knowledge.loader import check_knowledge
@@ -235,13 +244,22 @@ def kb_validate() -> None:
     if kbase is not None and _rs is not None:
         from bot.surfaces.cli.kb import rule_quote_problems
         problems += rule_quote_problems(_rs.rules, kbase)
+    kinds = ("sources", "gpus", "models", "flavors", "providers", "claims", "topics")
+    if as_json:
+        click.echo(_dump({"ok": not problems,
+                          "problems": [{"file": p.file, "key": p.key, "message": p.message, "fix": p.fix or None}
+                                       for p in problems],
+                          "counts": {k: len(getattr(kbase, k)) for k in kinds} if kbase is not None else None,
+                          "rules": len(_rs.rules) if _rs is not None else None,
+                          "version": f"{kbase.version}+{_rs.version}" if kbase is not None and _rs is not None
+                          else None}))
+        sys.exit(EXIT_FAILED if problems else EXIT_OK)
     if problems:
         for p in problems:
             click.echo(str(p), err=True)
         click.echo(f"{len(problems)} problem(s).", err=True)
-        sys.exit(1)
-    counts = ", ".join(f"{len(getattr(kbase, k))} {k}" for k in
-                       ("sources", "gpus", "models", "flavors", "providers", "claims", "topics"))
+        sys.exit(EXIT_FAILED)
+    counts = ", ".join(f"{len(getattr(kbase, k))} {k}" for k in kinds)
     click.echo(f"ok: {counts}; {len(_rs.rules)} rules; version {kbase.version}+{_rs.version}")
 
 
@@ -401,11 +419,13 @@ def serve(mode: str | None, port: int | None, host: str) -> None:
     serve_slack(mode, host, port)
 
 
-@main.command()
-def doctor() -> None:
+@main.command(epilog="Exit status: 0 nothing failed (warnings allowed), 1 at least one check failed.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: ok, version, python, problems, warnings, checks [{status, area, text, fix}].")
+def doctor(as_json: bool) -> None:
     """Check configuration, Slack settings, database and knowledge base; say what to fix."""
     from bot.surfaces.doctor import run_doctor
-    sys.exit(run_doctor())
+    sys.exit(run_doctor(as_json=as_json))
 
 
 if __name__ == "__main__":  # pragma: no cover
