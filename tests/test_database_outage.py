@@ -1,8 +1,8 @@
 """The Slack app through a PostgreSQL outage (issue 34): `gpu-advisor serve --http` on a database reached through a
 loopback proxy (tests/tcp_proxy.py) that the test switches off for ADVISOR_OUTAGE_S seconds (15 by default)
 while signed DMs and slash commands keep arriving. Every acknowledged request must be answered exactly once
-after the database is back, none with an apology; /healthz must answer within 1 s throughout and say the
-database is down while it is; the log must hold no traceback. Before this round: 6 of 44 DMs got only the
+after the database is back, none with an apology; /readyz must answer within 1 s throughout and say the
+database is down while it is, /healthz (liveness) 200 throughout; the log must hold no traceback. Before this round: 6 of 44 DMs got only the
 "could not be recorded" apology, 4 tracebacks, /healthz hung 5 s twice."""
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ def _via(url: str, port: int) -> str:
 
 
 class Health:
-    """Polls GET /healthz every 0.25 s in a thread: (seconds taken, HTTP status, body) per call."""
+    """Polls GET /readyz (or `path`) every 0.25 s in a thread: (seconds taken, HTTP status, body) per call."""
 
-    def __init__(self, base: str):
-        self.base, self.seen, self._stop = base, [], threading.Event()
+    def __init__(self, base: str, path: str = "/readyz"):
+        self.base, self.path, self.seen, self._stop = base, path, [], threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
 
@@ -45,7 +45,7 @@ class Health:
         while not self._stop.wait(0.25):
             began = time.monotonic()
             try:
-                with urllib.request.urlopen(self.base + "/healthz", timeout=5) as resp:
+                with urllib.request.urlopen(self.base + self.path, timeout=5) as resp:
                     status, body = resp.status, resp.read()
             except urllib.error.HTTPError as err:
                 status, body = err.code, err.read()
@@ -96,7 +96,7 @@ def _slash(base: str, stub: SlackStub, name: str) -> tuple[int, str]:
 
 def test_a_postgresql_outage_loses_no_acknowledged_request(outage_bot):
     stub, proxy, base, log, url = outage_bot
-    health = Health(base)
+    health, live = Health(base), Health(base, "/healthz")
     tag = f"{os.getpid() % 1000:03d}"
     channels, slashes, acks = [], [], []
 
@@ -133,7 +133,7 @@ def test_a_postgresql_outage_loses_no_acknowledged_request(outage_bot):
             Path(os.environ["ADVISOR_OUTAGE_LOG"]).write_text("\n".join(log))
         raise AssertionError(f"not answered: {sorted(set(channels) - posted)}; log:\n" + "\n".join(log[-60:]))
     stub.settle(1.0)
-    seen = health.stop()
+    seen, lived = health.stop(), live.stop()
 
     per_channel = {ch: [c for c in stub.of("chat.postMessage", None) if c.body.get("channel") == ch]
                    for ch in channels}
@@ -149,9 +149,10 @@ def test_a_postgresql_outage_loses_no_acknowledged_request(outage_bot):
 
     slowest = max(s for s, _, _ in seen)
     print(f"outage {OUTAGE_S:g} s: {len(channels)} DMs and {len(slashes)} slash commands acknowledged, each answered "
-          f"once; /healthz {len(seen)} calls, slowest {slowest * 1000:.0f} ms")
-    assert slowest < 1.0, f"/healthz took {slowest:.2f} s"
+          f"once; /readyz {len(seen)} calls, slowest {slowest * 1000:.0f} ms")
+    assert slowest < 1.0, f"/readyz took {slowest:.2f} s"
     assert any(status == 503 and facts.get("database") == "down" for _, status, facts in seen)
     assert seen[-1][1] == 200 and seen[-1][2]["database"] == "up"
+    assert lived and all(status == 200 and took < 1.0 for took, status, _ in lived)    # liveness never failed
     assert not [line for line in log if "Traceback" in line], "\n".join(log[-40:])
     assert any("the database is back after" in line for line in log)

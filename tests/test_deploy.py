@@ -1,5 +1,6 @@
 """The deploy files agree with each other and with the app: the mode the manifest ships (Socket Mode) is what the
-Kubernetes Deployment runs, every health check calls GET /healthz in both modes, re-applying the kustomization
+Kubernetes Deployment runs, liveness and startup call GET /healthz and readiness GET /readyz in both modes (a Slack
+or database outage restarts nothing), re-applying the kustomization
 never replaces the Secret, and the image builds its wheel with the data it needs."""
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def test_deployment_runs_the_manifests_mode_with_probes_that_work_in_both():
     [container] = dep["spec"]["template"]["spec"]["containers"]
     assert container["args"] == ["serve"]                   # Socket Mode when the Secret has SLACK_APP_TOKEN
     assert container["envFrom"] == [{"secretRef": {"name": "gpu-advisor-slack"}}]
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["httpGet"]["path"] == "/healthz"
+    paths = {probe: container[probe]["httpGet"]["path"] for probe in ("startupProbe", "readinessProbe", "livenessProbe")}
+    assert paths == {"startupProbe": "/healthz", "livenessProbe": "/healthz", "readinessProbe": "/readyz"}
     annotations = dep["spec"]["template"]["metadata"]["annotations"]
     assert annotations["prometheus.io/path"] == "/metrics"
 
@@ -131,8 +132,8 @@ def test_postgres_overlay_renders():
     assert dep["spec"]["replicas"] >= 2 and dep["spec"]["strategy"]["type"] == "RollingUpdate"
     pod = dep["spec"]["template"]["spec"]
     [container] = pod["containers"]
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["httpGet"]["path"] == "/healthz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"      # a rolling update waits for it
     [db] = [e for e in container["env"] if e["name"] == "ADVISOR_DB"]
     assert "value" not in db and db["valueFrom"]["secretKeyRef"]["name"] == "gpu-advisor-db"
     assert sorted(m["mountPath"] for m in container["volumeMounts"]) == ["/spool", "/tmp"]

@@ -371,18 +371,18 @@ def _dispatch(app, event: dict) -> int:
     return app.dispatch(BoltRequest(body=body, headers=headers)).status
 
 
-def _healthz(app) -> tuple[str, dict, float]:
+def _readyz(app) -> tuple[str, dict, float]:
     from bot.surfaces.slack.serve import http_health, with_inbox, wsgi_app
     seen = {}
     began = time.monotonic()
-    out = wsgi_app(app, with_inbox(http_health, app), SECRET)({"PATH_INFO": "/healthz", "REQUEST_METHOD": "GET"},
+    out = wsgi_app(app, with_inbox(http_health, app), SECRET)({"PATH_INFO": "/readyz", "REQUEST_METHOD": "GET"},
                                                               lambda status, hdrs: seen.update(status=status))
     return seen["status"], json.loads(b"".join(out)), time.monotonic() - began
 
 
 def test_a_read_only_database_keeps_the_question_and_answers_it_once_writable(stub, tmp_path):
     """The inbox cannot be written: the DM is acknowledged (kept in the local spool, never apologised for),
-    /healthz answers at once with 503 naming the problem, and once the file is writable again the question is
+    /readyz answers at once with 503 naming the problem, and once the file is writable again the question is
     recorded and answered -- once, with the answer, not 'could not be recorded'."""
     from bot.surfaces.service import Service
     from bot.surfaces.slack.app import build_app
@@ -398,7 +398,7 @@ def test_a_read_only_database_keeps_the_question_and_answers_it_once_writable(st
              "text": "serve llama 3 8b", "ts": f"{time.time():.6f}"}
     assert _dispatch(app, event) == 200
     assert bot.spool.count() == 1 and bot.inbox.counts() == {}
-    status, facts, took = _healthz(app)
+    status, facts, took = _readyz(app)
     assert status.startswith("503") and facts["database"] == "down" and "read-only" in facts["storage"]
     assert facts["spooled"] == 1 and took < 1.0
 

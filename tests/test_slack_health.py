@@ -1,4 +1,5 @@
-"""Operations end to end: Socket Mode's /healthz follows the WebSocket (kill the socket, the probe fails), and
+"""Operations end to end: Socket Mode's /readyz follows the WebSocket (kill the socket, readiness fails, liveness
+does not), and
 /metrics and the per-turn log line after a few turns. `gpu-advisor serve --socket` runs in a subprocess against
 the stand-in Web API and Socket Mode server; nothing leaves 127.0.0.1."""
 from __future__ import annotations
@@ -55,7 +56,7 @@ def bot(stub, tmp_path_factory):
     b = BotProcess(proc, log, db)
     b.ws = ws
     try:
-        line = b.wait_log(r"/healthz and /metrics on http://127\.0\.0\.1:\d+", 20)
+        line = b.wait_log(r"/readyz and /metrics on http://127\.0\.0\.1:\d+", 20)
         b.url = re.search(r"/metrics on (http://127\.0\.0\.1:\d+)", line).group(1)
         ws.wait_connected(15)
         yield b
@@ -89,7 +90,7 @@ def wait_status(url: str, want: int, timeout: float) -> tuple[int, str]:
 
 
 def test_metrics_and_the_turn_log_line_after_a_few_turns(bot, stub):
-    status, body = wait_status(bot.url + "/healthz", 200, 10)       # up once the socket is
+    status, body = wait_status(bot.url + "/readyz", 200, 10)        # ready once the socket is
     health = json.loads(body)
     assert status == 200 and health["ok"] is True and health["mode"] == "socket" and health["socket"] == "connected"
     questions = ["serve llama 3 8b for 20 users", "lora finetune qwen2.5 7b", "finetune qwen2.5 7b"]
@@ -116,10 +117,11 @@ def test_metrics_and_the_turn_log_line_after_a_few_turns(bot, stub):
     assert not any(q in line for q in questions for line in bot.log)       # never the question itself
 
 
-def test_health_fails_when_the_socket_is_down(bot, stub):
-    assert get(bot.url + "/healthz")[0] == 200
+def test_readiness_fails_when_the_socket_is_down_and_liveness_does_not(bot, stub):
+    assert get(bot.url + "/readyz")[0] == 200 and get(bot.url + "/healthz")[0] == 200
     stub.socket_url = None                          # Slack will not hand out a new socket...
     bot.ws.close()                                  # ...and the current one dies
-    _status, body = wait_status(bot.url + "/healthz", 503, 15)
+    _status, body = wait_status(bot.url + "/readyz", 503, 15)
     assert json.loads(body)["socket"] in ("stale", "disconnected") and json.loads(body)["ok"] is False
+    assert get(bot.url + "/healthz")[0] == 200       # a Slack outage restarts no pod (liveness is the process)
     assert get(bot.url + "/metrics")[0] == 200       # metrics are still served

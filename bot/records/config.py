@@ -53,7 +53,7 @@ def _model() -> type:
         advisor_token_key: SecretStr | None = None   # Fernet key(s) sealing the installed tokens (OAuth)
         advisor_slack_admins: str | None = None      # Slack user ids who may change a workspace's settings
         port: str = "3000"
-        advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /healthz fails after 3 unanswered
+        advisor_socket_ping_s: float = 10.0       # Socket Mode keepalive ping; /readyz fails after 3 unanswered
         advisor_inbox_scan_s: float = 5.0         # how often a replica claims the Slack jobs of a dead one
         advisor_spool_dir: Path | None = None       # Slack requests kept while the database is away
         advisor_inbox_keep_hours: float = 24.0     # a finished Slack job's question is kept this long

@@ -1,6 +1,6 @@
 """SQLite failures about the file, the folder or the disk, turned into one clear message: what is wrong, which
 file, how to fix it. Every store class opens and writes through bot/store/db.py, which raises StorageError
-(an AdvisorError: the CLI prints it and exits non-zero; the Slack app reports it on /healthz and to the user).
+(an AdvisorError: the CLI prints it and exits non-zero; the Slack app reports it on /readyz and to the user).
 
 Errors about a query itself (a constraint, the append-only triggers) are not storage faults and pass unchanged.
 """

@@ -196,8 +196,15 @@ class Inbox(LockedDatabase):
         with self._write() as conn:
             return forget_payloads(conn, finished_before), forget_event_ids(conn, events_before)
 
+    def oldest_open(self) -> str | None:
+        """When the oldest job not finished (queued or running) was received (ISO-8601 UTC), or None: what
+        /metrics' gpu_advisor_inbox_oldest_job_age_seconds is measured from."""
+        with self._read() as conn:
+            row = conn.execute("SELECT min(received) FROM inbox WHERE state IN ('queued', 'running')").fetchone()
+        return row[0] if row else None
+
     def counts(self) -> dict[str, int]:
-        """Jobs per state, for /healthz and `doctor`."""
+        """Jobs per state, for /readyz and `doctor`."""
         with self._read() as conn:
             rows = conn.execute("SELECT state, count(*) FROM inbox GROUP BY state").fetchall()
         return {state: n for state, n in rows}

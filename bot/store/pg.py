@@ -36,7 +36,7 @@ _POOLS_LOCK = threading.Lock()
 
 class PgError(StorageError):
     """The PostgreSQL database cannot be reached or used: a StorageError, so every surface reports it the same way
-    (the CLI's clear message and exit status, the Slack app's /healthz and apology)."""
+    (the CLI's clear message and exit status, the Slack app's /readyz and apology)."""
 
 
 def is_postgres_url(target: Any) -> bool:

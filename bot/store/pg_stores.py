@@ -202,13 +202,19 @@ class PgInbox(PgDatabase, Inbox):
             return cursor.rowcount == 1
 
     def probe(self, write: bool = False) -> dict[str, int]:
-        """As Inbox.probe, each step waiting at most EDGE_TIMEOUT_S for a connection (/healthz reads the result)."""
+        """As Inbox.probe, each step waiting at most EDGE_TIMEOUT_S for a connection (/readyz reads the result)."""
         if write:
             with self._write(EDGE_TIMEOUT_S) as conn:
                 self._probe_write(conn)
         with self._read(EDGE_TIMEOUT_S) as conn:
             rows = conn.execute("SELECT state, count(*) FROM inbox GROUP BY state").fetchall()
         return {state: n for state, n in rows}
+
+    def oldest_open(self) -> str | None:
+        """As Inbox.oldest_open, waiting at most EDGE_TIMEOUT_S for a connection."""
+        with self._read(EDGE_TIMEOUT_S) as conn:
+            row = conn.execute("SELECT min(received) FROM inbox WHERE state IN ('queued', 'running')").fetchone()
+        return row[0] if row else None
 
     def open_jobs(self) -> list[Job]:
         """Open jobs whose replica is gone (queued or running there), not those a live replica holds."""

@@ -10,7 +10,10 @@ Served at `GET /metrics` by `gpu-advisor serve` in both modes (bot/surfaces/slac
 - gpu_advisor_slack_throttled_total{method}: Slack answered 429 (the job waits in the inbox, Retry-After honoured);
 - gpu_advisor_feedback_total{vote}: Helpful / Not helpful clicks;
 - gpu_advisor_audit_rows and gpu_advisor_sessions: rows in the audit log and live (unexpired) sessions, read from
-  the database when scraped.
+  the database when scraped;
+- gpu_advisor_inbox_backlog and gpu_advisor_inbox_oldest_job_age_seconds: Slack jobs not finished (queued, running,
+  or kept in the spool while the database is away) and the age of the oldest, from the database watch's last read
+  (every 2 s; no database call at scrape time). Alert on the age: a backlog that drains stays young.
 The one log line per turn is Service.ask's (bot/surfaces/service.py).
 """
 from __future__ import annotations
@@ -36,6 +39,10 @@ SLACK_THROTTLED = Counter("gpu_advisor_slack_throttled", "Slack posts put off by
 FEEDBACK = Counter("gpu_advisor_feedback", "Helpful / Not helpful votes on answers.", ["vote"], registry=REGISTRY)
 AUDIT_ROWS = Gauge("gpu_advisor_audit_rows", "Rows in the audit log (read at scrape time).", registry=REGISTRY)
 SESSIONS = Gauge("gpu_advisor_sessions", "Live conversation sessions (read at scrape time).", registry=REGISTRY)
+INBOX_BACKLOG = Gauge("gpu_advisor_inbox_backlog", "Slack jobs not finished: queued or running in the inbox, or "
+                      "kept in the local spool while the database is away.", registry=REGISTRY)
+INBOX_OLDEST = Gauge("gpu_advisor_inbox_oldest_job_age_seconds", "Seconds since the oldest unfinished Slack job "
+                     "was received (0 when none).", registry=REGISTRY)
 
 
 _DATABASE_UP: list[Callable[[], bool]] = [lambda: True]
@@ -46,6 +53,12 @@ def bind(service: Any) -> None:
     is away (known from `database_up`, see gate) or when the read fails, so a scrape never waits on it or fails."""
     AUDIT_ROWS.set_function(lambda: _read(service.audit.count))
     SESSIONS.set_function(lambda: _read(service.sessions.count))
+
+
+def bind_inbox(backlog: Callable[[], float], oldest_age: Callable[[], float]) -> None:
+    """The inbox gauges, read from the database watch's last look when scraped (bot/surfaces/slack/dbwatch.py)."""
+    INBOX_BACKLOG.set_function(backlog)
+    INBOX_OLDEST.set_function(oldest_age)
 
 
 def gate(database_up: Callable[[], bool]) -> None:

@@ -401,7 +401,7 @@ def audit_replay(advice_id: str, as_json: bool) -> None:
 # ----- serve / doctor ----------------------------------------------------------------------------------------------
 @main.command()
 @click.option("--socket", "mode", flag_value="socket", help="Socket Mode (needs SLACK_APP_TOKEN).")
-@click.option("--http", "mode", flag_value="http", help="HTTP mode: POST /slack/events, GET /healthz.")
+@click.option("--http", "mode", flag_value="http", help="HTTP mode: POST /slack/events, GET /healthz, /readyz.")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help="HTTP port (default $PORT or 3000; 0 picks a free port).")
 @click.option("--host", default="0.0.0.0", show_default=True)

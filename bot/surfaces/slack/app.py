@@ -3,7 +3,7 @@
 Only this module (and bot/surfaces/slack/) imports Slack. Each listener translates a payload into one
 `Service.ask` call (session load/save + audit record) and the reply back into Block Kit; the core never sees
 Slack. `build_app(settings, service)` makes the app; `run(mode, host, port)` serves it (bot/surfaces/slack/serve.py:
-Socket Mode, or HTTP with Bolt's WSGI adapter under waitress; /healthz and /metrics in both).
+Socket Mode, or HTTP with Bolt's WSGI adapter under waitress; /healthz, /readyz and /metrics in both).
 
 Where conversations live (the session key is slack:team:channel:thread:user, see bot/store/sessions.py):
 - DM: one conversation per DM channel (thread: none); the answer goes where the message was.
@@ -445,7 +445,7 @@ class SlackBot(Interactions):
 
     # ----- health -------------------------------------------------------------------------------------------
     def health(self) -> tuple[bool, dict[str, Any]]:
-        """(ok, facts) for /healthz: the database's state as the watch last saw it (up, or down since when and
+        """(ok, facts) for /readyz: the database's state as the watch last saw it (up, or down since when and
         why), jobs per state, the queue and what waits for the database. No database call: it answers at once."""
         facts = {**self.pool.watch.snapshot(), "waiting": self.pool.depth(), "workers": self.pool.size}
         return facts["database"] == "up", facts
@@ -544,9 +544,10 @@ def build_app(settings: SlackSettings, service: Any = None, templates: Templates
     bot = SlackBot(settings, service, templates, client=app.client, teams=teams)
     bot.register(app)
     bot.pool.start()
-    from bot.surfaces.metrics import gate
+    from bot.surfaces.metrics import bind_inbox, gate
     gate(bot.pool.watch.is_up)                      # /metrics reads no gauge from a database known to be away
-    app.advisor_health = bot.health                 # for GET /healthz (wsgi_app): the inbox and the database
+    bind_inbox(bot.pool.watch.backlog, bot.pool.watch.oldest_age)
+    app.advisor_health = bot.health                 # for GET /readyz (wsgi_app): the inbox and the database
     app.advisor_stop = bot.stop                     # for a graceful stop (serve.py, on SIGTERM)
     return app
 

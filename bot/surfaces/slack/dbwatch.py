@@ -1,5 +1,5 @@
 """Knowing whether the database takes writes, without making anyone wait for it: one background thread probes
-it, /healthz reads what it found, and when the database comes back the requests kept meanwhile are recorded and
+it, /readyz reads what it found, and when the database comes back the requests kept meanwhile are recorded and
 the jobs that stopped half-way are run again.
 
 Why: during a 15 s PostgreSQL outage the Slack edge apologised for questions it could have answered a few seconds
@@ -11,7 +11,7 @@ later, each worker printed a traceback per job, and /healthz hung 5 s on a query
 - while down, the thread retries a real write (`Inbox.probe(write=True)`) with backoff (0.25 s doubling to 2 s),
   so a full disk that was cleared or a server that restarted is noticed within 2 s; while up it refreshes the
   job counts every `up_every` seconds with a read;
-- `snapshot()` is what /healthz and /metrics show: no database call in the request, so it answers at once.
+- `snapshot()` is what /readyz and /metrics show: no database call in the request, so it answers at once.
 """
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ class DatabaseWatch:
         self._error: str | None = None
         self._parked: dict[str, None] = {}            # job ids, in the order they were handed back
         self._counts: dict[str, int] = {}
+        self._oldest: float | None = None             # epoch seconds of the oldest open job, as last read
         self._thread: threading.Thread | None = None
 
     # ----- what the edge and the workers tell it --------------------------------------------------------------
@@ -81,10 +82,11 @@ class DatabaseWatch:
             self.submit(job_id)
 
     def snapshot(self) -> dict[str, Any]:
-        """The state for /healthz: database up or down (since when, why), jobs per state, what waits for it."""
+        """The state for /readyz: database up or down (since when, why), jobs per state, what waits for it."""
         with self._lock:
             since, error, parked, counts = self._down_since, self._error, len(self._parked), dict(self._counts)
-        facts: dict[str, Any] = {"database": "up" if since is None else "down", "inbox": counts}
+        facts: dict[str, Any] = {"database": "up" if since is None else "down", "inbox": counts,
+                                 "oldest_job_s": round(self.oldest_age(), 1)}
         if since is not None:
             facts.update(storage=error, down_s=round(time.monotonic() - since, 1))
         kept = self._spooled()
@@ -114,10 +116,30 @@ class DatabaseWatch:
             else:                                       # backoff: 0.25, 0.5, 1, 2, 2, ... seconds
                 wait, tries = min(self.max_wait, self.first_wait * 2 ** tries), tries + 1
 
+    def backlog(self) -> float:
+        """Jobs not finished, as last read (queued and running), plus requests kept in the spool: /metrics."""
+        with self._lock:
+            counts = dict(self._counts)
+        return float(counts.get("queued", 0) + counts.get("running", 0) + self._spooled())
+
+    def oldest_age(self) -> float:
+        """Seconds since the oldest unfinished job was received (0 when none), as last read: it keeps growing
+        while the database is away, which is what an alert wants."""
+        with self._lock:
+            oldest = self._oldest
+        return 0.0 if oldest is None else max(0.0, time.time() - oldest)
+
+    def _read_oldest(self) -> None:
+        read = getattr(self.inbox, "oldest_open", None)
+        iso = read() if read is not None else None
+        with self._lock:
+            self._oldest = _epoch(iso) if iso else None
+
     def _refresh(self) -> bool:
         """Read the job counts (and record any requests kept in the spool); False when the database failed."""
         try:
             counts = self.inbox.probe()
+            self._read_oldest()
             if self._spooled():
                 self._drain()
             if self.housekeeping is not None and time.monotonic() - self._housekept >= self.housekeeping_s:
@@ -145,6 +167,7 @@ class DatabaseWatch:
         parked jobs again. False while the database is still away."""
         try:
             counts = self.inbox.probe(write=True)
+            self._read_oldest()
             self.inbox.heartbeat()                      # PostgreSQL: a new lease if the outage ended the old one
             kept = self._drain()
         except StorageError as exc:
@@ -174,3 +197,13 @@ class DatabaseWatch:
 
     def _spool_name(self) -> str:
         return str(getattr(self.spool, "folder", "memory")) if self.spool is not None else "the process (no spool)"
+
+
+def _epoch(iso: str) -> float | None:
+    """Seconds since 1970 of the inbox's ISO-8601 UTC stamp; None when unreadable."""
+    import datetime as dt
+    try:
+        moment = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp()

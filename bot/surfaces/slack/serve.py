@@ -1,12 +1,16 @@
 """`gpu-advisor serve`: the Slack app under waitress (HTTP mode) or over Socket Mode, with health and metrics.
 
 Both modes listen on `--port` / $PORT (default 3000):
-- `GET /healthz`: 200 `{"ok": true, ...}` when the bot can take requests, 503 `{"ok": false, ...}` when not. In
-  HTTP mode that is "the server is up" (it answers only once the knowledge base is loaded and the database
-  opened). In Socket Mode it is the WebSocket itself: Bolt's Socket Mode client's `is_connected()`, which turns
-  false when the socket closes or when the SDK's own check finds it stale (no pong in time); while the SDK
-  reconnects the probe fails, and recovers with the new connection. Docker's HEALTHCHECK and the Kubernetes
-  probes (deploy/) call it in both modes.
+- `GET /healthz`, liveness: 200 `{"ok": true, ...}` while the process serves HTTP at all. It reads nothing else (no
+  database, no Slack), so a Slack or database outage never restarts a pod; what it catches is a process that no
+  longer answers. The server starts only once the knowledge base is loaded and the database opened. Docker's
+  HEALTHCHECK and the Kubernetes liveness and startup probes call it.
+- `GET /readyz`, readiness: 200 when the bot can take requests, 503 `{"ok": false, ...}` when not: the database
+  as the watch last saw it (bot/surfaces/slack/dbwatch.py: up, or down since when and why; the inbox's jobs) and,
+  in Socket Mode, the WebSocket (the client's `is_connected()` and a pong within 3 ping intervals). In HTTP mode
+  Slack connects to us, so the Slack API's state (reachable, or away since when: bot/surfaces/slack/throttle.py)
+  is reported but does not fail readiness: a Slack API outage would take every replica out of the Service at
+  once, and events are recorded meanwhile. Both answer from state in memory, within READY_TIMEOUT_S at worst.
 - `GET /metrics`: Prometheus text format (bot/surfaces/metrics.py).
 - HTTP mode only: `POST /slack/events`, Bolt's WSGI adapter (events, commands, interactivity); with
   SLACK_CLIENT_ID/SECRET also `GET /slack/install` (the "Add to Slack" page, which sets the state cookie) and
@@ -35,15 +39,44 @@ from bot.surfaces.slack.settings import SlackSettings, safe_url, setup_logging
 log = logging.getLogger("gpu_advisor.slack")
 
 Health = Callable[[], tuple[bool, dict[str, Any]]]
+READY_TIMEOUT_S = 1.0               # /readyz answers 503 rather than wait longer for its facts
+STARTED = time.monotonic()
 
 
 def http_health() -> tuple[bool, dict[str, Any]]:
-    return True, {"mode": "http"}
+    """HTTP mode's own readiness facts: Slack connects to us; the Slack API's state is said, not required."""
+    from bot.surfaces.slack.outbound import THROTTLE
+    return True, {"mode": "http", **THROTTLE.state()}
+
+
+def alive() -> tuple[bool, dict[str, Any]]:
+    """Liveness: answering at all is the proof; nothing is read that could block or depend on Slack."""
+    return True, {"uptime_s": round(time.monotonic() - STARTED, 1)}
+
+
+def bounded(check: Health, timeout: float = READY_TIMEOUT_S) -> tuple[bool, dict[str, Any]]:
+    """`check()` in a helper thread, given at most `timeout` seconds: a lock held elsewhere can slow a probe down,
+    never hang it (the kubelet's own timeout would count that as a failure without the reason)."""
+    out: list[tuple[bool, dict[str, Any]]] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            out.append(check())
+        except Exception as exc:                        # noqa: BLE001 - a probe reports, it does not raise
+            out.append((False, {"error": f"{type(exc).__name__}: {exc}"}))
+        finally:
+            done.set()
+    threading.Thread(target=run, name="readiness", daemon=True).start()
+    if not done.wait(timeout):
+        return False, {"error": f"the readiness check took over {timeout:g} s"}
+    return out[0]
 
 
 def wsgi_app(app: App | None, health: Health = http_health, signing_secret: str | None = None) -> Callable:
     """`POST /slack/events` through the guard (signature first, then shape; bot/surfaces/slack/guard.py) to Bolt's
-    WSGI adapter (when `app` is given), `GET /healthz` and `GET /metrics`."""
+    WSGI adapter (when `app` is given), `GET /healthz` (liveness), `GET /readyz` (readiness: `health`) and
+    `GET /metrics`."""
     handler, bolt, oauth_paths = None, None, ()
     if app is not None:
         from slack_bolt.adapter.wsgi import SlackRequestHandler
@@ -59,10 +92,10 @@ def wsgi_app(app: App | None, health: Health = http_health, signing_secret: str 
 
     def application(environ: dict, start_response: Callable) -> Any:
         path, method = environ.get("PATH_INFO") or "/", environ.get("REQUEST_METHOD") or "GET"
-        if path in ("/healthz", "/metrics") and method not in ("GET", "HEAD"):
+        if path in ("/healthz", "/readyz", "/metrics") and method not in ("GET", "HEAD"):
             return plain(start_response, "405 Method Not Allowed", b"GET only\n", extra=[("Allow", "GET, HEAD")])
-        if path == "/healthz":
-            ok, detail = health()
+        if path in ("/healthz", "/readyz"):
+            ok, detail = alive() if path == "/healthz" else bounded(health)
             body = json.dumps({"ok": ok, "service": "gpu-advisor", **detail}).encode()
             return plain(start_response, "200 OK" if ok else "503 Service Unavailable",
                          body if method == "GET" else b"", "application/json")
@@ -128,7 +161,7 @@ def _on_sigterm() -> None:
 def serve_http(app: App, host: str, port: int, signing_secret: str | None = None) -> None:
     server = _server(wsgi_app(app, with_inbox(http_health, app), signing_secret), host, port)
     real_port = getattr(server, "effective_port", port)
-    routes = "POST /slack/events, GET /healthz, GET /metrics" + (
+    routes = "POST /slack/events, GET /healthz, GET /readyz, GET /metrics" + (
         ", GET /slack/install, GET /slack/oauth_redirect" if getattr(app, "oauth_flow", None) is not None else "")
     log.info("HTTP mode: listening on http://%s:%s (%s)", host, real_port, routes)
     _on_sigterm()
@@ -160,7 +193,7 @@ def socket_health(client: Any, ping_s: float) -> Health:
 
 
 def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> None:
-    """Socket Mode, plus /healthz (the socket's state) and /metrics on `port` in a background thread."""
+    """Socket Mode, plus /healthz, /readyz (the socket's state) and /metrics on `port` in a background thread."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
     from bot.records.config import settings as conf
     ping = max(0.1, float(conf().advisor_socket_ping_s))
@@ -171,12 +204,12 @@ def serve_socket(app: App, settings: SlackSettings, host: str, port: int) -> Non
         server = _server(wsgi_app(None, health), host, port)
     except OSError as exc:                  # the bot still works; the probes will say so by failing
         server = None
-        log.error("GET /healthz and /metrics are not served: cannot listen on %s:%s (%s); set PORT or --port to a "
-                  "free port", host, port, exc.strerror or exc)
+        log.error("GET /healthz, /readyz and /metrics are not served: cannot listen on %s:%s (%s); set PORT or "
+                  "--port to a free port", host, port, exc.strerror or exc)
         log.info("Socket Mode: connecting to Slack (%s)", safe_url(settings.api_base_url))
     else:
         threading.Thread(target=server.run, name="health-metrics", daemon=True).start()
-        log.info("Socket Mode: connecting to Slack (%s); GET /healthz and /metrics on http://%s:%s",
+        log.info("Socket Mode: connecting to Slack (%s); GET /healthz, /readyz and /metrics on http://%s:%s",
                  safe_url(settings.api_base_url), host, getattr(server, "effective_port", port))
     _on_sigterm()
     try:

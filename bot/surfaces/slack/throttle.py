@@ -97,6 +97,13 @@ class Throttle:
             log.warning("the Slack API answers again after %.0f s: the replies that waited are being posted",
                         self._clock() - since)
 
+    def state(self) -> dict[str, object]:
+        """For /readyz: whether the Slack API answered the last call (or for how long it has not)."""
+        since, why = self._away_since, self._why
+        if since is None:
+            return {"slack_api": "reachable"}
+        return {"slack_api": "unreachable", "slack_api_away_s": round(self._clock() - since, 1), "slack_api_why": why}
+
     def limited(self, method: str, channel: str, retry_after: str | float | None) -> RateLimited:
         """Slack said 429: remember the Retry-After (seconds; 1 when absent or unreadable) and return the error."""
         try:
