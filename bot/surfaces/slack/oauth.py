@@ -26,8 +26,7 @@ from bot.surfaces.slack.outbound import Outbound
 log = logging.getLogger("gpu_advisor.slack")
 
 # The bot scopes of deploy/slack-app-manifest.yml (tests/test_slack_oauth.py keeps the two equal).
-BOT_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history",
-              "im:read", "im:write")
+BOT_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history")
 
 
 def _fields(obj: Any) -> dict[str, Any]:
