@@ -2,15 +2,17 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | cksum | cut -d' ' -f1)
+LOCK_FLAGS := --extra test --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links
 
-.PHONY: run test install lint validate bench clean
+.PHONY: run test install lint lock validate bench clean
 
 # -qq: pip shows errors only (setuptools prints an informational "Editable installation" notice on every install).
-$(STAMP): pyproject.toml
+# -c requirements.lock: every package at the version CI and the image were tested with (`make lock` re-resolves it).
+$(STAMP): pyproject.toml requirements.lock
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -qq --disable-pip-version-check --upgrade pip
-	@$(BIN)/python -m pip install -qq --disable-pip-version-check -e '.[test]'
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check -c requirements.lock --upgrade pip
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check -c requirements.lock -e '.[test]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
 install: $(STAMP)
@@ -34,6 +36,12 @@ test: install
 # Ruff with the rules in pyproject.toml ([tool.ruff]); tests/test_lint.py runs the same check, so `make test` fails on a finding.
 lint: install
 	@$(BIN)/ruff check .
+
+# Re-resolve requirements.lock from pyproject.toml (pip-tools, in a throwaway venv): after changing a dependency or to
+# take newer releases within the bounds. Commit the result; `make install`, CI and deploy/Dockerfile install from it.
+lock:
+	@tmp=$$(mktemp -d) && $(PYTHON) -m venv $$tmp && $$tmp/bin/python -m pip install -qq --disable-pip-version-check pip-tools \
+		&& CUSTOM_COMPILE_COMMAND='make lock' $$tmp/bin/pip-compile -q --upgrade $(LOCK_FLAGS) -o requirements.lock pyproject.toml; rc=$$?; rm -rf $$tmp; exit $$rc
 
 validate: install
 	@$(BIN)/gpu-advisor kb validate
