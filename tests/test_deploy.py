@@ -54,8 +54,12 @@ def test_dockerfile_health_check_and_wheel_inputs():
 def test_kustomization_renders():
     out = subprocess.run(["kubectl", "kustomize", str(DEPLOY / "k8s")], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    kinds = [d["kind"] for d in yaml.safe_load_all(out.stdout)]
-    assert sorted(kinds) == ["Deployment", "PersistentVolumeClaim", "Service"]
+    docs = list(yaml.safe_load_all(out.stdout))
+    assert sorted(d["kind"] for d in docs) == ["Deployment", "PersistentVolumeClaim", "Service"]
+    [dep] = [d for d in docs if d["kind"] == "Deployment"]
+    [container] = dep["spec"]["template"]["spec"]["containers"]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"         # rendered: liveness apart from
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"         # readiness
 
 
 # ----- the PostgreSQL variant: deploy/k8s-postgres (an overlay of deploy/k8s) ---------------------------------------
