@@ -10,18 +10,22 @@ from pathlib import Path
 
 import yaml
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "deploy" / "slack-app-manifest.yml"
+MENTION_ONLY = REPO / "deploy" / "slack-app-manifest-mention-only.yml"
+HISTORY = "history of the conversation types the bot gets messages from"
 
-# method -> the bot scopes it needs where this app calls it. The history methods need the scope of the
-# conversation's type; the bot reads its own DMs and the public and private channel threads it answered in
-# (the types it gets message events for), never group DMs.
+# method -> the bot scopes it needs where this app calls it. The history methods (Outbound.find: was a part of a
+# resumed job posted already?) need the history scope of the conversation's type: the types the app gets message
+# events for. Where it lacks one (mention-only, in a channel) the check says "cannot tell" and posts the part.
 METHOD_SCOPES: dict[str, set[str]] = {
     "auth.test": set(),
     "chat.postMessage": {"chat:write"},
     "chat.update": {"chat:write"},
-    "conversations.history": {"channels:history", "groups:history", "im:history"},
-    "conversations.replies": {"channels:history", "groups:history", "im:history"},
+    "conversations.history": {HISTORY},
+    "conversations.replies": {HISTORY},
     "views.open": set(),          # a trigger_id is the permission
     "views.publish": set(),       # the Home tab
     "oauth.v2.access": set(),     # the install flow (client id and secret)
@@ -56,8 +60,8 @@ def methods_called() -> dict[str, list[str]]:
     return found
 
 
-def manifest() -> dict:
-    return yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+def manifest(path: Path = MANIFEST) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def test_the_scan_finds_the_calls_it_should():
@@ -66,14 +70,17 @@ def test_the_scan_finds_the_calls_it_should():
     assert "bot/surfaces/slack/outbound.py" in called["chat.postMessage"]
 
 
-def test_manifest_scopes_are_exactly_what_the_code_uses():
-    m = manifest()
+@pytest.mark.parametrize("path", [MANIFEST, MENTION_ONLY], ids=lambda p: p.name)
+def test_manifest_scopes_are_exactly_what_the_code_uses(path):
+    m = manifest(path)
     called = methods_called()
     unknown = sorted(set(called) - set(METHOD_SCOPES))
     assert not unknown, f"add the bot scopes of {unknown} (called in {[called[u] for u in unknown]}) to METHOD_SCOPES"
     events = m["settings"]["event_subscriptions"]["bot_events"]
     assert not set(events) - set(EVENT_SCOPES), "add the new event's scope to EVENT_SCOPES"
-    need = set().union(*(METHOD_SCOPES[x] for x in called), *(EVENT_SCOPES[e] for e in events))
+    history = set().union(*(EVENT_SCOPES[e] for e in events if e.startswith("message.")))
+    need = set().union(*(history if s == HISTORY else {s} for x in called for s in METHOD_SCOPES[x]),
+                       *(EVENT_SCOPES[e] for e in events))
     if m["features"].get("slash_commands") or m["features"].get("shortcuts"):
         need.add("commands")
     have = set(m["oauth_config"]["scopes"]["bot"])
@@ -88,9 +95,20 @@ def test_the_oauth_install_asks_for_the_same_scopes():
     assert sorted(BOT_SCOPES) == sorted(manifest()["oauth_config"]["scopes"]["bot"])
 
 
-def test_subscribed_events_are_handled():
+def test_mention_only_reads_no_channel_and_is_otherwise_the_same_app():
+    full, mention = manifest(), manifest(MENTION_ONLY)
+    assert not {"channels:history", "groups:history", "mpim:history"} & set(mention["oauth_config"]["scopes"]["bot"])
+    assert set(mention["settings"]["event_subscriptions"]["bot_events"]) == {"app_home_opened", "app_mention",
+                                                                            "message.im"}
+    assert mention["features"] == full["features"]
+    assert {k: v for k, v in mention["settings"].items() if k != "event_subscriptions"} == \
+        {k: v for k, v in full["settings"].items() if k != "event_subscriptions"}
+
+
+@pytest.mark.parametrize("path", [MANIFEST, MENTION_ONLY], ids=lambda p: p.name)
+def test_subscribed_events_are_handled(path):
     """Each bot event of the manifest has a listener (message.* all arrive as the `message` event)."""
     code = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "bot" / "surfaces" / "slack").glob("*.py"))
-    for event in manifest()["settings"]["event_subscriptions"]["bot_events"]:
+    for event in manifest(path)["settings"]["event_subscriptions"]["bot_events"]:
         name = event.split(".")[0]
         assert f'app.event("{name}")' in code, event
