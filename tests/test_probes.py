@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from slack_stub import BOT_TOKEN, SlackStub, event_callback, send, sign
-
-SECRET = "8f742231b10e8888abcd991234567a5b"
+from slack_stub import BOT_TOKEN, event_callback, send, sign
+from test_slack_faults import SECRET, stub  # noqa: F401  (the stand-in Slack API, one per module)
 
 
 def get(url: str, timeout: float = 5.0) -> tuple[int, dict[str, Any] | str, float]:
@@ -47,13 +46,6 @@ class Server:
 
     def close(self) -> None:
         self.server.close()
-
-
-@pytest.fixture(scope="module")
-def stub():
-    s = SlackStub()
-    yield s
-    s.close()
 
 
 @pytest.fixture
