@@ -88,6 +88,17 @@ def test_dash_h_is_help_on_every_command(path):
     assert short.output == long.output and short.output.startswith("Usage: gpu-advisor")
 
 
+@pytest.mark.parametrize("group", sorted(n for n, c in main.commands.items() if isinstance(c, click.Group)))
+def test_dash_h_on_a_group_run_on_its_own(group):
+    """A group run apart from `gpu-advisor` (tests invoke the audit group directly) takes -h too: click keeps a
+    command's help option once built, so a group that only inherited -h lost it for the rest of the process (the
+    full suite failed `audit verify -h` after tests/test_audit.py had run the group alone)."""
+    cmd = main.commands[group]
+    for path in command_paths(cmd):
+        res = CliRunner().invoke(cmd, [*path, "-h"])
+        assert res.exit_code == 0 and "Usage:" in res.output, (group, path, res.output)
+
+
 def test_the_command_tree_is_walked():
     paths = {" ".join(p) for p in command_paths(main)}
     assert {"", "ask", "doctor", "kb validate", "audit verify", "audit migrate", "slack workspaces"} <= paths

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import click
 
 from bot.store.audit import AuditLog, format_id, parse_id
+from bot.surfaces.cli import HELP
 from bot.records.errors import EXIT_FAILED, EXIT_NOT_FOUND, EXIT_UNAVAILABLE, AdvisorError, Unavailable
 
 __all__ = ["audit"]
@@ -150,7 +151,7 @@ def _dump(obj: Any) -> str:
 # commands
 
 
-@click.group("audit")
+@click.group("audit", context_settings=HELP)
 def audit() -> None:
     """Read, verify, export and prune the audit log: one hash-chained record per reply the bot gave."""
 

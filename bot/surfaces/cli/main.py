@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from bot.surfaces.cli import HELP
 from bot.surfaces.cli.audit import audit
 from bot.surfaces.cli.output import clean_arg, print_reply
 from bot.records.errors import EXIT_FAILED, EXIT_OK, AdvisorError, ConfigError
@@ -33,8 +34,6 @@ class Group(click.Group):
             _fail(exc)
 
 
-# -h is --help on every command (the context setting is inherited by every subcommand and group).
-HELP = {"help_option_names": ["-h", "--help"]}
 EXIT_EPILOG = ("Exit status: 0 ok; 1 a check found a problem (kb validate, audit verify, doctor); 2 usage or "
                "configuration error; 3 not found (an audit id, a model, a knowledge record); 4 a dependency is "
                "unavailable (the database, PostgreSQL, Slack). docs/cli.md lists them with the --json outputs.")
@@ -223,7 +222,7 @@ def estimate(**opts: Any) -> None:
 
 
 # ----- kb ----------------------------------------------------------------------------------------------------------
-@main.group()
+@main.group(context_settings=HELP)
 def kb() -> None:
     """Check and browse the knowledge base."""
 

@@ -11,8 +11,10 @@ import datetime as dt
 
 import click
 
+from bot.surfaces.cli import HELP
 
-@click.group()
+
+@click.group(context_settings=HELP)
 def slack() -> None:
     """Many workspaces: the key sealing installed tokens, its rotation, the installed workspaces."""
 
