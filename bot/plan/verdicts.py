@@ -103,8 +103,15 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
                          "caveats": _caveats(kb, sides, data, precision) + _axis_caveats(data)}
     fitting = [s for s in sides if s["fits"]]
     priced = [s for s in fitting if s["hourly"] is not None]
+    sound = [s for s in priced if s.get("price_kind") != "flagged"]
+    if len(priced) >= 2 and len(sound) == 1:
+        # a catalog row flagged as a data problem decides nothing: the side with a sound price, both numbers said
+        best, other = sound[0], next(s for s in priced if s is not sound[0])
+        key = "job_cost" if best.get("job_cost") is not None and other.get("job_cost") is not None else "monthly"
+        v.update(preferred=best["name"], other=other["name"], basis="flagged", factor="flagged_price", cost_key=key)
+        return v
     if len(priced) >= 2:
-        return _by_cost(kb, v, priced, serving)
+        return _by_cost(kb, v, sound if len(sound) >= 2 else priced, serving)
     if len(priced) == 1 and len(fitting) == 1:
         best = priced[0]
         other = next(s for s in sides if s is not best)

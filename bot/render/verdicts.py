@@ -64,6 +64,12 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         first = t.say(key, lang, best=best, other=other, why=cannot_text(t, v["why_not"], lang),
                       cost=_money(cost, v["currency"]), per=t.say(f"verdict.per.{per}", lang),
                       need=f"{a.get('need_gib') or 0:,.1f}", mem=f"{a.get('memory_gib') or 0:g}")
+    elif basis == "flagged":
+        by = {s["name"]: s for s in v["sides"]}
+        a, b = by[v["preferred"]], by[v["other"]]
+        key = v["cost_key"]
+        first = t.say("verdict.compare.flagged", lang, best=best, other=other, cost=_money(a[key], v["currency"]),
+                      other_cost=_money(b[key], v["currency"]), per=t.say(f"verdict.per.{'job' if key == 'job_cost' else 'month'}", lang))
     elif basis == "both_fit":
         by = {s["name"]: s for s in v["sides"]}
         a, b = by[v["preferred"]], by[v["other"]]
@@ -83,7 +89,7 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
     factor = v.get("factor")
     if basis in ("job", "month", "mtok") and factor in ("bandwidth", "compute") and figures:
         lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
-    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time") and factor:
+    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time", "flagged") and factor:
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
         lines.append(t.say("verdict.factor.priced", lang, other=other))
