@@ -120,9 +120,13 @@ def test_every_comparison_names_a_side_or_a_tie_and_both_numbers(core, pair, lan
         assert s["gpu_name"] in r["text"]
         if s["hourly"] is not None:
             assert s["monthly"] is not None
-    if v["basis"] in ("job", "month"):
+    if v["basis"] in ("job", "month", "mtok"):
         key = v["cost_key"]
         assert all(s[key] is not None for s in v["sides"] if s["fits"] and s["hourly"] is not None)
+    fig = v.get("figures")
+    if fig and v["factor"] in ("bandwidth", "compute") and fig["fa"] and fig["fb"]:
+        # the figure named as the deciding factor favours the side preferred, or it decided nothing
+        assert fig["fa"] > fig["fb"], (v["line"], v["factor"], fig)
 
 
 ENOUGH = ["Budget {b} USD, pre-train a {p}B model on {t}B tokens. Is it enough?",

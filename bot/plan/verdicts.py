@@ -243,6 +243,11 @@ def _speed_factor(kb, fast: dict[str, Any], slow: dict[str, Any], serving: bool,
         return axis
     if axis == "provider" and fast["gpu"] == slow["gpu"]:
         return "price"
+    ga, gb = kb.gpus.get(fast["gpu"]), kb.gpus.get(slow["gpu"])
+    if serving and ga and gb and ga.memory_bandwidth_gbs and gb.memory_bandwidth_gbs and \
+            max(ga.memory_bandwidth_gbs, gb.memory_bandwidth_gbs) < 1.1 * min(ga.memory_bandwidth_gbs,
+                                                                          gb.memory_bandwidth_gbs):
+        return "compute"        # the same bandwidth (L4 and T4, 300 GB/s): the compute per card made the difference
     return "bandwidth" if serving else "compute"
 
 

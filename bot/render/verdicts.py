@@ -88,7 +88,8 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
     lines = [first]
     factor = v.get("factor")
     if basis in ("job", "month", "mtok") and factor in ("bandwidth", "compute") and figures:
-        lines.append(t.say(f"verdict.factor.{factor}", lang, **{k: _fig(x) for k, x in figures.items()}))
+        key = "compute_serving" if factor == "compute" and v.get("serving") else factor
+        lines.append(t.say(f"verdict.factor.{key}", lang, **{k: _fig(x) for k, x in figures.items()}))
     elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time", "flagged") and factor:
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
