@@ -266,9 +266,14 @@ class CompareStage:
         cards = None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)
         card_price = self._card_price(gpu.id, cards) if pick is None and cards else None
         if pick is not None and pick.get("price_per_hour") is None:
-            # its plan's size has no public price (an 8 x H20 host): its cards at the price a card on file, if any
-            card_price = self._card_price(gpu.id, {"cards": (pick.get("gpus_total") or 1) *
-                                                   max(1, pick.get("replicas") or 1)})
+            # its sizes that hold the job have no public price (Alibaba's 8 x H20 host): the fewest of its cards that
+            # hold it, as many replicas as the plan keeps, at the price a card on file (a 1 x H20 rental), if any
+            fewest = self._cards_needed(intent, plain, assumed, lang, gpu)
+            reps = max(1, pick.get("replicas") or 1)
+            priced = self._card_price(gpu.id, {"cards": fewest["cards"] * reps}) if fewest.get("cards") else None
+            if priced:
+                priced.update(unpriced_size=pick["flavor"], replicas=reps, per_replica=fewest["cards"])
+                cards, card_price, pick = fewest, priced, None
         return {"name": name, "label": gpu.name, "gpu": gpu.id, "gpu_name": gpu.name, "bf16": gpu.bf16,
                 "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,

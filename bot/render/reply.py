@@ -435,8 +435,11 @@ def _unrented_lines(t: Templates, x: dict[str, Any], lang: str) -> list[str]:
     c = x.get("cards")
     cp = x.get("card_price")
     if cp and c and c.get("cards"):
-        # rented on file only in smaller sizes: the cards that hold the job, at the price a card
-        return [t.say("compare.card_price", lang, gpu=x["gpu_name"], n=c["cards"], need=f"{c['need_gib']:.1f}",
+        # rented on file only in smaller sizes, or in sizes with no public price: the cards that hold the job (per
+        # replica, as many replicas as the plan keeps), at the price a card
+        key = "compare.card_price_unpriced" if cp.get("unpriced_size") else "compare.card_price"
+        return [t.say(key, lang, gpu=x["gpu_name"], n=cp["cards"], need=f"{c['need_gib']:.1f}", size=cp.get(
+                      "unpriced_size") or "", reps=cp.get("replicas") or 1, per_replica=cp.get("per_replica") or c["cards"],
                       mem=f"{c['memory_gib']:g}", per=f"{cp['per_card']:.2f}", ccy=cp["currency"], flavor=cp["flavor"],
                       hourly=money_text(cp["hourly"]), monthly=money_text(cp["hourly"] * 730))]
     if x.get("rented", True) or not c:
