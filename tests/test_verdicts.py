@@ -446,3 +446,32 @@ def test_can_one_flavor_run_a_job_is_answered_first_with_its_number(core, flavor
     f = core.kb.flavors[v["flavor"]]
     assert v["fits_one"] == (v["need_gib"] <= f.gpu_memory_gib * 0.95 + 0.05), v
     assert f"{v['need_gib']:,.1f}" in v["line"]
+
+
+# ----- 'can X do Y?': a card and a number format or runtime ------------------------------------------------------
+CAP_FORMS = {"en": ["does the {g} support {w}?", "can I {job} in {w} on {g}?", "can we use {w} on {g}"],
+             "zh": ["{g} 支持 {w} 吗？", "{g} 能用 {w} {job}吗", "{g} 能不能跑 {w}"]}
+CAP_JOBS = {"en": ["train", "serve a model"], "zh": ["训练", "推理"]}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gpu=st.sampled_from(["V100", "T4", "A100", "A10", "L4", "L40S", "H100", "H20", "4090", "910B", "Ascend 910"]),
+       what=st.sampled_from(["bf16", "fp8", "AWQ", "vLLM"]), lang=st.sampled_from(["en", "zh"]),
+       form=st.integers(min_value=0, max_value=2), job=st.integers(min_value=0, max_value=1))
+def test_can_a_card_do_a_format_is_answered_first_from_its_datasheet(core, gpu, what, lang, form, job):
+    """'does the T4 support bf16?', 'V100 能用 bf16 训练吗', '910B 能不能跑 vLLM': yes / no / partly first, consistent with
+    the card's datasheet figures on file, cited; never a question back for a model."""
+    text = CAP_FORMS[lang][form].format(g=gpu, w=what, job=CAP_JOBS[lang][job])
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v and v["kind"] == "capability", (text, r["status"], r["text"][:200])
+    assert r["text"].split("\n")[0] == v["line"] and r["citations"], (text, r["text"][:200])
+    g = core.kb.gpus[v["gpu"]]
+    yes = v["line"].startswith(("Yes", "可以"))
+    no = v["line"].startswith(("No", "不行"))
+    if what == "bf16":
+        assert yes == g.bf16 and no == (not g.bf16), (text, v["line"])
+    if what == "fp8":
+        assert yes == bool(g.fp8_tflops), (text, v["line"])
+    if what == "vLLM" and v["gpu"] == "ascend-910":
+        assert no, v["line"]

@@ -37,6 +37,7 @@ class Parse:
     invalid: dict[str, float] = field(default_factory=dict)   # a negative or zero count, asked back ('-8 gpus')
     absurd: dict[str, float] = field(default_factory=dict)    # beyond any cloud ('1e12 users'), answered as such
     versus: dict[str, Any] | None = None                  # two precisions, methods, clouds or flavors compared
+    capability: dict[str, Any] | None = None              # 'does the T4 support bf16?': the card's yes or no
 
     def as_dict(self) -> dict[str, Any]:
         return {"lang": self.lang, "intent": self.intent, "slots": self.slots.filled(),

@@ -35,6 +35,7 @@ from bot.conversation.versus import providers_said, read_versus, said_in_order, 
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan.billing import checkpoint_gb, spot_overhead
 from bot.plan.load import serving_load
+from bot.plan.capability import capability
 from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
 from bot.plan import verdicts as verdict_math
 from bot.render.templates import Templates, default_templates
@@ -88,6 +89,16 @@ class Core:
             text = self.templates.say(bad[0], lang, **bad[1])
             return Reply(status="info", lang=lang, intent="compare", slots={}, kb_version=self.version, text=text,
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
+        cap = self._capability_ask(parse)
+        if cap and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
+            # 'V100 能用 bf16 训练吗', 'does the T4 support bf16?': yes or no about the card, no job to size
+            lang = parse.lang if parse.lang_sure else (dict(state or {}).get("lang") or parse.lang)
+            cite = Citer(self.kb)
+            line = cite.after(self._capability_line(cap, lang), cap["sources"])
+            text = line + "\n" + sources_line(cite.citations(), lang, self.templates)
+            return Reply(status="info", lang=lang, intent="explain", slots={}, kb_version=self.version, text=text,
+                         citations=cite.citations(), verdict={**cap, "line": line}), dict(state or {})
+        parse.capability = cap
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
         parse.versus = read_versus(self.parser, self.kb, parse, self.advisor.default_provider) or \
@@ -474,6 +485,32 @@ class Core:
             v["reserve"] = {"gpus": gpus, "days": f"{usage['span_days']:g}"}
         return v
 
+    def _capability_ask(self, parse) -> dict[str, Any] | None:
+        """'does the T4 support bf16?', '昇腾910B能跑vLLM吗', 'can I train in fp8 on A100?': one card, one number format
+        or runtime, asked as can / support: the card's yes or no (bot/plan/capability.py)."""
+        s = parse.slots
+        names = s.gpu_models or ([s.gpu_model] if s.gpu_model else [])
+        if len(names) != 1 or not _CAP_ASK.search(parse.text):
+            return None
+        ids = [g for g in self.advisor._gpu_ids(names[0]) if g in self.kb.gpus]
+        said = said_in_order(self.parser.precisions, parse.text, ("nf4", "int4", "int8", "fp8", "bf16"))
+        what = "vllm" if re.search(r"(?<![a-z])vllm(?![a-z])", parse.text) else \
+            next((p if p != "nf4" else "int4" for p in said if p in ("bf16", "fp8", "int4", "nf4")), None)
+        if not ids or not what:
+            return None
+        training = bool(parse.intent in ("train", "finetune") or parse.intent_scores.get("train") or
+                        parse.intent_scores.get("finetune"))
+        cap = capability(self.kb, ids[0], what, training)
+        if cap["why"] == "int4_volta" and ("awq" in parse.text) != ("gptq" in parse.text):
+            cap["answer"] = "no" if "awq" in parse.text else "yes"      # Volta: GPTQ yes, AWQ no
+        return cap
+
+    def _capability_line(self, cap: dict[str, Any], lang: str) -> str:
+        t = self.templates
+        why = t.say(f"verdict.capability.{cap['why']}", lang, gpu=cap["gpu_name"],
+                    tflops=f"{cap.get('tflops') or 0:g}", fp16=f"{cap.get('fp16') or 0:g}")
+        return t.say(f"verdict.capability.{cap['answer']}", lang, why=why)
+
     def _versus_job(self, parse, state: dict[str, Any]) -> None:
         """A comparison of precisions, methods, clouds or flavors: the method compared is the job's for now (the
         dialogue does not ask 'full, LoRA or QLoRA?' when the question sets them against each other), and a job
@@ -641,6 +678,11 @@ class Core:
         one = self._flavor_verdict(parse, d, lang) if not parse.versus and d.intent in JOB_INTENTS else None
         if one:
             first, verdict = [one[0]], one[1]
+        cap = getattr(parse, "capability", None)
+        if cap and not one and not parse.versus and d.intent in JOB_INTENTS:
+            # 'can I serve Qwen2.5-32B in FP8 on an A100?': the card's answer first, then the job sized
+            line = self._capability_line(cap, lang)
+            first, verdict = [{"key": "verdict", "lines": [line], "sources": cap["sources"]}], {**cap, "line": line}
         if parse.versus and d.intent in JOB_INTENTS:
             # 'how many H100s, and lambda vs aws cost?': the comparison first, then the job on the side it prefers
             found = self._versus(parse, d, lang, d.intent)
@@ -1027,6 +1069,10 @@ _SAME_TWICE = re.compile(r"(?<![a-z0-9._-])([a-z0-9][a-z0-9._-]*)\s*(?:vs\.?|ver
 _PLAIN_WORDS = {"not", "something", "else", "other", "others", "what", "which", "the", "this", "that", "both", "either",
                 "neither", "none", "any", "anything", "cheaper", "cheapest", "better", "more", "less", "spot", "cloud",
                 "clouds", "gpu", "gpus", "prem", "onprem", "local", "own", "buy", "buying", "rent", "renting"}
+# asked as a capability of the card: 'support', 'can I use/run/train', '能不能', '支持' (bot/plan/capability.py)
+_CAP_ASK = re.compile(r"(?<![a-z])(?:support(?:s|ed)?|compatible)(?![a-z])|(?<![a-z])can (?:[\w.-]+ ){0,4}?(?:use|run|do|train|"
+                      r"serve|handle)(?![a-z])|(?<![a-z])does (?:[\w.-]+ ){0,3}?(?:have|do|run|support)(?![a-z])|"
+                      r"(?<![a-z])works? (?:on|with)(?![a-z])|支持|能不能|能否|能用|可以用|可不可以|行不行|能跑|可以跑")
 _CAN_RUN = re.compile(r"能跑|能不能跑|跑得动|跑得了|能否运行|能运行|放得下|装得下|"
                       r"(?:can|could|will|would) (?:[\w.-]+ ){0,3}(?:run|fit|hold|handle|do)\b|"
                       r"(?:is|are) (?:[\w.-]+ ){0,2}(?:enough|big enough)|does it fit|fit on")
