@@ -162,3 +162,31 @@ def test_a_cloud_with_no_instances_on_file_says_so_and_shows_other_clouds(core, 
     assert ("No Volcano Engine instance types are on file" in first if lang == "en" else "还没有火山引擎的实例规格" in first)
     assert "big enough" not in first and r["recommendations"]
     assert all(x["provider"] != "volcengine" for x in r["recommendations"])
+
+
+def test_ascend_is_priced_only_from_a_labelled_source_else_the_answer_says_ask_for_a_quote(core, kb):
+    """Issue 35 item 4: no public Ascend 910B price was found, so no Ascend resource carries one (never derived from
+    an NVIDIA card's), and an answer on Ascend says to ask for a quote, in both languages."""
+    ascend = [f for f in kb.flavors.values() if f.gpu.startswith("ascend")]
+    assert ascend
+    for f in ascend:
+        assert f.price is None or (f.price.kind in ("list", "local") and f.price.sources and f.price.date), f.id
+    r = ask(core, "在华为云用昇腾910B做Qwen2.5-7B的LoRA微调，多少钱？")
+    npu = [x for x in r["recommendations"] if x["gpu"].startswith("ascend")]
+    assert npu and all(x["price_per_hour"] is None for x in npu) and "询价" in r["text"]
+    r = ask(core, "lora finetune qwen2.5 7b on ascend 910b on huawei cloud, what does it cost?")
+    npu = [x for x in r["recommendations"] if x["gpu"].startswith("ascend")]
+    assert npu and all(x["price_per_hour"] is None for x in npu) and "quote" in r["text"]
+
+
+@pytest.mark.parametrize("question,best,other", [
+    ("我在国内，想租 A800 或 H20 部署 Qwen2.5-72B 推理，30 并发，用哪个？", "H20", "A800"),
+    ("in china, A800 or H20 to serve qwen2.5 72b for 30 users?", "H20", "A800"),
+])
+def test_a_comparison_prefers_the_card_one_can_rent_over_one_no_plan_holds(core, question, best, other):
+    # the A800 is rented one card at a time on file (too small for 72B at 30 users), the H20 as Alibaba's unpriced
+    # 8-card ebmgn8v: the verdict was 'neither' because the A800 holds it on its own cards; the rentable side wins
+    r = ask(core, question)
+    first = r["text"].split("\n")[0]
+    assert best in first and "Neither" not in first and "两者都不行" not in first, first
+    assert first.index(best) < first.index(other)

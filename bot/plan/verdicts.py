@@ -125,6 +125,13 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         v.update(preferred=best["name"], basis="priced", factor="availability", other=other["name"])
         v.update(_unpriced_terms(best, other))
         return v
+    planned = [s for s in fitting if s["flavor"]]
+    if not priced and len(planned) == 1 and len(fitting) > 1:
+        # one side has a rentable plan on file (with no public price: ask for a quote), the other holds the job only
+        # on cards nobody on file rents for it: the side one can rent is the answer, not 'neither'
+        v.update(preferred=planned[0]["name"], basis="fit", factor="memory",
+                 other=next(s["name"] for s in sides if s is not planned[0]))
+        return v
     if data.get("by_cards"):
         v.update(preferred=data["by_cards"], basis="cards", factor=data.get("why") or "cards")
         return v
