@@ -10,6 +10,28 @@ import pytest
 os.environ["ADVISOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpu-advisor-cache-")
 
 
+def _checked_turns() -> None:
+    """Every reply any test gets from Core.turn is checked by the critic's consistency invariant
+    (bot/render/consistency.py, issue 29): at run time a line that breaks it is left out and rule_trace says so; in
+    tests that trace is a failure, whatever else the test checks."""
+    from bot.conversation.turn import Core
+    if getattr(Core.turn, "_checked", False):
+        return
+    turn = Core.turn
+
+    def checked(self, *args, **kwargs):
+        reply, state = turn(self, *args, **kwargs)
+        broken = [e for e in reply.rule_trace if e.get("rule") == "critic.answer-consistency" and e.get("fired")]
+        assert not broken, f"the answer contradicts itself: {broken[0]['because']}"
+        return reply, state
+
+    checked._checked = True
+    Core.turn = checked
+
+
+_checked_turns()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_db(tmp_path, monkeypatch):
     """No test writes to a developer's real ~/.local/share database."""

@@ -109,7 +109,10 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     if intent in INFO_INTENTS:
         # an aside: answer it, keep the job being discussed
         topic = {"topic": parse.slots.topic} if parse.slots.topic else {}   # what the aside is about, not kept
-        slots = {**state["slots"], **new, **topic}
+        # the cloud of an aside just answered ('g6e.xlarge vs g6.xlarge', then 'is spot ok for that?') stays named
+        before = (state.get("aside") or {}).get("slots") or {}
+        cloud = {k: before[k] for k in ("provider", "provider_uncovered") if k in before}
+        slots = {**_other_cloud({**state["slots"], **cloud}, new), **new, **topic}
         state["aside"] = {"intent": intent, "slots": slots} if intent != "help" else None
         return state, Decision("info", intent, slots)
     aside, state["aside"] = state.get("aside"), None
@@ -180,7 +183,7 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     """The job's slots after this turn: later values override earlier ones, a new model drops the old one's size,
     training-only slots leave a serving job; the candidates of an ambiguous model are kept for the next turn."""
     new_model = "model" in new or "params_b" in new
-    merged = dict(state["slots"])
+    merged = _other_cloud(state["slots"], new)
     if new_model or ambiguous:
         for key in ("model", "params_b", "arch"):
             merged.pop(key, None)
@@ -216,6 +219,13 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
         state["candidates"] = {}
     state.update(intent=intent, slots=merged)
     return merged
+
+
+def _other_cloud(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The slots kept when a turn names a cloud: the one named last is the job's, covered or not."""
+    if "provider" in new or "provider_uncovered" in new:
+        return {k: v for k, v in old.items() if k not in ("provider", "provider_uncovered")}
+    return dict(old)
 
 
 def _ask_or_answer(state: dict[str, Any], intent: str, merged: dict[str, Any], forms: dict[str, Any], lang: str,

@@ -337,6 +337,16 @@ class EntityMatcher:
         found = self._find_alias(text, self._provider_aliases)
         return found[-1][0] if found else None
 
+    def cloud_named(self, text: str) -> str | None:
+        """A cloud named by a name of rules/lexicon.yaml `clouds` (the longest name first): its id, whether or not the
+        knowledge base has a provider of that id (the caller tells covered from not covered)."""
+        best: tuple[int, str] | None = None
+        for cloud, names in self.clouds.items():
+            hit = names.first(text)
+            if hit and (best is None or len(hit) > best[0]):
+                best = (len(hit), cloud)
+        return best[1] if best else None
+
     def _unknown_model_word(self, text: str) -> str | None:
         m = re.search(r"(?<![a-z0-9])([a-z][a-z0-9.\-]*[a-z.\-]\d+(?:\.\d+)?[bm])(?![a-z0-9])", text)
         return m.group(1) if m else None

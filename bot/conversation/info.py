@@ -18,7 +18,7 @@ def gpu_facts(kb: KnowledgeBase, gid: str) -> dict[str, Any]:
     return {"id": g.id, "name": g.name, "memory_gib": g.memory_gib, "memory_bandwidth_gbs": g.memory_bandwidth_gbs,
             "bf16_tflops": g.bf16_tflops, "fp16_tflops": g.fp16_tflops, "fp8_tflops": g.fp8_tflops,
             "nvlink_gbs": g.nvlink_gbs, "architecture": g.architecture, "positioning": list(g.positioning),
-            "tdp_w": g.tdp_w, "sources": list(g.sources)}
+            "tdp_w": g.tdp_w, "vendor": g.vendor, "sources": list(g.sources)}
 
 
 def cheapest_price(kb: KnowledgeBase, gid: str) -> dict[str, Any] | None:

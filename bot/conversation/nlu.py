@@ -93,6 +93,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self.duration = {k: CueSet(v) for k, v in lx["duration"].items()}
         self.latency = {k: CueSet(v) for k, v in lx["latency"].items()}
         self.regions = {k: CueSet(v) for k, v in lx["regions"].items()}
+        self.clouds = {k: CueSet(v.get("aliases") or []) for k, v in (lx.get("clouds") or {}).items()}
         self.topics = {k: CueSet(v) for k, v in lx["topics"].items()}
         self.sharding = {k: CueSet(v) for k, v in (lx.get("sharding") or {}).items()}
         self.offload = {k: CueSet(v) for k, v in (lx.get("offload") or {}).items()}
@@ -137,6 +138,9 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         provider = self._find_provider(text)
         if provider:
             slots["provider"] = provider
+        elif cloud := self.cloud_named(text):
+            # a cloud the knowledge base covers by an id the lexicon lists, or one it does not cover at all
+            slots["provider" if cloud in self.kb.providers else "provider_uncovered"] = cloud
         work = self._card_memory(work, slots)
         self._renting(work, slots)
         work = self._numbers(work, slots, "model" in slots or "model" in ambiguous, today or dt.date.today())

@@ -29,6 +29,7 @@ from bot.knowledge.problems import did_you_mean
 from bot.render.reply import Citer, compare_lines, sources_line
 from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
+from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
@@ -107,6 +108,7 @@ class Core:
             self._flavor_as_hardware(parse)
         if parse.versus:
             self._versus_job(parse, state or {})
+        self._cloud_of_flavors(parse)
         asks = self._asks(parse.text)
         inverse = inverse_ask(parse, asks, state)
         if inverse:          # 'the biggest model $50k trains?': a pre-training job whose size is what is asked
@@ -391,6 +393,17 @@ class Core:
         if named["groups"]:
             f = self.kb.flavors[named["groups"][0][0]]
             s.gpu_model, s.provider = f.gpu, s.provider or f.provider
+
+    def _cloud_of_flavors(self, parse) -> None:
+        """Flavors named that are all one cloud's ('g6e.xlarge vs g6.xlarge'): that cloud is named, so a follow-up
+        ('is spot ok for that?') is answered on it, not on the default one."""
+        s = parse.slots
+        if s.provider or s.provider_uncovered:
+            return
+        groups = info.flavors_named(self.kb, parse.text)["groups"]
+        clouds = {self.kb.flavors[i].provider for ids in groups for i in ids}
+        if len(clouds) == 1:
+            s.provider = clouds.pop()
 
     def _flavor_lines(self, parse, d: Decision, lang: str, cite: Citer, lines: list[str]) -> dict[str, Any] | None:
         """Each flavor (or family) named: the card first, then every size's card, count, memory, CPUs and RAM,
@@ -755,6 +768,7 @@ class Core:
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
                  "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
                  "note_sources": note_sources, "recommendations": reply.recommendations, "first": first,
+                 "named_cloud": d.slots.get("provider") or d.slots.get("provider_uncovered"),
                  # a language model's training with no amount said: the pick stands, its time needs the dataset
                  "work_missing": advice.work is None and not w.tokens and w.task != "inference"
                  and w.kind in ("llm", "multimodal") and not advice.speed}
@@ -798,14 +812,54 @@ class Core:
             reply.notes.insert(0, lead.lines[0])
         if d.cheaper:
             self._cheaper(reply, d, intent, advice, lang)
-        self._job_verdict(reply, d.slots, asks or [], lang, said_days)
+        self._job_verdict(reply, d.slots, asks or [], lang, said_days, advice.gpu_verdict)
         if (reply.verdict or {}).get("kind") == "enough" and reply.verdict.get("answer") == "no":
             self._budget_paths(reply, d, intent, advice, lang)
         if spot:
             reply.verdict = {**spot["verdict"], "line": spot["lines"][0]}
+        gv = advice.gpu_verdict or {}
+        cloud = self._named_cloud_line(d.slots, reply.recommendations, advice.fallback, lang) \
+            if not (gv.get("owned") and gv["row"].get("fits")) else None     # their cards answer it: no rental first
+        if cloud:        # before any verdict (after what a follow-up changed): the plans are not on the cloud asked for
+            at = 1 if reply.view.sections and reply.view.sections[0].key == "changed" else 0
+            reply.view.sections.insert(at, ViewSection(key="cloud", lines=[cloud]))
+        self._consistent(reply)
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
+
+    def _consistent(self, reply: Reply) -> None:
+        """The critic's consistency invariant over the rendered answer (bot/render/consistency.py): a line that
+        says something its own numbers contradict (a placeholder, CUDA words on Ascend, 'below' with nothing below,
+        'cheaper' that is not, a total that is not hours x price) is left out, and rule_trace says what."""
+        found = consistency.problems(reply.view, reply.model_dump(), self.kb.gpus)
+        if found:
+            reply.view = consistency.drop(reply.view, found)
+            reply.rule_trace.append(_consistency_entry(found))
+
+    def cloud_name(self, cloud: str, lang: str) -> str:
+        """A cloud's name: the knowledge base's provider, else rules/lexicon.yaml `clouds` (one it does not cover)."""
+        if cloud in self.kb.providers:
+            return self.kb.providers[cloud].display_name(lang)
+        names = (self.parser.lex.get("clouds") or {}).get(cloud) or {}
+        return str(names.get(lang) or names.get("en") or cloud)
+
+    def _named_cloud_line(self, slots: dict[str, Any], recs: list[dict[str, Any]], fallback: dict[str, Any] | None,
+                          lang: str) -> str | None:
+        """The pick stays on the cloud the user named; when it cannot, the first line says so plainly: a cloud the
+        knowledge base does not cover is said to be not covered, and the nearest plan elsewhere is named as such."""
+        t = self.templates
+        rent = [r for r in recs if r.get("label") != "yours"]
+        top = rent[0] if rent else None
+        elsewhere = f"{self.cloud_name(top['provider'], lang)} {top['flavor']}" if top else ""
+        if slots.get("provider_uncovered") and not slots.get("provider"):
+            cloud = self.cloud_name(slots["provider_uncovered"], lang)
+            return t.say("cloud.not_covered" if top else "cloud.not_covered_none", lang, cloud=cloud,
+                         elsewhere=elsewhere)
+        named = slots.get("provider")
+        if named and top and top["provider"] != named and not fallback:
+            return t.say("cloud.named_none", lang, cloud=self.cloud_name(named, lang), elsewhere=elsewhere)
+        return None
 
     def _spot_verdict(self, d: Decision, intent: str, advice, lang: str, span_days: float | None
                       ) -> dict[str, Any] | None:
@@ -897,7 +951,7 @@ class Core:
         reply.view.sections.insert(0, ViewSection(key="cheaper", lines=lines))     # said first, on every surface
 
     def _job_verdict(self, reply: Reply, slots: dict[str, Any], asks: list[str], lang: str,
-                     said_days: float | None = None) -> None:
+                     said_days: float | None = None, named: dict[str, Any] | None = None) -> None:
         """'Is 2,000 CNY enough?', 'how long on my 64 H100?': the verdict sentence first, and as data. A budget
         stated with the question is asked about too; a deadline is judged when the time is asked."""
         budget = slots.get("budget_amount") is not None
@@ -916,7 +970,10 @@ class Core:
             v = verdict_math.budget_verdict(rental, slots)
             line = say_verdict.budget_line(self.templates, v, lang)
         else:
-            v = verdict_math.time_verdict(mine or rental, slots.get("deadline_days"))
+            # 'H800 要多少卡多久': the card asked about, when it holds the job and is timed, before any rental
+            row = (named or {}).get("row") or {}
+            asked = {**row, "label": "named"} if row.get("fits") and row.get("job_hours") else None
+            v = verdict_math.time_verdict(mine or asked or rental, slots.get("deadline_days"))
             line = say_verdict.time_line(self.templates, v, lang)
         if ("enough" in asks or "how_long" in asks) and reply.view is not None:
             reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))     # first, on every surface
@@ -951,11 +1008,26 @@ class Core:
         facts = [info.flavor_facts(self.kb, f.id) for f in fs]
         return [cite.after(say_verdict.flavor_line(self.templates, f, lang), f["sources"]) for f in facts]
 
-    def _topic_line(self, topic: str, lang: str, cite: Citer) -> str:
-        """A sourced topic explanation in the reply's language, citing its sources."""
+    def _topic_line(self, topic: str, lang: str, cite: Citer, cloud: str | None = None) -> str:
+        """A sourced topic explanation in the reply's language, citing its sources; on a `cloud` the answer is about,
+        without the sentences that speak for another cloud only ('On Huawei Cloud the price follows...' in an answer
+        about Alibaba's spot instances says less rather than another cloud's terms)."""
         tp = self.kb.topics[topic]
         title, text = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
+        if cloud in self.kb.providers:
+            text = self._only_this_cloud(text, cloud) or text
         return cite.after(f"{title}: {text}", tp.sources)
+
+    def _only_this_cloud(self, text: str, cloud: str) -> str:
+        """`text` less each sentence that names another cloud of the knowledge base and not `cloud`."""
+        def names(pid: str) -> list[str]:
+            p = self.kb.providers[pid]
+            return [n for n in {p.name, p.name_zh} if n]
+        mine = names(cloud)
+        others = [n for pid in self.kb.providers if pid != cloud for n in names(pid)]
+        parts = re.split(r"(?<=[.。;；])\s*", text)
+        kept = [x for x in parts if not (any(n in x for n in others) and not any(n in x for n in mine))]
+        return (" " if text.isascii() else "").join(x for x in kept if x).strip()
 
     def _info(self, d: Decision, parse, lang: str, job_intent: str | None = None,
               kept: dict[str, Any] | None = None) -> Reply:
@@ -1023,9 +1095,13 @@ class Core:
                 # priced on the job's own pick: its cloud's billing modes, not the default one's
                 data = info.billing(self.kb, {**d.slots, "provider": verdict["provider"]}, verdict["provider"])
             prov = self.kb.providers[data["provider"]]
+            if d.slots.get("provider_uncovered") and not d.slots.get("provider"):
+                # a cloud not covered: said first, and every term below labelled as another cloud's
+                lines.append(t.say("cloud.not_covered_info", lang, elsewhere=prov.display_name(lang),
+                                   cloud=self.cloud_name(d.slots["provider_uncovered"], lang)))
             lines += say_verdict.billing_lines(t, verdict, lang, prov.display_name(lang))
             if data["topic"]:
-                lines.append(self._topic_line(data["topic"], lang, cite))
+                lines.append(self._topic_line(data["topic"], lang, cite, data["provider"]))
             for m in prov.billing:
                 if m.id not in data["modes"]:
                     continue
@@ -1035,11 +1111,23 @@ class Core:
                 lines.append(cite.after(f"{prov.display_name(lang)} {name}: {summary}{extra}", m.sources))
         if not lines:
             return Reply(text=t.say("reply.help", lang), **base)
+        found = [p for x in lines for p in consistency.text_problems(x)]
+        if found:              # says less rather than something false; a test fails on the trace (tests/conftest.py)
+            lines = [x for x in lines if not consistency.text_problems(x)] or lines
         citations = cite.citations()
         text = "\n".join(lines) + "\n" + sources_line(citations, lang, t)
         if verdict is not None:
             verdict = {**verdict, "line": lines[0]}
-        return Reply(text=text, citations=citations, verdict=verdict, **base)
+        reply = Reply(text=text, citations=citations, verdict=verdict, **base)
+        if found:
+            reply.rule_trace.append(_consistency_entry(found))
+        return reply
+
+
+def _consistency_entry(found: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"rule": "critic.answer-consistency", "fired": True,
+            "because": "; ".join(f"{p['check']} ({p['where']}): {p['line'][:120]}" for p in found[:4])
+            + (f" (+{len(found) - 4})" if len(found) > 4 else ""), "problems": found}
 
 
 class _Collect(Citer):
@@ -1058,10 +1146,15 @@ def _spec_line(g: dict[str, Any], t: Templates, lang: str, cite: Citer) -> str:
             f"{price['flavor']}, {price['date'] or t.say('price.undated', lang)})") if price else \
         t.say("label.no_price", lang)
     flops = g["bf16_tflops"] or g["fp16_tflops"]
-    return cite.after(f"{g['name']}: {g['memory_gib']:g} GiB, {g['memory_bandwidth_gbs'] or '?'} GB/s, "
-                      f"{flops or '?'} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense, "
-                      f"FP8 {g['fp8_tflops'] or '-'}, NVLink {g['nvlink_gbs'] or '-'}; "
-                      f"{', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
+    # a figure not on file is said as such, never as '-' or '?'; NVLink is NVIDIA's (an Ascend card has HCCS)
+    bw = f"{g['memory_bandwidth_gbs']} GB/s" if g["memory_bandwidth_gbs"] else t.say("spec.no_bandwidth", lang)
+    compute = f"{flops} TFLOPS {'BF16' if g['bf16_tflops'] else 'FP16'} dense" if flops else \
+        t.say("spec.no_tflops", lang)
+    fp8 = f"FP8 {g['fp8_tflops']}" if g["fp8_tflops"] else t.say("spec.no_fp8", lang)
+    link = [f"NVLink {g['nvlink_gbs']}" if g["nvlink_gbs"] else t.say("spec.no_nvlink", lang)] \
+        if g.get("vendor", "nvidia") == "nvidia" else []
+    return cite.after(f"{g['name']}: {g['memory_gib']:g} GiB, {bw}, {compute}, " + ", ".join([fp8, *link]) +
+                      f"; {', '.join(g['positioning'])}; {ptxt}", [*g["sources"], *(price["sources"] if price else [])])
 
 
 # words that follow 'vs'/'or' without naming anything to compare ('aws or not', 'lambda or something')

@@ -74,14 +74,17 @@ def _policy(w: Workload) -> Workload:
                                 "task": "finetune", "tensor_parallel": 1})
 
 
-ROLLOUT_WEIGHTS_PER_GPU_GIB = 40.0    # policy: a rollout engine's weight shard leaves room for training beside it
+# policy: a rollout engine's weight shard leaves room for the sharded training states and the KV cache beside it.
+# verl's DAPO recipe for Qwen2.5-32B generates at gen_tp=4 (61 GiB of bf16 weights, 15 GiB a GPU); at 40 GiB a shard
+# a 32B engine took TP 2 (30.5 GiB) and, with its KV cache, no 80 GB card held the colocated job (set3 s3-39)
+ROLLOUT_WEIGHTS_PER_GPU_GIB = 20.0
 
 
 def rollout_tp(w: Workload, model: Model | None, gpus: int) -> int:
     """The rollout engine's tensor-parallel degree on `gpus` GPUs: the fewest (a power of two, within one 8-GPU
     node) whose 16-bit weight shard stays under about 40 GiB, as verl (actor_rollout_ref.rollout.
     tensor_model_parallel_size) and OpenRLHF (--vllm_tensor_parallel_size) are configured for large policies; a
-    70B policy rolls out on 4 GPUs, an 8B one on 1. Without it every GPU held the whole 70B engine (131 GiB).
+    32B policy rolls out on 4 GPUs (verl's DAPO recipe), a 70B one on 8, an 8B one on 1. Without it every GPU held the whole 70B engine (131 GiB).
     A policy too big for one node (DeepSeek-V3's 671B) rolls out across nodes, as NeMo RL's DeepSeek-V3 GRPO
     runs generate with tensor parallelism over 2-4 nodes (up to 64 GPUs here)."""
     P = arch_of(model, w.params_b).params

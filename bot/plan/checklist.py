@@ -248,7 +248,8 @@ def public(kb: KnowledgeBase, r: dict[str, Any]) -> dict[str, Any]:
         "need_gpus": r.get("need_gpus") if not est else None, "blocked_by": r.get("blocked_by"),
         "demoted": list(r.get("demoted") or []),     # rule preferences it lacks, e.g. RDMA between its instances
         "evidence": f.evidence, "region": f.region, "job_cost": round(r["job_cost"], 2) if r.get("job_cost") else None,
-        "job_hours": (round(r["hours"], 1) if r["hours"] >= 1 else round(r["hours"], 3)) if r.get("hours") else None,
+        # four significant figures under an hour: a job of seconds is not '0.0 h' (set1 yolov8n on coco128)
+        "job_hours": (round(r["hours"], 1) if r["hours"] >= 1 else float(f"{r['hours']:.4g}")) if r.get("hours") else None,
         "ruled_out": r["ruled_out"], "over_budget": bool(r.get("over_budget")), "sources": list(f.sources),
         "price_sources": list(price.sources) if price else [],
         "note": f.note, **_plan_fields(r),

@@ -39,12 +39,15 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "memory-slack": ("headroom_min",),
     "unpriced-feasible": (),
     "serving-load": (),
+    "replica-span": ("instances_max",),
     "roomy-pick": ("headroom_pct_min", "cost_ratio_max"),
     "targets-stated": (),
     "work-timed-and-costed": (),
     "serving-targets-judged": (),
+    "answer-consistency": (),        # checked over the rendered answer: bot/render/consistency.py
 }
-PRUNING = ("memory-slack", "serving-load", "wall-time-horizon", "mfu-floor", "scale-efficiency")    # in the order they are said
+PRUNING = ("memory-slack", "serving-load", "replica-span", "wall-time-horizon", "mfu-floor",
+           "scale-efficiency")    # in the order they are said
 
 
 class Invariant(BaseModel):
@@ -176,6 +179,18 @@ class Critic:
         return {"replicas": cap.replicas, "capacity": f"{cap.total:,.1f} {cap.unit}",
                 "load": f"{cap.load:,.1f} {cap.unit}"}
 
+    def _replica_span(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
+        """A served model's one copy split over more machines than the limit: each token's decode waits on every
+        one of them (48 T4 in 6 machines for DeepSeek-V3); an engineer serves it on bigger cards or quantized."""
+        if job.training:
+            return None
+        per_replica = int(r.get("instances") or 1)
+        limit = self.inv["replica-span"].limit("instances_max")
+        if per_replica <= limit:
+            return None
+        return {"instances": per_replica, "gpus": per_replica * int(r["flavor"].gpu_count or 1),
+                "gpu": r.get("gpu_name") or r["gpu"], "limit": f"{limit:g}"}
+
     def _wall_time_horizon(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
         limit = max(self.inv["wall-time-horizon"].limit("days_max"), job.deadline_days or 0)
         hours = r.get("hours")
@@ -288,9 +303,17 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
     past the target the plan is, in the target's unit; 0 or less when met). `met` is None when the plan has no figure
     to judge it by (no speed on file): the answer says so rather than stay silent. A whole answer's budget ('e2e
     3 s', '3 秒内返回') is judged as the plan's first token + `output_len` tokens x its time per token, the sum
-    shown (`parts`)."""
+    shown (`parts`). A plan that does not hold the job (the user's card out of memory) meets none of them, whatever
+    its speed would be (set3 s3-18: 'does not fit, 39 GiB > 24 GiB' over 'Targets: 5 requests/s - meets')."""
+    out = _stated_targets(slots, rec or {}, serving, encoder, output_len)
+    if rec and rec.get("fits") is False:
+        out = [{**x, "met": False, "plan": None, "by": None} for x in out]
+    return out
+
+
+def _stated_targets(slots: dict[str, Any], rec: Row, serving: bool, encoder: bool,
+                    output_len: int | None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    rec = rec or {}
     if slots.get("deadline_days"):
         hours = rec.get("job_hours")
         out.append(_target("deadline", slots["deadline_days"], hours / 24 if hours else None, "days"))

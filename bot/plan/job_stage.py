@@ -88,7 +88,7 @@ class JobStage:
             provider = self.default_provider
         if slots.get("region"):
             assumptions.append(("assume.region", {"region": region_word(slots["region"])}))
-        elif not slots.get("provider"):
+        elif not slots.get("provider") and not slots.get("provider_uncovered"):   # a cloud not covered: said first
             assumptions.append(("assume.provider", {"provider": self.kb.providers[provider].display_name(lang)}))
         job = _Job(intent, slots, lang, w, model, assumptions, sizer, base, provider, targets)
         job.facts = job_facts(intent, w, model, slots, base, gpus_needed(self.kb, sizer), provider)

@@ -144,9 +144,13 @@ def _training(w: Workload, model: Model | None, mem: float, n: int, batch_fixed:
     """Up the rungs until the job fits on every card; then drop every rung the fit no longer needs (most costly
     first) and take the largest micro-batch that still fits, so the plan changes no more than it must."""
     usable = mem * (1 - MIN_HEADROOM)
-    if w.kind not in ("llm", "multimodal") or w.algorithm != "sft":
-        est = job_memory(w, model)      # images, audio, scenes, post-training: as stated, no ladder
+    if w.kind not in ("llm", "multimodal", "diffusion") or (w.algorithm != "sft" and w.kind == "diffusion"):
+        est = job_memory(w, model)      # images, audio, scenes: as stated, no ladder
         return OwnPlan(None, mem, n, n, est.per_gpu_gib <= usable, w, est)
+    if w.kind == "diffusion":
+        # a denoiser's batch said is the images a step averages over: micro-batches with gradient accumulation give
+        # the same step (GroupNorm, no batch statistics), as kohya's and diffusers' scripts run on 24 GB cards
+        batch_fixed = False
     applied: list[tuple[str, dict[str, Any]]] = []
     cur, est = w, job_memory(w, model)
     for change, update in _rungs(w, n, batch_fixed):
@@ -163,7 +167,7 @@ def _training(w: Workload, model: Model | None, mem: float, n: int, batch_fixed:
     if fits:
         applied = _prune(w, model, usable, applied)
     plan = _replay(w, model, mem, n, applied)
-    if not fits:
+    if not fits and w.algorithm == "sft":     # make_it_fit's ladder sizes supervised training (estimate_memory)
         plan.steps = [s.model_dump() for s in make_it_fit(plan.workload, model, mem, MIN_HEADROOM, max_gpus=n)
                       if s.workload.get("gpus", n) <= n]
     return plan
@@ -244,6 +248,12 @@ def _rungs(w: Workload, n: int, batch_fixed: bool) -> list[tuple[str, dict[str, 
         rungs.append(("fused AdamW", {"adamw_impl": "fused"}))
     if w.checkpointing == "none" and not w.grad_checkpointing:
         rungs.append(("gradient checkpointing", {"checkpointing": "full", "grad_checkpointing": True}))
+    tp = max(1, w.tensor_parallel)
+    while w.algorithm in ("ppo", "grpo") and tp * 2 <= min(8, n):
+        # online RL: the colocated rollout engine's weights and KV cache split over more cards of a machine (verl's
+        # rollout.tensor_model_parallel_size, OpenRLHF's --vllm_tensor_parallel_size)
+        tp *= 2
+        rungs.append(("rollout engine tensor parallel", {"tensor_parallel": tp}))
     if not batch_fixed:
         mb = w.batch_size // 2
         while mb >= 1:
@@ -269,6 +279,8 @@ def _valid(w: Workload, update: dict[str, Any]) -> Workload | None:
 def _ctx(update: dict[str, Any]) -> dict[str, Any]:
     if "batch_size" in update:
         return {"micro": update["batch_size"], "steps": update["grad_accumulation"]}
+    if "tensor_parallel" in update:
+        return {"tp": update["tensor_parallel"]}
     return {}
 
 
@@ -468,7 +480,8 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
     tt = perf.train_time(w, model, gpu, n, per_node, link)
     if tt is None:
         return
-    if n > per_node and w.sharding in ("zero3", "fsdp"):
+    if n > per_node and w.sharding in ("zero3", "fsdp") and w.offload != "full":
+        # (parameter offload runs under ZeRO-3/FSDP only: a hybrid layout of it is refused, and crashed here)
         hybrid_w = w.model_copy(update={"sharding": "hsdp", "nodes": math.ceil(n / per_node)})
         hybrid_est = job_memory(hybrid_w, model)
         hybrid = perf.train_time(hybrid_w, model, gpu, n, per_node, link) \
@@ -529,9 +542,17 @@ def own_layout(plan: OwnPlan) -> dict[str, Any]:
         return {"dp": plan.replicas, "tp": tp, "pp": 1, "sharding": "none", "micro_batch": None,
                 "checkpointing": "none", "precision": w.precision, "kv_dtype": w.kv_dtype or w.precision,
                 "concurrency": w.concurrency, "context": w.context}
+    if w.algorithm in ("ppo", "grpo"):
+        # online RL: the workload's tensor_parallel is the colocated rollout engine's, not the trained model's
+        return {"dp": plan.used, "tp": 1, "pp": 1, "sharding": w.sharding, "micro_batch": w.batch_size,
+                "grad_accumulation": w.grad_accumulation,
+                "checkpointing": "full" if w.grad_checkpointing else w.checkpointing, "precision": w.precision,
+                "kv_dtype": None, "offload": w.offload, "optimizer": w.optimizer, "chunked_loss": w.chunked_loss,
+                "rollout_tp": max(1, w.tensor_parallel)}
     lay = {"dp": plan.used // (w.pipeline_parallel * w.tensor_parallel), "tp": w.tensor_parallel,
            "pp": w.pipeline_parallel, "sharding": w.sharding,
-           "micro_batch": w.batch_size, "grad_accumulation": w.grad_accumulation, "checkpointing": w.checkpointing,
+           "micro_batch": w.batch_size, "grad_accumulation": w.grad_accumulation,
+           "checkpointing": "full" if w.grad_checkpointing else w.checkpointing,     # as a rental plan's layout says
            "precision": w.precision, "kv_dtype": None, "offload": w.offload, "optimizer": w.optimizer,
            "chunked_loss": w.chunked_loss}
     if w.expert_parallel > 1:

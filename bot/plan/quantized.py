@@ -63,7 +63,10 @@ def served_quantized(base: Advice, quant: Advice) -> Advice:
                "gpu": b.get("gpu_name") or "", "price": f"{b['hourly_total']:,.2f} {b.get('currency') or ''}/h"
                if b.get("hourly_total") is not None else "?"}
         row = dict(b)
-        row["why"] = ["sixteen_bit"]
+        # it costs more only when it does (FP8 won on price); a 16-bit plan that misses a target may be cheaper
+        # (set3-style RAG: 10 x H100 at 32.90 USD/h under 8 x B200 at 78.24 was said to 'cost more')
+        row["why"] = ["sixteen_bit"] if meets(b) else \
+            ["sixteen_bit_plain", *(f"breaks.{x}" for x in b.get("breaks") or [] if x != "budget")]
         row["label"] = None
         quant.considered.insert(0, row)
     quant.assumptions.insert(0, ("assume.fp8_served" if b is not None else "assume.fp8_only", ctx))

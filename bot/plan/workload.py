@@ -191,6 +191,9 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update.update(batch_size=1, grad_checkpointing=True)
         notes[:] = [n for n in notes if n[0] != "assume.batch_samples"]
         notes.append(("assume.kohya", {}))
+    elif kind == "diffusion" and w.method != "inference":
+        # a batch said: trained as kohya's and diffusers' SDXL/FLUX LoRA recipes do, with gradient checkpointing
+        update["grad_checkpointing"] = True
     if kind in DDP_KINDS and w.method != "inference" and w.gpus > 1 and not slots.get("sharding"):
         update["sharding"] = "ddp"
     if kind in ("vision", "diffusion") and slots.get("image_size"):
@@ -434,7 +437,8 @@ def grad_accumulation(method: str, model: Model | None, batch: int) -> tuple[int
     detector trains under Ultralytics, whose trainer accumulates to its nominal batch (engine/trainer.py:
     accumulate = max(round(nbs / batch), 1), nbs 64: batch 16 -> 4 steps); a classifier or ViT under torchvision's
     reference script, which steps the optimizer every batch; a language model's full fine-tune at a small
-    micro-batch accumulates (8), its gradients staying through every forward."""
+    micro-batch accumulates (8), its gradients staying through every forward; a denoiser under diffusers' scripts
+    steps every batch (gradient_accumulation_steps=1)."""
     if method not in ("full", "freeze"):
         return 1, None
     kind = model.kind if model is not None else None
@@ -444,6 +448,8 @@ def grad_accumulation(method: str, model: Model | None, batch: int) -> tuple[int
         return steps, (key, {"steps": steps, "batch": batch, "nbs": ULTRALYTICS_NBS})
     if kind in ("cnn", "vision-transformer"):
         return 1, ("assume.no_grad_accum_torchvision", {})
+    if kind == "diffusion":
+        return 1, None        # diffusers' training scripts: gradient_accumulation_steps defaults to 1
     return 8, ("assume.grad_accum", {})
 
 

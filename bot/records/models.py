@@ -109,6 +109,9 @@ class Slots(BaseModel):
     network: Literal["rdma", "tcp"] | None = None
     network_gbps: float | None = None
     provider: str | None = None
+    # a cloud the user named that the knowledge base does not cover (rules/lexicon.yaml `clouds`): every plan shown
+    # is elsewhere, and the answer says so first
+    provider_uncovered: str | None = None
     topic: str | None = None          # what an explain/billing question is about (nvlink, spot, ...)
     kind: WorkloadKind | None = None      # the kind of job when it is not a language model's (issue 17)
     algorithm: Algorithm | None = None    # a post-training algorithm (DPO, PPO, GRPO, reward model ...)

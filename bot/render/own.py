@@ -75,6 +75,8 @@ def layout_text(row: dict[str, Any], t: Templates, lang: str) -> str:
         parts.append(t.say("own.layout.adamw8bit", lang))
     if lay.get("offload") in ("full", "optimizer"):
         parts.append(t.say(f"own.layout.offload_{lay['offload']}", lang))
+    if (lay.get("rollout_tp") or 1) > 1:
+        parts.append(t.say("own.layout.rollout_tp", lang, tp=lay["rollout_tp"]))
     return sep.join(parts)
 
 

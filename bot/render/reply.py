@@ -337,9 +337,14 @@ def _lost(t: Templates, r: dict[str, Any], top: dict[str, Any], lang: str) -> st
     """Why a plan lost, from the planner's reasons (which agree with the numbers shown)."""
     if r.get("why") and not r.get("ruled_out"):
         price = _time_cost(t, r, lang)
-        hours = hours_text(r['job_hours']) if r.get("job_hours") else "?"
-        return "; ".join(t.say(f"lost.{w}", lang, price=price, hours=hours, instances=r.get("instances") or 1)
-                         for w in r["why"] if f"lost.{w}" in t.table)
+        h = r.get("job_hours")
+        # a job of seconds or minutes in seconds or minutes; no time on file: 'slower' is not said (never '? h')
+        why = [w for w in r["why"] if w != "slower" or h]
+        slower = short_time(t, h * 3600, lang) if h and h < SHORT_JOB_H else None
+        return "; ".join(t.say("lost.slower_short", lang, time=slower) if w == "slower" and slower else
+                         t.say(f"lost.{w}", lang, price=price, hours=hours_text(h) if h else "",
+                               instances=r.get("instances") or 1)
+                         for w in why if f"lost.{w}" in t.table)
     if r.get("ruled_out") == "no_fit":
         per = r.get("per_gpu_gib") or 0
         if per <= r["gpu_memory_gib"] and (r.get("need_gpus") or 1) > r["gpu_count"] and per <= r["gpu_memory_gib"] * 0.95:

@@ -170,10 +170,14 @@ def flavor_line(t: Templates, f: dict[str, Any], lang: str) -> str:
                   price=f"{p['per_hour']:.2f}", ccy=p["currency"], date=p["date"],
                   kind=t.say(f"price.{p['kind']}", lang) if f"price.{p['kind']}" in t.table else p["kind"]
                   ) if p else t.say("label.no_price", lang)
-    use = t.say("list.sep", lang).join(t.say(f"explain.use.{u}", lang) for u in f["use"]) or "-"
+    use = t.say("list.sep", lang).join(t.say(f"explain.use.{u}", lang) for u in f["use"]) or \
+        t.say("explain.use_unknown", lang)
+    # a figure not on file is said as such, never as '?' (the consistency check's placeholder)
+    ram = f"{f['memory_gib']:g}" if f["memory_gib"] else None
+    host = t.say("explain.host" if f["vcpus"] and ram else "explain.host_vcpus" if f["vcpus"] else
+                 "explain.host_ram" if ram else "explain.host_unknown", lang, vcpus=f["vcpus"], ram=ram)
     return t.say("explain.flavor", lang, flavor=f["flavor"], count=f["gpu_count"], gpu=f["gpu_name"],
-                 mem=f"{f['gpu_memory_gib']:g}", vcpus=f["vcpus"] or "?",
-                 ram=f"{f['memory_gib']:g}" if f["memory_gib"] else "?", link=link,
+                 mem=f"{f['gpu_memory_gib']:g}", host=host, link=link,
                  network=f["network"] or t.say("explain.network_unknown", lang), rdma=rdma, price=price, use=use)
 
 

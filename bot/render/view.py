@@ -174,7 +174,10 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
         f"{flavor_line(kb, top, lang)} - {price_text(t, top, lang)}"
     out = [ViewSection(key="rent", lines=[t.say("yours.rent", lang)])] if len(recs) < len(reply["recommendations"]) \
         else []
-    out += [ViewSection(key="pick", label=label("pick"),
+    # a cloud the user named: a plan on any other is labelled as elsewhere wherever it is shown
+    named = extra.get("named_cloud")
+    where = lambda r: t.say("label.elsewhere", lang) if named and r.get("provider") != named else ""  # noqa: E731
+    out += [ViewSection(key="pick", label=label("pick") + where(top),
                        lines=[cite.after(head, flavor_sources(top))] + fleet_lines(t, top, lang))]
     task = t.say(f"task.{extra['task']}", lang)
     model = extra.get("model_name") or f"{extra['params_b']:g}B"
@@ -203,7 +206,7 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
     for r in recs[1:]:
         if r.get("label") in ("cheapest", "fastest"):
             line = cite.after(f"{flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}", flavor_sources(r))
-            out.append(ViewSection(key=r["label"], label=label(r["label"]), title=time_cost, lines=[line]))
+            out.append(ViewSection(key=r["label"], label=label(r["label"]) + where(r), title=time_cost, lines=[line]))
     return out
 
 
