@@ -143,6 +143,9 @@ class Core:
                     and not asks and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 self._said_first(reply, self.templates.say("refine.same", lang), lang)
+        if parse.versus and decision.kind == "answer" and (reply.verdict or {}).get("chosen"):
+            # the job was answered on the side the comparison preferred: its follow-ups ('cheaper?') stay there
+            new_state["slots"] = {**(new_state.get("slots") or {}), **reply.verdict["chosen"]}
         if parse.versus and (reply.verdict or {}).get("kind") == "compare":
             # kept for a follow-up that adds a side ('what about just lambda on-demand?')
             new_state["versus"] = {**{k: parse.versus[k] for k in ("axis", "values", "labels")},

@@ -8,6 +8,7 @@ from typing import Any
 from bot.plan.advice import NO_BF16_SOURCES, SHOWN_PER_SHAPE
 from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.workload import own_cards
+from bot.records.errors import AdvisorError
 from bot.plan.verdicts import TYPICAL_JOBS, TYPICAL_TOKENS, compare_verdict, factor_figures
 
 
@@ -217,10 +218,18 @@ class CompareStage:
             (self.kb.flavors[f].gpu for f in flavors or [] if self.kb.flavors[f].gpu in self.kb.gpus), None))
         gpu = self.kb.gpus.get(gid) if gid else None
         if pick is None and why_not is None:
-            need = advice.memory.per_gpu_gib if advice is not None and advice.memory else None
-            why_not = {"kind": "memory", "need_gib": round(need, 1) if need else None,
-                       "memory_gib": max((self.kb.flavors[f].gpu_memory_gib for f in flavors or []), default=None)
-                       or (gpu.memory_gib if gpu else None), "gpu": gpu.name if gpu else ""}
+            # what the job needs a card on the side's biggest size (most cards, then most memory), and that card
+            big = max((self.kb.flavors[f] for f in flavors or []), default=None,
+                      key=lambda f: (f.gpu_count, f.gpu_memory_gib, f.id))
+            count = big.gpu_count if big else 1
+            try:
+                need = self.need_on(intent, slots, assumed, lang, count)
+            except AdvisorError:          # no estimate for that size: the one the advice made
+                need = advice.memory.per_gpu_gib if advice is not None and advice.memory else None
+            card = self.kb.gpus.get(big.gpu) if big else gpu
+            why_not = {"kind": "memory", "need_gib": round(need, 1) if need else None, "count": count,
+                       "memory_gib": big.gpu_memory_gib if big else (gpu.memory_gib if gpu else None),
+                       "gpu": card.name if card else ""}
         return {"name": key, "label": label, "value": value, "gpu": gid or "", "gpu_name": gpu.name if gpu else label,
                 "bf16": gpu.bf16 if gpu else True, "bf16_sources": [] if not gpu or gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": bool(gpu and "consumer" in gpu.positioning), "advice": advice, "pick": pick,

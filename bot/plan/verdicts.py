@@ -295,7 +295,7 @@ def _caveats(kb, sides: list[dict[str, Any]], data: dict[str, Any], precision: s
             out.append({"kind": "no_fp8", "gpu": s["gpu_name"]})
         if "consumer" in g.positioning:
             out.append({"kind": "licensing", "gpu": s["gpu_name"], "sources": ["gpu-nvidia-geforce-license"]})
-    return out
+    return [c for i, c in enumerate(out) if c not in out[:i]]      # two sides on one card: its caveat once
 
 
 def factor_figures(kb, v: dict[str, Any]) -> dict[str, Any]:

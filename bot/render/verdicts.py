@@ -21,7 +21,10 @@ def cannot_text(t: Templates, why: dict[str, Any], lang: str) -> str:
     kind = why.get("kind") or "memory"
     if kind == "memory" and not why.get("need_gib"):
         kind = "none"
+    if kind == "memory" and (why.get("count") or 1) > 1:
+        kind = "memory_on"
     return t.say(f"verdict.cannot.{kind}", lang, gpu=why.get("gpu") or "", need=f"{why.get('need_gib') or 0:,.1f}",
+                 count=why.get("count") or 1,
                  mem=f"{why.get('memory_gib') or 0:g}", provider=why.get("provider_name") or why.get("provider") or "")
 
 
