@@ -475,3 +475,18 @@ def test_can_a_card_do_a_format_is_answered_first_from_its_datasheet(core, gpu, 
         assert yes == bool(g.fp8_tflops), (text, v["line"])
     if what == "vLLM" and v["gpu"] == "ascend-910":
         assert no, v["line"]
+
+
+def test_a_gpu_alias_shared_by_a_family_parses_the_same_under_every_hash_seed():
+    """'用 910B 呢？': '910b' is both the 910B family's word and the 64 GB card's alias; which one the parse gave
+    depended on the set's iteration order (PYTHONHASHSEED), so the same follow-up read 'Huawei Ascend 910B' in one
+    process and '910B' in another. The parse is a pure function of the text."""
+    import os
+    import subprocess
+    import sys
+    code = ("from bot.conversation.turn import Core; c = Core.load(); "
+            "print([c.parser.parse(t).slots.gpu_model for t in ('用 910B 呢？', '32G 910B 能跑吗', 'A100 or 910B')])")
+    root = Path(__file__).resolve().parent.parent
+    outs = {subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (0, 1, 2, 3)}
+    assert len(outs) == 1 and "910" in next(iter(outs)), outs

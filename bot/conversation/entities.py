@@ -41,7 +41,9 @@ class EntityMatcher:
     def _gpu_aliases(self) -> list[tuple[str, str]]:
         pairs = {(k, v) for k, v in self.kb.gpu_aliases.items() if len(k) >= 2}
         pairs |= {(fam, fam) for fam in GPU_FAMILIES}
-        return sorted(pairs, key=lambda p: (-len(p[0]), p[0]))
+        # one alias for a family and a member ('910b'): the family first, whatever the set's order (hash seed), so a
+        # memory said before it picks the member ('32G 910B') and the same text always parses the same
+        return sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1] not in GPU_FAMILIES, p[1]))
 
     @cached_property
     def _gpu_family_of(self) -> dict[str, str]:
