@@ -64,6 +64,14 @@ def _ask(q: str) -> dict:
     ("serve llama 3 8b, 1M requests a day, peak is ~2.5x the average", {"peak_factor": 2.5}),
     ("serve llama 3 8b, 1M requests a day, output (incl. reasoning) ~2000 tokens", {"output_tokens": 2000}),
     ("realtime transcription, 300 concurrent audio streams, want latency under ~1s", {"latency_ms": 1000}),
+    # a per-user speed, in its phrasings; a throughput is not one
+    ("serve llama 3 8b for 50 users, at least 20 tok/s per user", {"tpot_ms": 50}),
+    ("部署 qwen2.5-7b，50 个用户，每个用户每秒 20 个 token", {"tpot_ms": 50}),
+    ("部署 qwen2.5-7b，50 并发，生成速度 30 token/s", {"tpot_ms": 33.33}),
+    ("serve qwen 7b, each user should get 25 tokens/s", {"tpot_ms": 40}),
+    ("首token 500ms 以内，输出速度不低于 20 tokens/s", {"tpot_ms": 50, "ttft_ms": 500}),
+    ("serve qwen 7b with a total throughput of 5000 tokens/s", {"tpot_ms": None}),
+    ("部署 qwen 7b，总吞吐 5000 token/s", {"tpot_ms": None}),
 ])
 
 def test_load_and_latency_phrasings_are_read(q, want):

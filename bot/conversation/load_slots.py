@@ -34,6 +34,12 @@ PEAK_FACTOR = re.compile(r"(?:高峰|峰值)[^，。；,.;\d]{0,8}?(?:是|为)?\
                          r"(?<![a-z])peak(?:s|ing)?\s*(?:is|are|at|of|=|~|around|about|roughly)?\s*(?:~|about|around|roughly)?\s*"
                          r"(\d+(?:\.\d+)?)\s*(?:x|×|times)\s*(?:the\s+)?(?:average|avg|mean)")
 MAX_PEAK_FACTOR = 50
+# a generation speed said of one user or stream ('each user should get 25 tokens/s', '每个用户每秒 20 个 token',
+# '生成速度 30 token/s', 'decode speed of 40 tok/s'): the time per output token each must get; not a throughput
+PER_USER_SPEED = re.compile(r"(?:(?<![a-z])(?:each|every|per|a|single)\s+(?:user|stream|request|session|client)|"
+                            r"(?:generation|output|decode|decoding|streaming|token|typing)\s+(?:speed|rate)|speed|"
+                            r"每个?用户|单用户|每路|每个请求|单个请求|(?:生成|输出|解码|吐字)?速度)[^.;!?。；]{0,24}$")
+THROUGHPUT = re.compile(r"(?<![a-z])(?:throughput|total|aggregate|overall|in all|cluster)(?![a-z])|吞吐|总|整体|合计")
 
 
 class LoadReader:
@@ -75,7 +81,7 @@ class LoadReader:
         taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
         if slots.get("fanout") and not slots.get("request_tokens") and slots.get("item_input_tokens"):
             slots["request_tokens"] = slots.pop("item_input_tokens")     # '32 texts of 256 tokens': each text's
-        speed = self._user_speed(qs, slots)
+        speed = self._user_speed(qs, slots, t)
         if speed is not None:
             taken.append(speed)
         return self._blank_taken(t, taken)
@@ -127,9 +133,11 @@ class LoadReader:
         return q
 
     @staticmethod
-    def _user_speed(qs: list[Quantity], slots: dict[str, Any]) -> Quantity | None:
-        """'30 tokens/s per user', '每个用户 20 token/s': the time per output token each user needs (1 / the rate)."""
-        q = next((q for q in qs if q.unit == "tokens" and q.rate == "second" and q.each), None)
+    def _user_speed(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:
+        """'30 tokens/s per user', '每个用户 20 token/s', '生成速度 30 token/s': the time per output token each user
+        needs (1 / the rate); a throughput ('total 5,000 tokens/s', '总吞吐') is not one user's."""
+        q = next((q for q in qs if q.unit == "tokens" and q.rate == "second"
+                  and (q.each or _per_user_speed(t[max(0, q.span[0] - 30):q.span[0]]))), None)
         if q is None or q.negative or not 1 <= q.value <= 10_000 or slots.get("tpot_ms"):
             return None
         slots["tpot_ms"] = round(1000 / q.value, 2)
@@ -152,3 +160,8 @@ class LoadReader:
             slots["output_tokens"] = output.as_length()
             taken.append(output)
         return taken
+
+
+def _per_user_speed(before: str) -> bool:
+    """A tokens-a-second figure whose words before it say it is one user's (or one stream's) speed."""
+    return bool(PER_USER_SPEED.search(before)) and not THROUGHPUT.search(before)
