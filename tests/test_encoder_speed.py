@@ -206,12 +206,14 @@ def test_encoder_users_become_a_request_rate(slots, rate):
 
 
 USER_ASKS = [
+    # requests in flight, each always followed by the next (people pause between requests: fewer, Little's law with
+    # their pause; tests/test_load_latency.py)
     # BERT-base at 512 tokens: 97 GFLOP a request; 50 users / 0.13 s = 385 requests/s = 37 TFLOP/s: one L4 (~48)
     # or two T4s (~21 each). The old rule (all 50 in one batch of at most 32 on an L4) gave 2 x L4.
-    ("serve bert-base embeddings for 50 concurrent users", "en", 385, "385 requests/s"),
+    ("serve bert-base embeddings for 50 concurrent requests", "en", 385, "385 requests/s"),
     # bge-large at 512 tokens: 335 GFLOP; 100 users / 0.13 s = 769 requests/s = 258 TFLOP/s: one H100 PCIe (~416)
     # or six L4s; the old rule (100 in one batch of at most 79) gave 2 x H100 PCIe.
-    ("部署 bge-large 做向量检索，100 个用户同时在线", "zh", 769, "每秒 769 个请求"),
+    ("部署 bge-large 做向量检索，100 个并发请求", "zh", 769, "每秒 769 个请求"),
 ]
 
 
@@ -233,7 +235,7 @@ def test_encoder_users_size_the_fewest_copies_that_carry_them(core, question, la
 def test_own_cards_check_an_encoder_against_the_users(core):
     """One T4 and 50 bert-base users: 385 requests/s needed; a T4 does about 21 TFLOP/s / 97 GFLOP = 215 a second:
     short, about 2 cards (before, the users were not checked at all)."""
-    reply, _ = core.turn("we have 1 T4, can it serve bert-base for 50 concurrent users?", {})
+    reply, _ = core.turn("we have 1 T4, can it serve bert-base for 50 concurrent requests?", {})
     assert "short of the 385 requests/s" in reply.text + reply.details and "about 2 such cards" in reply.text + reply.details, reply.text
 
 

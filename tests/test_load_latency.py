@@ -114,6 +114,19 @@ def test_min_replicas(slots, want):
     assert min_replicas(slots) == want
 
 
+@pytest.mark.parametrize("q, lo, hi", [
+    # people pause between searches: 200 / (0.13 s + 5 s) = 39 requests/s, not 200 / 0.13 s = 1,538
+    ("serve bge-large embeddings for a search box used by 200 concurrent users", 30, 45),
+    ("部署 bge-large 向量检索，200 个用户同时在线", 30, 45),
+    # requests in flight have no pause: 200 / 0.13 s
+    ("serve bge-large embeddings, 200 concurrent requests", 1000, 2000),
+])
+def test_an_encoders_users_pause_between_requests(q, lo, hi):
+    r = _ask(q)
+    cap = r["recommendations"][0]["capacity"]
+    assert cap["unit"] == "requests/s" and lo <= cap["load"] <= hi, (cap, r["text"])
+
+
 def test_the_critic_catches_an_unjudged_or_misjudged_latency():
     slots = {"e2e_ms": 3000.0, "qps": 20}
     assert unjudged_serving_targets(slots, []) == ["e2e_ms 3000 ms not judged", "the stated load not judged"]

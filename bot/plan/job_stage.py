@@ -121,6 +121,9 @@ def _encoder_users(assumption: tuple[str, dict[str, Any]], t: Targets) -> tuple[
     if assumption[0] != "assume.serving":
         return assumption
     rate = t.encoder_rate() or 0.0
+    if t.think_s:       # people, who pause between requests
+        return ("assume.encoder_people", {"users": t.concurrency, "ms": f"{t.request_ms:.0f}", "rate": f"{rate:,.0f}",
+                                          "think": f"{t.think_s:g}", "context": assumption[1]["context"]})
     return ("assume.encoder_users", {"users": t.concurrency, "ms": f"{t.request_ms:.0f}", "rate": f"{rate:,.0f}",
                                      "context": assumption[1]["context"]})
 

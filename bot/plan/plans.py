@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.plan.candidates import MIN_HEADROOM, Sizer
-from bot.plan.load import min_replicas, serving_load, users_in_flight
+from bot.plan.load import MIN_THINK_S, min_replicas, serving_load, users_in_flight
 from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT, DDP_KINDS, request_buckets
 from bot.plan.links import LinkEvidence
 from bot.plan import layouts, perf
@@ -73,6 +73,7 @@ class Targets:
     request_ms: float = ENCODER_LATENCY_MS["normal"]   # an encoder's whole request (one forward pass)
     min_replicas: int = 1                    # a production service keeps serving while one replica is down
     users: int | None = None                 # concurrent users said, when `concurrency` is their requests in flight
+    think_s: float = 0.0                     # an encoder's users: the pause between one's requests (load.MIN_THINK_S)
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any], context: int, in_flight: bool = True,
@@ -103,6 +104,7 @@ class Targets:
             concurrency = users_in_flight(users, (ttft + out_len * tpot) / 1000, out_len)
         return cls(request_ms=request, deadline_h=days * 24 if days else None, concurrency=concurrency,
                    users=users if concurrency != users else None,
+                   think_s=MIN_THINK_S if users and slots.get("concurrency_users") and not generative else 0.0,
                    qps=load.amount if load else None, min_replicas=min_replicas(slots),
                    input_len=in_len, output_len=out_len, tpot_ms=tpot,
                    ttft_ms=ttft, latency_stated=stated, window=context,
@@ -133,8 +135,11 @@ class Targets:
         """Requests per second an encoder's load means: the stated QPS, or N users each with one request always in
         flight (the convention the LLM path keeps: a user is a sequence in flight) completing within the request
         target, N / request time by Little's law. 50 users at 130 ms is 385 requests/s: what one GPU's copy must
-        sustain, not 50 requests in one forward pass (which had sized bert-base for 50 users at 2 x L4)."""
-        from_users = self.concurrency / (self.request_ms / 1000) if self.concurrency and self.request_ms else None
+        sustain, not 50 requests in one forward pass (which had sized bert-base for 50 users at 2 x L4). Users said
+        as people pause between requests (`think_s`, at least the time to type the next one): 200 people searching
+        are 200 / (0.13 + 5) = 39 requests/s, not 1,538."""
+        from_users = self.concurrency / (self.request_ms / 1000 + self.think_s) \
+            if self.concurrency and self.request_ms else None
         return max(filter(None, (self.qps, from_users)), default=None)
 
     def load_sequences(self) -> int | None:
