@@ -127,6 +127,23 @@ def test_an_encoders_users_pause_between_requests(q, lo, hi):
     assert cap["unit"] == "requests/s" and lo <= cap["load"] <= hi, (cap, r["text"])
 
 
+@pytest.mark.parametrize("q, rate, shown", [
+    ("serve llama 3 8b with a total throughput of 5000 output tokens/s", 5000 / 256,
+     "5,000 output tokens/s / 256 generated a request = 19.5 requests/s"),
+    ("部署 qwen2.5-7b，总吞吐每秒 1 万 token", 10_000 / 1280, "每秒 10,000 token ÷ 每个请求 1,280 token = 每秒 7.81 个请求"),
+    ("serve qwen2.5-7b, 2 billion tokens a day, 1000 input and 200 output tokens per request",
+     2e9 / 86400 / 1200 * 3, "23,148 tokens/s / 1,200 tokens a request = 19.3 requests/s; x 3 at the busy hours"),
+])
+def test_a_load_in_tokens_is_its_requests(q, rate, shown):
+    """A load said in tokens a second (a throughput, a TPM budget, tokens a day) sizes the fleet as the requests
+    it means at the request's lengths, shown as the division (it was dropped: one L4 whatever the tokens)."""
+    r = _ask(q)
+    load = next(x for x in r["targets"] if x["target"] in ("rate", "rate_peak"))
+    assert abs(load["asked"] - rate) <= 0.01 * rate + 0.05, (load, rate)
+    assert load["met"] and shown in r["text"], r["text"]
+    assert r["recommendations"][0]["replicas"] >= 2
+
+
 def test_the_critic_catches_an_unjudged_or_misjudged_latency():
     slots = {"e2e_ms": 3000.0, "qps": 20}
     assert unjudged_serving_targets(slots, []) == ["e2e_ms 3000 ms not judged", "the stated load not judged"]
@@ -146,7 +163,7 @@ def latency_jobs(draw) -> tuple[str, str, dict]:
     """(question, language, what was stated) for a served language model with a load and a latency budget."""
     lang = draw(st.sampled_from(["en", "zh"]))
     llm = draw(st.sampled_from(LLMS))
-    load = draw(st.sampled_from(["rate_s", "rate_min", "rate_h", "rate_day", "users", "in_flight"]))
+    load = draw(st.sampled_from(["rate_s", "rate_min", "rate_h", "rate_day", "users", "in_flight", "tokens"]))
     n = draw(st.sampled_from([2, 20, 200]))
     out = draw(st.sampled_from([None, 100, 250, 1000]))
     budget = draw(st.sampled_from(["e2e", "ttft", "speed", "none"]))
@@ -158,6 +175,7 @@ def latency_jobs(draw) -> tuple[str, str, dict]:
         "rate_day": (f"{n * 10_000} requests a day", f"每天 {n * 10_000} 次请求"),
         "users": (f"{n} concurrent users", f"{n} 个用户同时在线"),
         "in_flight": (f"{n} concurrent requests", f"{n} 并发"),
+        "tokens": (f"a total throughput of {n * 1000} tokens/s", f"总吞吐每秒 {n * 1000} token"),
     }[load]
     en_out, zh_out = (f"{out} output tokens", f"输出 {out} token") if out else ("", "")
     en_lat, zh_lat = {

@@ -84,6 +84,8 @@ class LoadReader:
         speed = self._user_speed(qs, slots, t)
         if speed is not None:
             taken.append(speed)
+        if (tokens := self._token_rate([q for q in qs if q is not speed], slots, t)) is not None:
+            taken.append(tokens)
         return self._blank_taken(t, taken)
 
     def _blank_taken(self, t: str, taken: list[Quantity]) -> str:
@@ -141,6 +143,27 @@ class LoadReader:
         if q is None or q.negative or not 1 <= q.value <= 10_000 or slots.get("tpot_ms"):
             return None
         slots["tpot_ms"] = round(1000 / q.value, 2)
+        return q
+
+    @staticmethod
+    def _token_rate(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:
+        """A service's load said in tokens ('a total throughput of 5,000 output tokens/s', '总吞吐每秒 1 万 token',
+        '1M tokens per minute', '20 亿 token 每天'): tokens a second, and whose (generated, or all); the planner turns
+        them into requests at the request's lengths (plan/load.py). A request rate said beside it wins."""
+        q = next((q for q in qs if q.unit == "tokens" and q.rate and not q.each and not q.negative
+                  and not _per_user_speed(t[max(0, q.span[0] - 30):q.span[0]])), None)
+        if q is None or slots.get("qps"):
+            return None
+        per_s = q.per_second() or 0.0
+        if not 1 <= per_s <= MAX_RATE_PER_S * 100:
+            return None
+        slots["token_rate"] = float(f"{per_s:.5g}")
+        slots["token_role"] = q.role
+        slots["load"] = {"count": q.value, "unit": "tokens", "period": q.rate}
+        if q.peak:
+            slots["qps_basis"] = "peak"
+        elif q.average or q.rate in AVERAGE_PERIODS:
+            slots["qps_basis"] = "average"
         return q
 
     @staticmethod

@@ -369,7 +369,8 @@ def unjudged_serving_targets(slots: dict[str, Any], targets: list[dict[str, Any]
     for slot, names in _LATENCY_SLOTS.items():
         if slots.get(slot) and not any(n in by_name for n in names):
             out.append(f"{slot} {slots[slot]:g} ms not judged")
-    if (slots.get("qps") or slots.get("concurrency")) and not any(n in by_name for n in _LOAD_TARGETS):
+    if (slots.get("qps") or slots.get("concurrency") or slots.get("token_rate")) and \
+            not any(n in by_name for n in _LOAD_TARGETS):
         out.append("the stated load not judged")
     for x in targets:
         if x["target"] in _UNDER + _LOAD_TARGETS and x["met"] is None:

@@ -33,8 +33,13 @@ UNITS = ("requests", "images", "documents", "texts", "audio_hours", "samples", "
 
 
 def serving_load(slots: dict[str, Any]) -> Load | None:
-    """The load the slots state, or None when no rate was said."""
+    """The load the slots state, or None when no rate was said. A load said in tokens a second is requests at the
+    request's tokens (the generated ones for 'output tokens/s', prompt and output together otherwise)."""
     qps = slots.get("qps") or slots.get("audio_rate")
+    tokens = per_request = None
+    if slots.get("token_rate"):
+        tokens, per_request = slots["token_rate"], request_tokens(slots)
+        qps = qps or tokens / per_request
     if not qps or qps <= 0:
         return None
     said = slots.get("load") or {}
@@ -45,10 +50,21 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
     unit = (slots.get("fanout_unit") or "documents") if fanout else unit
     return Load(amount=qps * factor * (fanout or 1), unit=unit, count=said.get("count"),
                 period=said.get("period") or "second", average_per_s=qps if basis == "average" else None,
-                peak_factor=factor, peak_factor_said=bool(slots.get("peak_factor")) and basis == "average", basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
+                peak_factor=factor, peak_factor_said=bool(slots.get("peak_factor")) and basis == "average",
+                basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
+                tokens_per_s=tokens, tokens_per_request=per_request, tokens_role=slots.get("token_role"),
                 pair_tokens=(slots.get("seq_len") or slots.get("request_tokens")) if fanout else None,
                 output_tokens=slots.get("output_tokens"),
                 min_replicas=min_replicas(slots))
+
+
+def request_tokens(slots: dict[str, Any]) -> int:
+    """Tokens one request counts toward a load said in tokens: its output ('5,000 output tokens/s'), its prompt, or
+    both (a throughput or a token budget a minute, 'TPM', counts both), at the lengths said or a chat's."""
+    from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT      # workload imports this module
+    out = slots.get("output_tokens") or CHAT_OUTPUT
+    prompt = slots.get("request_tokens") or CHAT_PROMPT
+    return {"output": out, "input": prompt}.get(slots.get("token_role") or "", prompt + out)
 
 
 def min_replicas(slots: dict[str, Any]) -> int:
@@ -59,7 +75,7 @@ def min_replicas(slots: dict[str, Any]) -> int:
     if slots.get("production") is False or slots.get("gpus") or slots.get("offline") or slots.get("items"):
         return 1
     users = slots.get("concurrency") or 0
-    live = slots.get("production") or slots.get("qps") or users >= TEAM_USERS
+    live = slots.get("production") or slots.get("qps") or slots.get("token_rate") or users >= TEAM_USERS
     return MIN_PRODUCTION_REPLICAS if live else 1
 
 

@@ -57,6 +57,10 @@ class Slots(BaseModel):
     # in flight (Little's law, bot/plan/load.py); None: requests in flight as said ('50 并发', '30 concurrent requests')
     concurrency_users: bool | None = None
     peak_factor: float | None = None          # the busy hours over the average, said ('高峰是平均的3倍')
+    # a load said in tokens ('5,000 output tokens/s in total', '每秒 1 万 token', '1M tokens per minute'): tokens a
+    # second, and whose tokens they are (output: generated; None: prompt and output together)
+    token_rate: float | None = None
+    token_role: Literal["input", "output"] | None = None
     # a live service: True when said ('production', '线上', '客服', 'customer-facing'), False when the user says one
     # copy is enough ('single replica', '测试', 'demo'); None: decided by whether a load was stated (load.py)
     production: bool | None = None
@@ -177,6 +181,9 @@ class Load(BaseModel):
     basis: Literal["peak", "average", "rate"] = "rate"
     fanout: int | None = None          # (query, document) pairs scored per query: the rate counts pairs
     pair_tokens: int | None = None     # tokens each pair (or text of a batch) runs through the encoder, as said
+    tokens_per_s: float | None = None  # a load said in tokens a second: requests = tokens / tokens_per_request
+    tokens_per_request: int | None = None
+    tokens_role: Literal["input", "output"] | None = None    # whose tokens: generated, prompt, or both (None)
     input_tokens: int | None = None    # each request's prompt, as said
     output_tokens: int | None = None   # each request's generated tokens, as said
     min_replicas: int = 1              # a production service keeps serving while one replica fails or updates

@@ -62,7 +62,13 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
     per_query = load["amount"] / (load.get("fanout") or 1)
     count = f"{load['count']:,.0f}" if load.get("count") else None
     period = t.say(f"work.period.{load['period']}", lang)
-    if load["unit"] == "audio_hours" and count:     # hours of audio per hour of wall clock: x real time
+    if load.get("tokens_per_s"):        # '5,000 output tokens/s / 256 a request = 19.5 requests/s'
+        key = f"work.load.tokens_{load['tokens_role']}" if load.get("tokens_role") else "work.load.tokens"
+        text = t.say(key, lang, tokens=_per_s(load["tokens_per_s"]),
+                     per=f"{load['tokens_per_request']:,}", rate=_per_s(load["average_per_s"] or load["amount"]))
+        if load["basis"] == "average":
+            text += t.say("work.load.tokens_peak", lang, factor=f"{load['peak_factor']:g}", rate=_per_s(per_query))
+    elif load["unit"] == "audio_hours" and count:     # hours of audio per hour of wall clock: x real time
         text = t.say("work.load.audio", lang, count=count, period=period, rate=_per_s(load["amount"]))
     elif load["basis"] == "average" and count:
         text = t.say("work.load.average", lang, count=count, unit=unit, period=period,
