@@ -384,3 +384,23 @@ def test_s2_08_users_are_not_all_in_flight():
     assert "200 concurrent users (about" in r["text"] and "Little's law" in r["details"]
     pick = r["recommendations"][0]
     assert pick["gpus_total"] * pick["replicas"] <= 4 and pick["hourly_total"] < 8, r["text"]
+
+
+@pytest.mark.parametrize("first, then, key, factor", [
+    ("We need to serve Llama-3.1-8B-Instruct for an internal chatbot, about 200 concurrent users at peak, prompts ~2k "
+     "tokens, answers ~300 tokens. Want TTFT under 1s. Which instance on AWS?", "what if usage triples next quarter?",
+     "users", 3),
+    ("部署 qwen2.5-7b，300 个用户同时在线", "用户翻倍呢？", "users", 2),
+    ("serve llama 3 8b with a total throughput of 5000 output tokens/s", "what if traffic doubles?", "rate", 2),
+])
+def test_a_scaled_load_keeps_what_it_is(first, then, key, factor):
+    """'what if usage triples' after users: the same people, more of them (s2-08 T2 had turned 600 users into 600
+    requests in flight); after a load in tokens: the tokens scaled."""
+    core = _core()
+    r1, state = core.turn(first, {})
+    r2, _ = core.turn(then, state)
+    a = next(x for x in r1.model_dump()["targets"] if x["target"] == key)
+    b = next(x for x in r2.model_dump()["targets"] if x["target"] == key)
+    assert b["asked"] == pytest.approx(a["asked"] * factor, rel=0.02), (a, b)
+    if key == "users":
+        assert b["sized_for"] < b["asked"] and b["sized_for"] == pytest.approx(a["sized_for"] * factor, rel=0.1), b

@@ -284,7 +284,9 @@ def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     if not scale:
         return new
     scaled = {k: (math.ceil(old[k] * scale) if k == "concurrency" else round(old[k] * scale, 5))
-              for k in ("concurrency", "qps") if old.get(k) and k not in new}
+              for k in ("concurrency", "qps", "token_rate") if old.get(k) and k not in new}
+    if "concurrency" in scaled and old.get("concurrency_users"):
+        scaled["concurrency_users"] = True        # the same people, more of them: still not all in flight
     return {**new, **scaled}
 
 
