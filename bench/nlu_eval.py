@@ -51,7 +51,8 @@ IGNORED_SLOTS = {"topic", "gpu_memory_gib", "renting",   # internal, or not part
                  "dataset_items_low", "sample_tokens", "packing", "generations", "generation_tokens", "train_steps",
                  "sampling_steps", "image_size", "qps_basis", "load", "fanout", "output_tokens", "audio_rate",
                  # who the concurrency is and what kind of service (load_slots.py): tests/test_load_latency.py
-                 "concurrency_users", "production", "peak_factor", "fanout_unit", "token_rate", "token_role"}
+                 "concurrency_users", "production", "peak_factor", "fanout_unit", "token_rate", "token_role",
+                 "daily_users"}
 TOLERANCE = 0.01
 
 

@@ -404,3 +404,19 @@ def test_a_scaled_load_keeps_what_it_is(first, then, key, factor):
     assert b["asked"] == pytest.approx(a["asked"] * factor, rel=0.02), (a, b)
     if key == "users":
         assert b["sized_for"] < b["asked"] and b["sized_for"] == pytest.approx(a["sized_for"] * factor, rel=0.1), b
+
+
+@pytest.mark.parametrize("q, daily, peak", [
+    ("部署 qwen2.5-7b 客服，日活 1 万用户", 10_000, 10_000 * 10 / 86400 * 3),
+    ("serve llama 3 8b for an app with 50k daily active users", 50_000, 50_000 * 10 / 86400 * 3),
+    ("serve llama 3 8b, DAU 200k", 200_000, 200_000 * 10 / 86400 * 3),
+])
+def test_daily_active_users_are_a_days_requests(q, daily, peak):
+    """Daily active users are people over a day, not at once ('日活 1 万用户' had been 10,000 concurrent users; '50k
+    daily active users' was dropped): their requests a day at an assumed rate each, said, raised to the busy hours."""
+    slots = _slots(q)
+    assert slots["daily_users"] == daily and not slots.get("concurrency"), slots
+    r = _ask(q)
+    rate = next(x for x in r["targets"] if x["target"] == "rate_peak")
+    assert rate["asked"] == pytest.approx(peak, rel=0.01) and rate["met"], r["targets"]
+    assert f"{daily:,}" in r["text"] and r["recommendations"][0]["replicas"] >= 2

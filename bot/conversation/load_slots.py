@@ -34,6 +34,12 @@ PEAK_FACTOR = re.compile(r"(?:高峰|峰值)[^，。；,.;\d]{0,8}?(?:是|为)?\
                          r"(?<![a-z])peak(?:s|ing)?\s*(?:is|are|at|of|=|~|around|about|roughly)?\s*(?:~|about|around|roughly)?\s*"
                          r"(\d+(?:\.\d+)?)\s*(?:x|×|times)\s*(?:the\s+)?(?:average|avg|mean)")
 MAX_PEAK_FACTOR = 50
+# daily active users ('日活 1 万用户', '50k daily active users', 'DAU 20万'): people a day, not at once
+_N = r"(\d+(?:\.\d+)?)\s*(k|m|千|万|百万|亿)?"
+DAILY_USERS = re.compile(rf"(?:日活(?:跃)?(?:用户)?(?:数)?|dau)\s*(?:约|大概|大约|有|是|为|:|=|~)?\s*{_N}\s*(?:个|名|人)?\s*(?:用户|人)?|"
+                         rf"{_N}\s*(?:个|名)?\s*(?:(?:daily active users|dau|daily users|日活(?:跃)?用户|日活))")
+MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8}
+MAX_DAILY_USERS = 5e9
 # a generation speed said of one user or stream ('each user should get 25 tokens/s', '每个用户每秒 20 个 token',
 # '生成速度 30 token/s', 'decode speed of 40 tok/s'): the time per output token each must get; not a throughput
 PER_USER_SPEED = re.compile(r"(?:(?<![a-z])(?:each|every|per|a|single)\s+(?:user|stream|request|session|client)|"
@@ -58,6 +64,7 @@ class LoadReader:
         """The load of a service: its rate, each request's lengths and fan-out. Nothing in a training question."""
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
+        t = self._daily_users(t, slots)
         m = PEAK_FACTOR.search(t)
         if m and 1 <= float(m.group(1) or m.group(2)) <= MAX_PEAK_FACTOR:
             slots["peak_factor"] = float(m.group(1) or m.group(2))
@@ -87,6 +94,18 @@ class LoadReader:
         if (tokens := self._token_rate([q for q in qs if q is not speed], slots, t)) is not None:
             taken.append(tokens)
         return self._blank_taken(t, taken)
+
+    def _daily_users(self, t: str, slots: dict[str, Any]) -> str:
+        """'日活 1 万用户', '50k daily active users': a day's users (the planner turns them into requests a day at an
+        assumed rate per user, plan/load.py), blanked so that they are not read as users at once."""
+        m = DAILY_USERS.search(t)
+        if not m:
+            return t
+        num, mult = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        value = float(num) * MULT.get((mult or "").lower(), 1)
+        if 1 <= value <= MAX_DAILY_USERS:
+            slots["daily_users"] = int(value)
+        return self._blank(t, m.span())
 
     def _blank_taken(self, t: str, taken: list[Quantity]) -> str:
         for q in taken:         # the number and the rate; the words ('转写', '录音', 'images') say what the job is

@@ -6,7 +6,8 @@ from typing import Any
 
 from bot.estimate.speed_encoder import generates
 from bot.knowledge.loader import MAINLAND_CHINA
-from bot.plan.load import request_tokens, think_seconds, with_reasoning_output, with_retrieved_prompt
+from bot.plan.load import (request_tokens, think_seconds, with_daily_users, with_reasoning_output,
+                            with_retrieved_prompt)
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.critic import stated_targets, unjudged_serving_targets
 from bot.plan.batch import batch_spec, batch_targets, is_batch
@@ -50,6 +51,7 @@ class JobStage:
             slots, reasoning = with_reasoning_output(slots, self.kb.models.get(slots.get("model") or ""))
             slots, rag = with_retrieved_prompt(slots, self.kb.models.get(slots.get("model") or ""))
             reasoning += rag
+            slots = with_daily_users(slots)       # a day's users: the requests they send a day
             if slots.get("token_rate") and not slots.get("qps"):    # a load in tokens: the requests it means
                 slots = {**slots, "qps": float(f"{slots['token_rate'] / request_tokens(slots):.5g}")}
         w, model, assumptions = self.workload(intent, slots, assumed)

@@ -29,6 +29,10 @@ MIN_THINK_S = 5.0
 # a few people said alone ('for 4 users', '给 5 个人用') are a team trying a model, not a live service by that
 # alone: under this many, a concurrency does not make a service production (a rate, a peak or the words do)
 TEAM_USERS = 10
+# Requests a daily active user sends a day, when only daily users are said ('日活 1 万'): an assistant's published
+# usage, ChatGPT's ~2.5 billion prompts a day from ~500 million weekly users (OpenAI, reported by Axios, July 2025) is
+# ~5 per weekly user a day; a daily user sends more: 10, said back with the request to give the real figure.
+REQUESTS_PER_DAILY_USER = 10.0
 UNITS = ("requests", "images", "documents", "texts", "audio_hours", "samples", "prompts")
 
 
@@ -37,6 +41,10 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
     request's tokens (the generated ones for 'output tokens/s', prompt and output together otherwise)."""
     qps = slots.get("qps") or slots.get("audio_rate")
     tokens = per_request = None
+    daily = None
+    if slots.get("daily_users") and (not qps or (slots.get("load") or {}).get("daily")):
+        slots = with_daily_users(slots)
+        qps, daily = slots["qps"], slots["daily_users"]
     if slots.get("token_rate"):
         tokens, per_request = slots["token_rate"], request_tokens(slots)
         qps = qps or tokens / per_request
@@ -53,9 +61,20 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
                 peak_factor=factor, peak_factor_said=bool(slots.get("peak_factor")) and basis == "average",
                 basis=basis, fanout=fanout, input_tokens=slots.get("request_tokens"),
                 tokens_per_s=tokens, tokens_per_request=per_request, tokens_role=slots.get("token_role"),
+                daily_users=daily, requests_per_user=REQUESTS_PER_DAILY_USER if daily else None,
                 pair_tokens=(slots.get("seq_len") or slots.get("request_tokens")) if fanout else None,
                 output_tokens=slots.get("output_tokens"),
                 min_replicas=min_replicas(slots))
+
+
+def with_daily_users(slots: dict[str, Any]) -> dict[str, Any]:
+    """Daily active users said with no rate ('日活 1 万用户'): their requests a day at REQUESTS_PER_DAILY_USER each,
+    an average the busy hours raise (PEAK_FACTOR); a rate said beside them wins."""
+    if not slots.get("daily_users") or (slots.get("qps") and not (slots.get("load") or {}).get("daily")):
+        return slots
+    count = slots["daily_users"] * REQUESTS_PER_DAILY_USER
+    return {**slots, "qps": float(f"{count / 86400:.5g}"), "qps_basis": "average",
+            "load": {"count": count, "unit": "requests", "period": "day", "daily": True}}
 
 
 def request_tokens(slots: dict[str, Any]) -> int:
@@ -75,7 +94,8 @@ def min_replicas(slots: dict[str, Any]) -> int:
     if slots.get("production") is False or slots.get("gpus") or slots.get("offline") or slots.get("items"):
         return 1
     users = slots.get("concurrency") or 0
-    live = slots.get("production") or slots.get("qps") or slots.get("token_rate") or users >= TEAM_USERS
+    live = slots.get("production") or slots.get("qps") or slots.get("token_rate") or slots.get("daily_users") \
+        or users >= TEAM_USERS
     return MIN_PRODUCTION_REPLICAS if live else 1
 
 
@@ -103,8 +123,12 @@ def load_notes(load: Load | None) -> list[tuple[str, dict[str, Any]]]:
     production service are said by the planner, workload.py, for every load)."""
     if load is None or load.basis != "average":
         return []
-    return [("assume.peak_load_said" if load.peak_factor_said else "assume.peak_load", {"factor": f"{load.peak_factor:g}", "average": _rate(load.average_per_s),
-                                  "peak": _rate(load.amount / (load.fanout or 1))})]
+    key = "assume.peak_load_said" if load.peak_factor_said else "assume.peak_load"
+    notes = [(key, {"factor": f"{load.peak_factor:g}", "average": _rate(load.average_per_s),
+                    "peak": _rate(load.amount / (load.fanout or 1))})]
+    if load.daily_users:
+        notes.append(("assume.daily_users", {"users": f"{load.daily_users:,}", "per": f"{load.requests_per_user:g}"}))
+    return notes
 
 
 def _rate(value: float | None) -> str:

@@ -59,6 +59,7 @@ class Slots(BaseModel):
     peak_factor: float | None = None          # the busy hours over the average, said ('高峰是平均的3倍')
     # a load said in tokens ('5,000 output tokens/s in total', '每秒 1 万 token', '1M tokens per minute'): tokens a
     # second, and whose tokens they are (output: generated; None: prompt and output together)
+    daily_users: int | None = None            # daily active users ('日活 1 万', '50k DAU'): people a day, not at once
     token_rate: float | None = None
     token_role: Literal["input", "output"] | None = None
     # a live service: True when said ('production', '线上', '客服', 'customer-facing'), False when the user says one
@@ -184,6 +185,8 @@ class Load(BaseModel):
     tokens_per_s: float | None = None  # a load said in tokens a second: requests = tokens / tokens_per_request
     tokens_per_request: int | None = None
     tokens_role: Literal["input", "output"] | None = None    # whose tokens: generated, prompt, or both (None)
+    daily_users: int | None = None     # daily active users the day's requests come from, at requests_per_user each
+    requests_per_user: float | None = None
     input_tokens: int | None = None    # each request's prompt, as said
     output_tokens: int | None = None   # each request's generated tokens, as said
     min_replicas: int = 1              # a production service keeps serving while one replica fails or updates

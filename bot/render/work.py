@@ -68,6 +68,10 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
                      per=f"{load['tokens_per_request']:,}", rate=_per_s(load["average_per_s"] or load["amount"]))
         if load["basis"] == "average":
             text += t.say("work.load.tokens_peak", lang, factor=f"{load['peak_factor']:g}", rate=_per_s(per_query))
+    elif load.get("daily_users"):       # '10,000 daily users x 10 requests = 100,000 requests a day = ...'
+        text = t.say("work.load.daily_users", lang, users=f"{load['daily_users']:,}", per=f"{load['requests_per_user']:g}",
+                     count=count, average=_per_s(load["average_per_s"]), factor=f"{load['peak_factor']:g}",
+                     rate=_per_s(per_query))
     elif load["unit"] == "audio_hours" and count:     # hours of audio per hour of wall clock: x real time
         text = t.say("work.load.audio", lang, count=count, period=period, rate=_per_s(load["amount"]))
     elif load["basis"] == "average" and count:
