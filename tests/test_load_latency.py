@@ -72,6 +72,14 @@ def _ask(q: str) -> dict:
     ("首token 500ms 以内，输出速度不低于 20 tokens/s", {"tpot_ms": 50, "ttft_ms": 500}),
     ("serve qwen 7b with a total throughput of 5000 tokens/s", {"tpot_ms": None}),
     ("部署 qwen 7b，总吞吐 5000 token/s", {"tpot_ms": None}),
+    # lengths by their role alone; an adjective before 'requests'; texts 'each with'; a population and its share
+    ("部署 qwen2.5-14b，QPS 50，P99 延迟 500ms，输入 2k 输出 500", {"request_tokens": 2048, "output_tokens": 500}),
+    ("serve llama 8b, 10 qps, input 1500, output 300", {"request_tokens": 1500, "output_tokens": 300}),
+    ("部署 qwen 7b，每秒 5 个请求，输入约2000，输出500左右", {"request_tokens": 2000, "output_tokens": 500}),
+    ("serve bge-m3, 1000 embedding requests per second, each with 16 texts", {"qps": 1000, "fanout": 16}),
+    ("我们有 5000 名员工使用，高峰时大约 10% 同时在线，部署 qwen2.5-32b", {"concurrency": 500, "concurrency_users": True}),
+    ("serve llama 3 8b for 2,000 employees, about 5% online at once", {"concurrency": 100}),
+    ("qwen 7b 输出 3 张图", {"output_tokens": None}),
 ])
 
 def test_load_and_latency_phrasings_are_read(q, want):

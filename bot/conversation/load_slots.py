@@ -38,6 +38,19 @@ MAX_PEAK_FACTOR = 50
 _N = r"(\d+(?:\.\d+)?)\s*(k|m|千|万|百万|亿)?"
 DAILY_USERS = re.compile(rf"(?:日活(?:跃)?(?:用户)?(?:数)?|dau)\s*(?:约|大概|大约|有|是|为|:|=|~)?\s*{_N}\s*(?:个|名|人)?\s*(?:用户|人)?|"
                          rf"{_N}\s*(?:个|名)?\s*(?:(?:daily active users|dau|daily users|日活(?:跃)?用户|日活))")
+# a request's lengths by their role with no unit ('输入 2k 输出 500', 'input 1500, output 300', '输入约2000，输出500左右'):
+# tokens, in a serving question (a 'k' is 1,024, as for a context)
+BARE_LENGTH = re.compile(r"(?:(?<![a-z])(?P<en>input|output|prompt|completion)s?|(?P<zh>输入|输出|提示词|回复|回答))"
+                         r"\s*(?:长度|length|len)?\s*(?:约|大概|大约|平均|为|是|:|=|~|about|around|of)?\s*"
+                         r"(?P<num>\d+(?:\.\d+)?)\s*(?P<k>k|千)?(?![\d.])"
+                         r"(?!\s*(?:张|条|个|次|秒|分钟|小时|天|ms|s\b|sec|min|x|×|images?|samples?|steps?|qps|rps|req|%|gb|gib))")
+# a population and the share of it at once ('5000 名员工使用，高峰时大约 10% 同时在线', '2,000 employees, about 5% online
+# at once'): that many people at once, not the population
+POPULATION = re.compile(rf"{_N}\s*(?:名|个|位)?\s*(?:员工|同事|坐席|用户|客户|人)|"
+                        rf"{_N}\s*(?:employees|staff|users|people|agents|customers|members)(?![a-z])")
+SHARE_AT_ONCE = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*(?:的人|的用户|的员工|左右)?\s*(?:会|是)?\s*(?:同时在线|同时使用|同时用|在线|并发)|"
+                           r"(\d+(?:\.\d+)?)\s*%\s*(?:of them\s*)?(?:are\s*)?(?:online|active|concurrent|using it)"
+                           r"(?:\s*(?:at once|at the same time|simultaneously|concurrently|at peak))?")
 MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8}
 MAX_DAILY_USERS = 5e9
 # a generation speed said of one user or stream ('each user should get 25 tokens/s', '每个用户每秒 20 个 token',
@@ -65,6 +78,7 @@ class LoadReader:
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
         t = self._daily_users(t, slots)
+        t = self._share_at_once(t, slots)
         m = PEAK_FACTOR.search(t)
         if m and 1 <= float(m.group(1) or m.group(2)) <= MAX_PEAK_FACTOR:
             slots["peak_factor"] = float(m.group(1) or m.group(2))
@@ -86,6 +100,7 @@ class LoadReader:
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
         said_tokens = "token" in t or "词元" in t
         taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
+        t = self._bare_lengths(t, slots)
         if slots.get("fanout") and not slots.get("request_tokens") and slots.get("item_input_tokens"):
             slots["request_tokens"] = slots.pop("item_input_tokens")     # '32 texts of 256 tokens': each text's
         speed = self._user_speed(qs, slots, t)
@@ -94,6 +109,19 @@ class LoadReader:
         if (tokens := self._token_rate([q for q in qs if q is not speed], slots, t)) is not None:
             taken.append(tokens)
         return self._blank_taken(t, taken)
+
+    def _share_at_once(self, t: str, slots: dict[str, Any]) -> str:
+        """'5000 名员工使用，高峰时大约 10% 同时在线': 500 people at once (users, who read between answers)."""
+        share, pop = SHARE_AT_ONCE.search(t), POPULATION.search(t)
+        if not share or not pop or pop.start() > share.start():
+            return t
+        pct = float(share.group(1) or share.group(2))
+        num, mult = (pop.group(1), pop.group(2)) if pop.group(1) else (pop.group(3), pop.group(4))
+        people = float(num) * MULT.get((mult or "").lower(), 1)
+        if not 0 < pct <= 100 or not 1 <= people <= MAX_DAILY_USERS:
+            return t
+        slots["concurrency"], slots["concurrency_users"] = max(1, round(people * pct / 100)), True
+        return self._blank(self._blank(t, share.span()), pop.span())
 
     def _daily_users(self, t: str, slots: dict[str, Any]) -> str:
         """'日活 1 万用户', '50k daily active users': a day's users (the planner turns them into requests a day at an
@@ -106,6 +134,20 @@ class LoadReader:
         if 1 <= value <= MAX_DAILY_USERS:
             slots["daily_users"] = int(value)
         return self._blank(t, m.span())
+
+    def _bare_lengths(self, t: str, slots: dict[str, Any]) -> str:
+        """'输入 2k 输出 500', 'input 1500, output 300': a served request's prompt and output tokens said by their role
+        alone, when no length was read with its unit."""
+        for m in BARE_LENGTH.finditer(t):
+            role = "output" if (m.group("en") or m.group("zh")) in ("output", "completion", "输出", "回复", "回答") \
+                else "input"
+            slot = "output_tokens" if role == "output" else "request_tokens"
+            value = float(m.group("num")) * (1024 if m.group("k") else 1)
+            if slots.get(slot) or not 1 <= value <= MAX_REQUEST_TOKENS:
+                continue
+            slots[slot] = int(round(value))
+            t = self._blank(t, (m.start("num"), m.end()))
+        return t
 
     def _blank_taken(self, t: str, taken: list[Quantity]) -> str:
         for q in taken:         # the number and the rate; the words ('转写', '录音', 'images') say what the job is
@@ -143,8 +185,9 @@ class LoadReader:
         many (query, document) pairs; 'each request embeds 32 texts', 'batches of 64 sentences', '每批 32 条': an
         embedder's texts per request. A generating model's documents per query go into its prompt (RAG:
         plan/load.with_retrieved_prompt)."""
+        rated = any(r.rate and r.unit == "requests" for r in qs)      # '1,000 requests/s, each with 16 texts'
         q = next((q for q in qs if q.unit in ("documents", "samples") and not q.rate
-                  and ((q.each and q.unit == "documents") or q.each in ("query", "request")
+                  and ((q.each and (q.unit == "documents" or rated)) or q.each in ("query", "request")
                        or PER_QUERY.search(t[max(0, q.span[0] - 40):q.span[0]]))), None)
         if q is None or q.negative or not 1 <= q.value <= MAX_FANOUT:
             return None
