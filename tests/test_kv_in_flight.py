@@ -53,9 +53,7 @@ def test_100_users_of_a_13b_model_are_sized_at_their_requests(core):
     assert one and 115 <= float(one.group(1)) <= 145, r["text"]
     assert "2 hold it" in r["text"] + r["details"], r["text"]
     pick = next(x for x in r["recommendations"] if x["label"] != "yours")
-    # a stated concurrency is a live service: two replicas at least (load.min_replicas), each holding its share;
-    # never the six cards of 100 whole windows
-    assert pick["replicas"] >= 2 and pick["gpus_total"] * pick["replicas"] <= 4, r["text"]
+    assert pick["gpus_total"] * max(1, pick["replicas"]) == 2, r["text"]
     assert "tokens each holds in flight (1,024 prompt + 256 output)" in r["text"] + r["details"], r["text"]
 
 

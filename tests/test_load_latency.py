@@ -114,7 +114,8 @@ def test_users_in_flight_is_littles_law(users, wait, out):
 
 
 @pytest.mark.parametrize("slots, want", [
-    ({"qps": 5}, 2), ({"qps": 5, "qps_basis": "average"}, 2), ({"concurrency": 200}, 2), ({"concurrency": 4}, 1),
+    ({"qps": 5}, 2), ({"qps": 5, "qps_basis": "average"}, 2), ({"concurrency": 200}, 1), ({"concurrency": 4}, 1),
+    ({"token_rate": 5000}, 2), ({"daily_users": 10_000}, 2), ({"concurrency": 200, "production": True}, 2),
     ({"production": True}, 2), ({"production": False, "qps": 50}, 1), ({"qps": 50, "gpus": 2}, 1), ({}, 1),
     ({"qps": 5, "offline": True}, 1),
 ])
@@ -238,12 +239,15 @@ def _broken(r: dict, said: dict) -> list[str]:
     out += unjudged_serving_targets(r["slots"], r["targets"])
     if [x for x in r["targets"] if x["met"] is False] and not re.search(r"misses|未满足", head):
         out.append("a missed target is not said in the first lines")
-    # a production load keeps two replicas (users under 10 and nothing else said: a team)
-    production = said["load"] not in ("users", "in_flight") or said["n"] >= 10
+    # a production load (a rate, tokens) keeps two replicas; a concurrency alone is one copy, and production said
+    production = said["load"] not in ("users", "in_flight")
     if production and (pick.get("replicas") or 1) < MIN_PRODUCTION_REPLICAS:
         out.append(f"{pick['replicas']} replica for a production load")
     if production and not re.search(r"at least 2 replicas|至少 2 个副本", r["text"] + r["details"]):
         out.append("the two replicas are not said")
+    if not production and said["n"] >= 10 and not re.search(r"production service would run 2 replicas|线上生产服务应至少 2 个副本",
+                                                           r["text"] + r["details"]):
+        out.append("what production would run is not said")
     # users are their requests in flight, said
     if said["load"] == "users" and said["n"] >= 20 and load and load.get("sized_for", said["n"]) >= said["n"]:
         out.append(f"{said['n']} users sized as {load.get('sized_for')} in flight")

@@ -298,7 +298,7 @@ class Critic:
 
 # ----- targets ---------------------------------------------------------------------------------------------------
 def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encoder: bool,
-                   output_len: int | None = None) -> list[dict[str, Any]]:
+                   output_len: int | None = None, in_flight: int | None = None) -> list[dict[str, Any]]:
     """Each target the user stated, with the answer's first plan's figure, met or not and by how much (`by`: how far
     past the target the plan is, in the target's unit; 0 or less when met). `met` is None when the plan has no figure
     to judge it by (no speed on file): the answer says so rather than stay silent. A whole answer's budget ('e2e
@@ -341,9 +341,13 @@ def _stated_targets(slots: dict[str, Any], rec: Row, serving: bool, encoder: boo
         return out + _capacity_targets(slots, rec["capacity"], load_met)
     if slots.get("concurrency"):
         cap = (rec.get("replica_concurrency") or 0) * max(1, rec.get("replicas") or 1) if not encoder else None
-        out.append({"target": "users", "asked": slots["concurrency"], "plan": cap or None, "unit": "users",
-                    "met": load_met if cap is None or cap >= slots["concurrency"] else False,
-                    "by": None if not cap else slots["concurrency"] - cap})
+        need = in_flight or slots["concurrency"]        # users said as people: their requests in flight
+        x = {"target": "users", "asked": slots["concurrency"], "plan": cap or None,
+             "unit": "sequences" if need != slots["concurrency"] else "users",
+             "met": load_met if cap is None or cap >= need else False, "by": None if not cap else need - cap}
+        if need != slots["concurrency"]:
+            x["sized_for"] = need
+        out.append(x)
     if slots.get("qps"):
         rate = rec.get("requests_per_s")
         plan = round(rate * max(1, rec.get("replicas") or 1), 1) if rate else None

@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.estimate.speed_encoder import generates
 from bot.knowledge.loader import MAINLAND_CHINA
-from bot.plan.load import (request_tokens, think_seconds, with_daily_users, with_reasoning_output,
+from bot.plan.load import (one_copy_note, request_tokens, think_seconds, with_daily_users, with_reasoning_output,
                             with_retrieved_prompt)
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
 from bot.plan.critic import stated_targets, unjudged_serving_targets
@@ -28,7 +28,8 @@ class JobStage:
         serving = job.w.method == "inference" and not job.targets.items
         # a request-level latency for what is not a language model's stream of tokens (an encoder, speech, images)
         whole = serving and (not generates(job.model) or job.w.kind not in ("llm", "multimodal"))
-        advice.targets = stated_targets(job.slots, first, serving, encoder=whole, output_len=job.targets.output_len)
+        advice.targets = stated_targets(job.slots, first, serving, encoder=whole, output_len=job.targets.output_len,
+                                        in_flight=job.targets.concurrency)
         missed = [t for t in advice.targets if t["met"] is False]
         if advice.targets:
             said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)
@@ -71,7 +72,7 @@ class JobStage:
             assumptions.append(("assume.latency_ttft", {"ms": f"{slots['latency_ms']:.0f}",
                                                         "tpot": f"{targets.tpot_ms:.0f}"}))
         if w.method == "inference" and not targets.items:
-            assumptions += serving_load_notes(targets)
+            assumptions += serving_load_notes(targets, slots)
         if w.method == "inference" and not generates(model) and targets.concurrency and not targets.items:
             assumptions[:] = [_encoder_users(a, targets) for a in assumptions]
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
@@ -105,7 +106,7 @@ class JobStage:
         return job
 
 
-def serving_load_notes(t: Targets) -> list[tuple[str, dict[str, Any]]]:
+def serving_load_notes(t: Targets, slots: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The load's assumptions a service is sized by, said back: users as their requests in flight (Little's law,
     with the wait and the reading time), and the replicas a production service keeps."""
     notes: list[tuple[str, dict[str, Any]]] = []
@@ -116,7 +117,7 @@ def serving_load_notes(t: Targets) -> list[tuple[str, dict[str, Any]]]:
                                                  "out": f"{t.output_len:,}"}))
     if t.min_replicas > 1:
         notes.append(("assume.min_replicas", {"replicas": t.min_replicas}))
-    return notes
+    return notes + one_copy_note(slots)
 
 
 def _encoder_users(assumption: tuple[str, dict[str, Any]], t: Targets) -> tuple[str, dict[str, Any]]:
