@@ -15,6 +15,7 @@ from typing import Any
 from bot.records.kb import Model
 from bot.records.models import Load
 
+CHAT_PROMPT, CHAT_OUTPUT = 1024, 256      # a chat request's prompt and output tokens when the user does not say
 PEAK_FACTOR = 3.0
 MIN_PRODUCTION_REPLICAS = 2
 # Concurrent users are people: each waits for an answer, then reads it before asking again, so only the share of
@@ -83,7 +84,6 @@ def with_daily_users(slots: dict[str, Any]) -> dict[str, Any]:
 def request_tokens(slots: dict[str, Any]) -> int:
     """Tokens one request counts toward a load said in tokens: its output ('5,000 output tokens/s'), its prompt, or
     both (a throughput or a token budget a minute, 'TPM', counts both), at the lengths said or a chat's."""
-    from bot.plan.workload import CHAT_OUTPUT, CHAT_PROMPT      # workload imports this module
     out = slots.get("output_tokens") or CHAT_OUTPUT
     prompt = slots.get("request_tokens") or CHAT_PROMPT
     return {"output": out, "input": prompt}.get(slots.get("token_role") or "", prompt + out)

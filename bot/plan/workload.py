@@ -12,7 +12,7 @@ from bot.estimate.kinds import job_memory, kind_of_model
 from bot.estimate.posttrain import rollout_tp
 from bot.estimate.speech import SPEECH_BATCH
 from bot.plan.batch import batch_spec, is_batch
-from bot.plan.load import load_notes, serving_load, sized_rate
+from bot.plan.load import CHAT_OUTPUT, CHAT_PROMPT, load_notes, serving_load, sized_rate
 from bot.plan.work import training_work, with_work
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
@@ -220,7 +220,6 @@ def _gpus_nodes(slots: dict[str, Any], notes: Assumptions) -> tuple[int, int]:
     return gpus, nodes
 
 
-CHAT_PROMPT, CHAT_OUTPUT = 1024, 256      # a chat request's prompt and output tokens when the user does not say
 
 
 def request_buckets(slots: dict[str, Any]) -> list[tuple[float, int]]:
