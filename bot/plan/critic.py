@@ -305,14 +305,14 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
     3 s', '3 秒内返回') is judged as the plan's first token + `output_len` tokens x its time per token, the sum
     shown (`parts`). A plan that does not hold the job (the user's card out of memory) meets none of them, whatever
     its speed would be (set3 s3-18: 'does not fit, 39 GiB > 24 GiB' over 'Targets: 5 requests/s - meets')."""
-    out = _stated_targets(slots, rec or {}, serving, encoder, output_len)
+    out = _stated_targets(slots, rec or {}, serving, encoder, output_len, in_flight)
     if rec and rec.get("fits") is False:
         out = [{**x, "met": False, "plan": None, "by": None} for x in out]
     return out
 
 
 def _stated_targets(slots: dict[str, Any], rec: Row, serving: bool, encoder: bool,
-                    output_len: int | None) -> list[dict[str, Any]]:
+                    output_len: int | None, in_flight: int | None = None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if slots.get("deadline_days"):
         hours = rec.get("job_hours")
