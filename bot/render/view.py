@@ -50,6 +50,9 @@ def answer_view(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     short_sources = len(cite.ids)
     recs = rentals(reply["recommendations"])
     rest = _plan_sections(reply, recs, kb, t, extra, cite) if recs else []
+    if recs and verdict.get("owned") and extra.get("fallback"):
+        # their own cards are the answer: why a rental is on another cloud belongs with the rental, not before it
+        rest.insert(0, ViewSection(key="fallback", lines=[_fallback_line(extra["fallback"], t, lang)]))
     rest += work + _time_sections(reply, kb, t, extra, cite)
     # every stated target, met or missed, under the plan it judges (the critic's `targets`)
     at = next((i + 1 for i, x in enumerate(rest) if x.key == "pick"), None)
@@ -155,11 +158,14 @@ def _lead_sections(reply: dict[str, Any], extra: dict[str, Any], t: Templates, l
         if verdict["row"].get("implausible"):      # the critic: their cards hold it, yet it is no plan to run
             short.append("      " + t.say("yours.implausible", lang, because=verdict["row"]["implausible"]["because"]))
         lines += short + _bridge(verdict, extra.get("recommendations") or [], t, lang)
-    if extra.get("fallback"):
-        fb = extra["fallback"]
-        lines.append(t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"],
-                           fix=fb.get("fix", "")))
+    if extra.get("fallback") and not (verdict or {}).get("owned"):
+        lines.append(_fallback_line(extra["fallback"], t, lang))
     return [ViewSection(key="lead", lines=lines, more=more)] if lines else []
+
+
+def _fallback_line(fb: dict[str, Any], t: Templates, lang: str) -> str:
+    """Why the rental pick is on another cloud than the default one."""
+    return t.say(fb["key"], lang, provider=fb["provider"], requirement=fb["requirement"], fix=fb.get("fix", ""))
 
 
 def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: KnowledgeBase, t: Templates,
