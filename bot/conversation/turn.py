@@ -113,8 +113,10 @@ class Core:
         inverse = inverse_ask(parse, asks, state)
         if inverse:          # 'the biggest model $50k trains?': a pre-training job whose size is what is asked
             as_training_job(parse, inverse, state, (usage_hours(parse.text, self.parser._num) or {}).get("span_days"))
-        if asks and parse.intent is None and (state or {}).get("answered"):
-            parse.job_words, parse.out_of_scope = True, False      # '要多久？', 'is 1000 USD enough?' after a job
+        if asks and (parse.intent is None or parse.intent in JOB_INTENTS) and (state or {}).get("answered"):
+            # '要多久？', 'is 1000 USD enough?' after a job, and with a job verb in it ('那要训多久', 'how long to
+            # train it?'): a question about the job just answered, not a new one and not out of scope
+            parse.job_words, parse.out_of_scope = True, False
         state = dict(state or {})
         card = model_card(pasted.text) if pasted.config is None else None
         if card and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):

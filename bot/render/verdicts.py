@@ -149,7 +149,9 @@ def time_line(t: Templates, v: dict[str, Any], lang: str) -> str:
         return t.say(f"verdict.how_long.missing_{v['missing']}", lang)
     ctx = dict(hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])), days=f"{v['days']:g}", cards=v["cards"], gpu=v.get("gpu_name") or "",
                deadline=f"{v['deadline_days']:g}" if v.get("deadline_days") else "", need=v.get("cards_needed"))
-    return t.say(f"verdict.how_long.{v['answer']}", lang, **ctx)
+    # a job under a day is said in hours alone: '0.80 h (0 days)' reads as a contradiction
+    short = "_hours" if v["answer"] in ("estimate", "yes") and v["hours"] < 24 else ""
+    return t.say(f"verdict.how_long.{v['answer']}{short}", lang, **ctx)
 
 
 # ----- explain a flavor --------------------------------------------------------------------------------------------
