@@ -25,6 +25,15 @@ MAX_TRAIN_STEPS = 100_000_000      # more optimizer steps than any training run
 _PACKING_ON = re.compile(r"(?<![a-z])(?:with\s+)?(?:sample\s+|sequence\s+)?packing(?:\s+on|=true)?(?![a-z])|packed|打包|拼接")
 _PACKING_OFF = re.compile(r"(?:no|without|not|w/o|disable|disabled)\s+(?:sample\s+|sequence\s+)?packing|packing\s*(?:off|=\s*false)"
                           r"|unpacked|不\s*(?:打包|拼接)|padding\s+to\s+max")
+# a sample's length said with no unit ('每条4k', '平均长度2k', '50k samples, 4k each', 'avg length 1500'): tokens, as
+# engineers mean a sample's length; not a count of something else ('每个 epoch', '每条 3 张图', '4k samples')
+_NOT_A_LENGTH = r"(?![\d.]|\s*(?:条|个|张|万|亿|%|b(?![a-z])|samples?|rows?|pairs?|epochs?|images?|steps?|字|词|chars?|characters?|words?|tokens?))"
+_UNITLESS_LENGTH = re.compile(
+    r"(?:每条|每一条|单条|每个样本|每个|样本长度|平均长度|平均|(?<![回复出入最大])长度|(?<![a-z_])avg\.?\s*(?:length|len)"
+    r"|(?<![a-z_])average\s+(?:length|len)|(?<![a-z_])(?<![a-z_]\s)length|(?<![a-z_])per\s+(?:sample|row))"
+    r"\s*(?:约|大概|大约|差不多|在|为|是|~|≈|about|around|roughly|of|is|=|:)?\s*"
+    rf"(\d+(?:\.\d+)?)\s*(k|千)?{_NOT_A_LENGTH}"
+    r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:each|apiece|per\s+sample|long)(?![a-z])")
 _POSTTRAIN_WORDS = re.compile(r"(?<![a-z])(?:dpo|grpo|ppo|orpo|kto|simpo|dapo|rlhf|reward model)(?![a-z])|偏好|强化学习")
 
 
@@ -93,6 +102,8 @@ class WorkReader:
             slots["generations"] = int(gens.value)
             taken.append(gens)
         taken += self._sample_lengths(qs, slots)
+        if items is not None and "sample_tokens" not in slots:
+            t = self._unitless_length(t, slots)
         steps = next((q for q in qs if q.unit == "steps" and not q.rate and not q.each), None)
         if steps is not None and not steps.negative and 1 <= steps.value <= MAX_TRAIN_STEPS:
             slots["train_steps"] = int(steps.value)      # '大概 3000 步': steps x batch images, not one epoch
@@ -101,6 +112,19 @@ class WorkReader:
             t = self._blank(t, q.span)
         if "generation_tokens" not in slots and _online(slots, qs):
             t = self._generation_limit(t, slots)
+        return t
+
+    def _unitless_length(self, t: str, slots: dict[str, Any]) -> str:
+        """A sample's length with no unit beside a count of samples ('5万条，每条4k', '50k samples, 4k each'): its
+        tokens ('4k' is 4,096, as '4k tokens' is), so the work is samples x that length, not a default."""
+        m = _UNITLESS_LENGTH.search(t)
+        if m is None:
+            return t
+        num, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        value = float(num) * (1024 if k else 1)
+        if 16 <= value <= MAX_SAMPLE_TOKENS:
+            slots["sample_tokens"] = int(round(value))
+            return self._blank(t, m.span())
         return t
 
     @staticmethod
