@@ -34,6 +34,7 @@ from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
+from bot.plan.checklist import CARD_NOTES
 from bot.plan.billing import checkpoint_gb, spot_overhead
 from bot.plan.load import serving_load
 from bot.plan.capability import capability
@@ -714,6 +715,15 @@ class Core:
             reply.verdict = verdict
         return reply
 
+    def _card_caveats(self, advice, lang: str) -> list[tuple[str, list[str]]]:
+        """What the card the answer leads with can't do for the job (bf16 on a V100, FP8 compute on an A100), as
+        (line, sources): the user's or named card's when there is a verdict on it, else the pick's."""
+        verdict = advice.gpu_verdict or {}
+        if verdict.get("gpu"):
+            said = verdict.get("caveats") or []
+            return [(self.templates.say(key, lang), cite) for key, cite in said]
+        return [(self.templates.say(key, lang, **ctx), cite) for key, ctx, cite in advice.notes if key in CARD_NOTES]
+
     def _asks(self, text: str) -> list[str]:
         """What verdict a job question asks for: 'enough' (a budget), 'how_long' (time), from rules/lexicon.yaml."""
         if not hasattr(self, "_ask_cues"):
@@ -736,7 +746,10 @@ class Core:
                       "citations": c["citations"]} for c in advice.checklist]
         notes: list[str] = []
         note_sources: dict[str, list[str]] = {}
+        caveats = self._card_caveats(advice, lang)
         for key, ctx, cite in advice.notes:
+            if key in CARD_NOTES and caveats:
+                continue           # said with the verdict on the card, first
             line = t.say(key, lang, **ctx)
             if line not in notes:
                 notes.append(line)
@@ -771,6 +784,7 @@ class Core:
                  "params_b": advice.workload.params_b, "method": advice.workload.method,
                  "served_as": served_as(w),
                  "gpu_verdict": advice.gpu_verdict, "fallback": advice.fallback, "throughput": advice.throughput,
+                 "caveats": caveats,
                  "speed": advice.speed, "batch": advice.batch, "claims": advice.claim_sources,
                  "note_sources": note_sources, "recommendations": reply.recommendations, "first": first,
                  "named_cloud": d.slots.get("provider") or d.slots.get("provider_uncovered"),

@@ -19,6 +19,9 @@ METHOD_SOURCES = {"full": ["zero-paper", "hf-memory-anatomy", "korthikanti-2022"
                   "lora": ["lora-paper", "hf-memory-anatomy", "korthikanti-2022"],
                   "qlora": ["qlora-paper", "lora-paper", "korthikanti-2022"],
                   "inference": ["gqa-paper", "hf-memory-anatomy"]}
+# notes on what a card cannot do for the job (rules/advice.yaml check rules on pick_bf16 / pick_arch): a caveat that
+# decides whether the plan runs at all, so it is said with the verdict on that card, not after the fold
+CARD_NOTES = ("note.bf16_needs_ampere", "note.fp8_before_ada", "note.int4_on_volta", "note.int8_on_volta")
 NO_PICK_FACTS = {"pick_fits": False, "pick_headroom_pct": 0, "pick_in_spread": False, "pick_gpu_count": 0,
                  "pick_instances": 0, "pick_price_kind": "none", "image_training": False}
 

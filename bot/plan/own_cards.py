@@ -6,7 +6,8 @@ from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
 from bot.plan.candidates import MIN_HEADROOM
-from bot.plan.checklist import (FEED_SOURCES, MEGATRON_SOURCES)
+from bot.plan.checklist import (CARD_NOTES, FEED_SOURCES, MEGATRON_SOURCES, NO_PICK_FACTS, arch_family)
+from bot.plan.engine import evaluate
 from bot.plan.batch import job_hours
 from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, fabric_sources, own_row, plan_own
 from bot.plan.plans import (HORIZON_DAYS, MAX_SCALE_GPUS)
@@ -156,6 +157,16 @@ class OwnCardsStage:
         extra += MEGATRON_SOURCES if plan.zero3_hours else []
         extra += FEED_SOURCES if row.get("feed") else []
         advice.gpu_verdict["sources"] = sources + extra        # the verdict line cites them
+        if plan.gpu is not None:
+            advice.gpu_verdict["caveats"] = self._card_caveats(job, plan.gpu)
+
+    def _card_caveats(self, job: _Job, gpu) -> list[tuple[str, list[str]]]:
+        """What the card named can't do for this job (bf16 before Ampere, FP8 compute before Ada, 4-bit or INT8
+        kernels on Volta): the same check rules the rental pick is read against, on the user's card, so that
+        'bf16 on our V100s' is answered with the fp16 it must run in."""
+        facts = {**job.facts, **NO_PICK_FACTS, "pick_bf16": gpu.bf16, "pick_arch": arch_family(gpu)}
+        notes = evaluate(self.rules, facts, "check", job.lang).notes
+        return [(key, list(cite)) for key, cite, _rid in notes if key in CARD_NOTES]
 
 
 def _own_batch_rate(kb: KnowledgeBase, job: _Job, plan: OwnPlan) -> tuple[float, int, int] | None:

@@ -158,6 +158,8 @@ def _lead_sections(reply: dict[str, Any], extra: dict[str, Any], t: Templates, l
         if verdict["row"].get("implausible"):      # the critic: their cards hold it, yet it is no plan to run
             short.append("      " + t.say("yours.implausible", lang, because=verdict["row"]["implausible"]["because"]))
         lines += short + _bridge(verdict, extra.get("recommendations") or [], t, lang)
+    # what the card led with can't do for the job (bf16 on a V100): it decides whether the plan runs, so it is said here
+    lines += [cite.after("      " + line if lines else line, sources) for line, sources in extra.get("caveats") or []]
     if extra.get("fallback") and not (verdict or {}).get("owned"):
         lines.append(_fallback_line(extra["fallback"], t, lang))
     return [ViewSection(key="lead", lines=lines, more=more)] if lines else []
