@@ -272,7 +272,8 @@ class Critic:
         roomy = min((r for r in meeting if r.get("headroom", 0) >= inv.limit("headroom_pct_min")
                      and _price(r) <= _price(first) * inv.limit("cost_ratio_max")
                      and r.get("instances", 1) <= first.get("instances", 1) and not r.get("demoted")
-                     and _gpus(r) <= 2 * _gpus(first)),
+                     and _gpus(r) <= 2 * _gpus(first)
+                     and (r.get("named") or not first.get("named"))),      # 'on an A10': room on an A10
                     key=lambda r: (_gpus(r), _price(r)), default=None)
         if roomy is None:
             return self.trace_entry("roomy-pick", False, lang)

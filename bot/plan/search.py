@@ -56,6 +56,34 @@ class SearchStage:
         return self._provider_rows(job)
 
     def _provider_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        elsewhere = self._named_gpu_elsewhere(job)
+        if elsewhere is not None:
+            return elsewhere
+        return self._default_rows(job)
+
+    def _named_gpu_elsewhere(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+        """'部署 Qwen2.5-14B 在 A10 上' with no cloud named: the GPU is what was asked for and the default cloud was
+        only assumed, so when it rents no such card the plans on that card elsewhere come first (they were an H100
+        on the default cloud, under a verdict on the A10), and the answer says why. Not for the user's own cards:
+        a rental beside those is sized on its own."""
+        named = job.slots.get("gpu_model")
+        if not named or job.slots.get("provider") or job.slots.get("provider_uncovered") or own_cards(job.slots) \
+                or job.gpu_ids or job.flavor_ids is not None:
+            return None
+        wanted = set(self._gpu_ids(named))
+        if not wanted or any(f.gpu in wanted for f in self.kb.flavors_of(job.provider)):
+            return None
+        others = [f for f in self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE) if f.gpu in wanted]
+        alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
+               if not r["ruled_out"]]
+        if not alt:
+            return None
+        rows, _ = self._default_rows(job)
+        gpu = self.kb.gpus[alt[0]["gpu"]].name
+        return alt + rows, {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": gpu,
+                            "key": "fallback.no_gpu"}
+
+    def _default_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         if job.gpu_ids:
             pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
             return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None

@@ -121,7 +121,7 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], l
         key = "yours.batch_hours" if b["meets"] else "yours.batch_miss"
         out.append(t.say(key, lang, replicas=b["replicas"], tp=b["tp"],
                          rate=f"{b['items_per_s']:,.0f}" if b["items_per_s"] >= 100 else f"{b['items_per_s']:.3g}",
-                         hours=f"{b['hours']:,.1f}", days=f"{b['hours'] / 24:,.1f}",
+                         hours=f"{b['hours']:,.1f}", days=days_text(b['hours']),
                          deadline=f"{(b['deadline_h'] or 0):,.0f}"))
     elif row["fits"] and row["gpu"] is None and row.get("timed"):
         out += _bracket_lines(row, t, lang)
@@ -132,18 +132,18 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], l
     elif row["fits"] and row.get("job_hours"):
         # one card: no 'all 1 cards', and no link between cards to name
         out.append(t.say("yours.hours" if row["gpus_total"] > 1 else "yours.hours_single", lang,
-                         hours=f"{row['job_hours']:,.0f}", days=f"{row['job_hours'] / 24:,.1f}",
+                         hours=f"{row['job_hours']:,.0f}", days=days_text(row['job_hours']),
                          n=row["gpus_total"], mfu=MFU_SHOWN.format(row["mfu"]) if row.get("mfu") else "?",
                          link=t.say(f"yours.link.{_intra(row)}", lang)))
         if row.get("zero3_hours"):
             more.append(t.say("yours.zero3_hours", lang, hours=f"{row['zero3_hours']:,.0f}",
-                             days=f"{row['zero3_hours'] / 24:,.1f}"))
+                             days=days_text(row['zero3_hours'])))
         if row.get("network_assumed"):
             out.append(_assumed_fabric(row, t, lang))
         if row.get("job_hours_rdma"):
             key = "yours.network_tcp" if row.get("network_said") else "yours.network"
             out.append(t.say(key, lang, machines=row["instances"], rate=f"{row.get('network_gbps') or 25:g}",
-                             hours=f"{row['job_hours_rdma']:,.0f}", days=f"{row['job_hours_rdma'] / 24:,.1f}"))
+                             hours=f"{row['job_hours_rdma']:,.0f}", days=days_text(row['job_hours_rdma'])))
     elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
         out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
     elif row["fits"] and row.get("capacity") and row["capacity"]["unit"] != "sequences" and not row.get("encoder"):
@@ -180,7 +180,7 @@ def _assumed_fabric(row: dict[str, Any], t: Templates, lang: str) -> str:
     tcp = row.get("job_hours_tcp")
     if tcp and tcp > row["job_hours"] * 1.1:
         return t.say("yours.network_assumed", lang, machines=row["instances"], server=server,
-                     hours=f"{tcp:,.0f}", days=f"{tcp / 24:,.1f}")
+                     hours=f"{tcp:,.0f}", days=days_text(tcp))
     return t.say("yours.network_assumed_same", lang, machines=row["instances"], server=server)
 
 
@@ -200,12 +200,12 @@ def _items_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
     n, hours, it = row["gpus_total"], row["job_hours"], row.get("items")
     if not it or not row.get("items_per_s"):
         return [t.say("yours.hours_items" if n > 1 else "yours.hours_items_one", lang, hours=hours_text(hours),
-                      days=f"{hours / 24:,.1f}", n=n)]
+                      days=days_text(hours), n=n)]
     unit = t.say(f"items.{it['item_unit']}", lang)
     out = [t.say("yours.items_rate" if n > 1 else "yours.items_rate_one", lang, n=n,
                  rate=f"{row['items_per_s']:,.0f}", unit=t.say(f"unit.{it['unit']}", lang),
-                 per_epoch=f"{it['per_epoch']:,.0f}", epochs=f"{it['epochs']:g}", items=f"{it['items']:,.0f}",
-                 items_unit=unit, hours=hours_text(hours), days=f"{hours / 24:,.1f}")]
+                 per_epoch=f"{it['per_epoch']:,.0f}", epochs=f"{round(it['epochs'], 1):g}", items=f"{it['items']:,.0f}",
+                 items_unit=unit, hours=hours_text(hours), days=days_text(hours))]
     feed = row.get("feed")
     if feed:
         out.append(t.say("yours.data_machines" if feed["machines"] > 1 else "yours.data", lang,
@@ -238,6 +238,15 @@ def _bracket_lines(row: dict[str, Any], t: Templates, lang: str) -> list[str]:
     if row.get("card_decides"):
         line += ("" if lang == "zh" else " ") + t.say("yours.card_decides", lang, days=f"{row['card_decides']:g}")
     return [line]
+
+
+def days_text(hours: float) -> str:
+    """A wall clock in days beside its hours: one decimal, two under a tenth of a day ('0.23 h (0.01 days)', not
+    '(0.0 days)', which reads as no time at all)."""
+    days = hours / 24
+    if days >= 0.1:
+        return f"{days:,.1f}"
+    return f"{days:.2f}" if days >= 0.01 else "<0.01"
 
 
 def hours_text(hours: float) -> str:

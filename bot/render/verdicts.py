@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render.own import hours_text, money_text
+from bot.render.own import days_text, hours_text, money_text
 from bot.render.templates import Templates
 
 
@@ -121,7 +121,7 @@ def _priced_timed_line(t: Templates, v: dict[str, Any], lang: str, best: str, ot
     return t.say("verdict.compare.priced_timed", lang, best=best, other=other, cards=a.get("gpus") or 1,
                  time=t.say("verdict.hours", lang, h=hours_text(a["hours"])), cost=_money(a["job_cost"], v["currency"]),
                  other_time=t.say("verdict.hours", lang, h=hours_text(b["hours"])), other_cards=b.get("gpus") or 1,
-                 days=f"{a['hours'] / 24:,.1f}", other_days=f"{b['hours'] / 24:,.1f}",
+                 days=days_text(a['hours']), other_days=days_text(b['hours']),
                  speed=f"{v.get('speed_x') or 1:.1f}", pace=t.say(f"verdict.pace.{pace}", lang),
                  break_even=_money(v["break_even_card_hour"], v["currency"]))
 
@@ -254,7 +254,7 @@ def inverse_lines(t: Templates, v: dict[str, Any], lang: str) -> list[str]:
                   ccy=v.get("budget_currency") or "", deadline=f"{v.get('deadline_days') or 0:g}", gpus=v.get("gpus"))
     first = t.say(f"verdict.inverse.{v['kind']}", lang, params=f"{v['params_b']:g}", tokens=f"{v['tokens'] / 1e9:,.0f}",
                   ratio=f"{v['ratio']:g}", gpus=v.get("gpus") or "?", gpu=v.get("gpu_name") or "?",
-                  days=f"{(v.get('hours') or 0) / 24:,.1f}", cost=_money(cost, ccy), bound=bound)
+                  days=days_text(v.get('hours') or 0), cost=_money(cost, ccy), bound=bound)
     how = t.say("verdict.inverse.how" if v["kind"] == "biggest_model" else "verdict.inverse.how_tokens", lang, flops=f"{v['flops']:.2e}", mfu=f"{100 * (v.get('mfu') or 0):.0f}",
                 ratio=f"{v['ratio']:g}")
     return [first, how]
@@ -293,7 +293,7 @@ def path_line(t: Templates, p: dict[str, Any], lang: str, kb) -> str:
     if spend and p.get("spend_period") not in (None, "total"):
         spend += " " + t.say(f"verdict.period.{p['spend_period']}", lang)
     run = t.say("verdict.paths.run", lang, gpus=p.get("gpus") or "?", gpu=p.get("gpu") or "?",
-                days=f"{(p.get('hours') or 0) / 24:,.1f}") if p.get("hours") else ""
+                days=days_text(p.get('hours') or 0)) if p.get("hours") else ""
     if p["kind"] == "tokens":
         return t.say("verdict.paths.tokens", lang, tokens=_billions(p["tokens"]), was=_billions(p["was"]),
                      pct=p["pct"], spend=spend or "?", run=run, fit=fit)

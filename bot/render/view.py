@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.models import AnswerView, CheckRow, ConsideredRow, SourceRef, ViewSection
-from bot.render.own import hours_text, own_lines
+from bot.render.own import days_text, hours_text, own_lines
 from bot.render.reply import (SHORT_JOB_H, Citer, _bridge, _fleet_price, _lost, _pool_memory, _time_cost,
                               billing_lines, compute_basis, cost_lines, flavor_line, flavor_sources, fleet_alt_line,
                               fleet_lines, infeasible_line, layout_lines, memory_terms, price_text, rate_text, rentals,
@@ -273,8 +273,10 @@ def _compute_lines(c: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str
                    claims: dict[str, Any]) -> list[str]:
     """Training time: GPU-hours and days on the plan's GPUs, and a deadline it misses."""
     gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
-    line = t.say("compute.short", lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
-                 gpus=c["gpus"])
+    # under a day the wall clock is said in hours ('0.0 days on 8 GPUs' read as no time at all)
+    key = "compute.short" if c["days"] >= 1 else "compute.short_hours"
+    line = t.say(key, lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
+                 hours=hours_text(c["days"] * 24), gpus=c["gpus"])
     lines = [cite.after(line, claims.get("compute"))]
     if c.get("deadline_days"):
         lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
@@ -385,6 +387,6 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], lang: st
                                     hours=hours, startup=startup))
     else:
         out.append("      " + t.say("batch.free_one" if b["replicas"] == 1 else "batch.free", lang,
-                                    replicas=b["replicas"], hours=hours, days=f"{b['hours'] / 24:,.1f}",
+                                    replicas=b["replicas"], hours=hours, days=days_text(b['hours']),
                                     startup=startup))
     return out
