@@ -38,6 +38,16 @@ from bot.knowledge.loader import KnowledgeBase
 from bot.records.models import Slots
 from bot.records.text import has_cjk, normalize
 
+# a model's name said between a count and its noun ('50k SDXL images a day', '5 万张 SDXL 图片', '300 路 Whisper 转写'):
+# the name's mark is moved before the count (same length, so spans stay), so that the count reads with its noun
+COUNT_BEFORE_MARK = re.compile(r"(\d[\d.,]*\s*(?:k|m|mn|million|thousand|b|bn|billion|万|亿|千|百万|千万)?\s*"
+                               r"(?:张|条|个|篇|份|段|路|幅|次)?)(\s*" + M_MARK + r"\s*)(?=[a-z\u4e00-\u9fff])")
+
+
+def mark_before_count(work: str) -> str:
+    return COUNT_BEFORE_MARK.sub(lambda m: m.group(2) + m.group(1), work)
+
+
 __all__ = ["Parser", "Parse", "Match", "Cue", "CueSet", "load_lexicon", "JOB_INTENTS", "MAX_CHARS", "M_MARK",
            "G_MARK"]
 
@@ -143,7 +153,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             slots["provider" if cloud in self.kb.providers else "provider_uncovered"] = cloud
         work = self._card_memory(work, slots)
         self._renting(work, slots)
-        work = self._numbers(work, slots, "model" in slots or "model" in ambiguous, today or dt.date.today())
+        work = self._numbers(mark_before_count(work), slots, "model" in slots or "model" in ambiguous,
+                             today or dt.date.today())
         self._one_of_mine(work, slots)
         work = self._served_tuned_model(work)
         self._keywords(work, slots)

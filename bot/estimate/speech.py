@@ -60,6 +60,17 @@ BATCHED_SOURCE = "wl-faster-whisper-batched"
 # queueing theory's knee (an M/M/1 queue waits rho / (1 - rho) service times: 4 at 80 %, 19 at 95 %), so an
 # utterance's transcript lags it by a few batch passes, not without bound.
 STREAM_UTILISATION = 0.8
+# Whisper is not a streaming model: a live transcript with interim results (words shown as they are spoken) is made by
+# re-transcribing a growing buffer of the call at every new chunk and committing what two passes agree on
+# (ufal/whisper_streaming's LocalAgreement policy: --min-chunk-size 1 s, the buffer trimmed at a confirmed sentence
+# once it passes buffer_trimming_sec = 15 s). Each update re-processes the whole buffer, on average half the trim
+# length, so each second of a call's audio is transcribed about 7.5 / 1 = 7.5 times: the offline (batched) rate
+# divided by that factor is what one GPU gives live calls. Transcribing each utterance once, after its pause (final
+# results only, a few seconds late), needs no re-decoding: the answer gives that fleet too.
+STREAM_STEP_S = 1.0
+STREAM_BUFFER_S = 15 / 2
+REDECODE = STREAM_BUFFER_S / STREAM_STEP_S
+STREAMING_SOURCE = "wl-whisper-streaming"
 
 
 def batched_transcription(w: Workload) -> bool:
@@ -72,9 +83,10 @@ def live_streams(w: Workload) -> bool:
     return bool(w.streams) and w.task == "inference" and not w.dataset_items
 
 
-def streams_per_gpu(rtf_batched: float) -> int:
-    """Live streams one GPU keeps up with: its batched rate (seconds of audio a second) at STREAM_UTILISATION."""
-    return max(1, math.floor(rtf_batched * STREAM_UTILISATION))
+def streams_per_gpu(rtf_batched: float, redecode: float = 1.0) -> int:
+    """Live streams one GPU keeps up with: its batched rate (seconds of audio a second) at STREAM_UTILISATION,
+    over `redecode`, the times each second of audio is transcribed (REDECODE with interim results)."""
+    return max(1, math.floor(rtf_batched * STREAM_UTILISATION / redecode))
 
 
 def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: list[Model]) -> JobSpeed:
@@ -86,15 +98,25 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
         rtf *= BATCHED_GAIN
         how += f" x {BATCHED_GAIN:.2f} (faster-whisper batch_size=8 over one window at a time)"
     total = rtf * w.gpus
-    per_gpu = streams_per_gpu(rtf) if batched else max(1, math.floor(rtf))
+    live = live_streams(w)
+    interim = live and w.interim
+    per_gpu = streams_per_gpu(rtf, REDECODE if interim else 1.0) if batched else max(1, math.floor(rtf))
     terms = [RateTerm(name="speed", value=round(total, 1), unit="x real time",
                       formula=f"{w.gpus} GPU(s) x " + how),
              RateTerm(name="live streams kept up with", value=per_gpu * w.gpus, unit="streams",
                       formula=(f"{w.gpus} GPU(s) x {rtf:.1f}x real time x {STREAM_UTILISATION:.0%} utilisation"
+                               + (f" / {REDECODE:g} (each second re-transcribed as the {STREAM_BUFFER_S:g} s buffer "
+                                  f"is redrawn every {STREAM_STEP_S:g} s)" if interim else "")
                                if batched else f"{total:.1f} seconds of audio per second, one window after another"))]
-    notes = [Note("sp.live", "live calls cut at their pauses and transcribed in batches across calls, each second "
-                  f"of audio once, at {STREAM_UTILISATION:.0%} of the batched rate; interim results redrawn every "
-                  "second cost more", share=f"{STREAM_UTILISATION:.0%}") if live_streams(w) else
+    notes = [Note("sp.live", "live calls transcribed as they are spoken, interim results every "
+                  f"{STREAM_STEP_S:g} s: each update re-transcribes the call's buffer (about {STREAM_BUFFER_S:g} s), "
+                  f"so each second of audio is transcribed {REDECODE:g} times, at {STREAM_UTILISATION:.0%} of the "
+                  "batched rate", share=f"{STREAM_UTILISATION:.0%}", redecode=f"{REDECODE:g}",
+                  step=f"{STREAM_STEP_S:g}", buffer=f"{STREAM_BUFFER_S:g}") if interim else
+             Note("sp.live_final", "live calls cut at their pauses (voice-activity detection) and each utterance "
+                  f"transcribed once, in batches across calls, at {STREAM_UTILISATION:.0%} of the batched rate; "
+                  f"interim results every {STREAM_STEP_S:g} s would re-transcribe each second about {REDECODE:g} "
+                  "times", share=f"{STREAM_UTILISATION:.0%}", redecode=f"{REDECODE:g}") if live else
              Note("sp.batched", "recordings transcribed in batches of 8 windows (faster-whisper's "
                   "BatchedInferencePipeline, batch_size=8)") if batched else
              Note("sp.serial", "streams are transcribed one window after another; batching windows of several "
@@ -105,12 +127,19 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
         terms.append(RateTerm(name="transcription time", value=hours, unit="h",
                               formula=f"{w.dataset_items:g} h of audio / {total:.1f}x real time"))
     target = need = None
-    if live_streams(w):
+    if live:
         target, need = float(w.streams), math.ceil(w.streams / per_gpu)
         terms.append(RateTerm(name="GPUs for the streams", value=need, unit="GPUs",
-                              formula=f"{w.streams} streams / {per_gpu} per GPU"))
+                              formula=f"{w.streams} streams / {per_gpu} per GPU ({rtf:.1f}x real time batched x "
+                                      f"{STREAM_UTILISATION:.0%}" + (f" / {REDECODE:g} re-transcriptions)" if interim
+                                                                     else ", each utterance once)")))
+    if interim:
+        final = streams_per_gpu(rtf)
+        terms.append(RateTerm(name="GPUs for final transcripts only", value=math.ceil(w.streams / final),
+                              unit="GPUs", formula=f"{w.streams} streams / {final} per GPU (each utterance once, "
+                                                   "after its pause: no interim results)"))
     return JobSpeed(kind="speech", unit="x real time", rate=round(total, 2), gpus=w.gpus, hours=hours, terms=terms,
-                    target=target, gpus_for_target=need, streams_per_gpu=per_gpu if live_streams(w) else None,
+                    target=target, gpus_for_target=need, streams_per_gpu=per_gpu if live else None,
                     assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
 
 

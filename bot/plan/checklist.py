@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.fit import make_it_fit
-from bot.estimate.speech import BATCHED_SOURCE, batched_transcription
+from bot.estimate.speech import BATCHED_SOURCE, STREAMING_SOURCE, batched_transcription, live_streams
 from bot.estimate.vision import DECODE_IMAGES_PER_CORE, decode_cores, vision_speed
 from bot.knowledge.loader import KnowledgeBase
 from bot.knowledge.prices import is_stale, price_age_days
@@ -220,7 +220,8 @@ def claim_sources(kb: KnowledgeBase, w: Workload, model: Model | None, pick) -> 
     encoder = ENCODER_SPEED_SOURCES if model is not None and model.kind == "encoder" and w.method == "inference" else []
     # a transcription rate rests on the measured engine it scales (and, batched, on the batched benchmark)
     speech = ([model.speed_basis.source] if model is not None and model.speed_basis else []) + \
-        ([BATCHED_SOURCE] if w.kind == "speech" and batched_transcription(w) else [])
+        ([BATCHED_SOURCE] if w.kind == "speech" and batched_transcription(w) else []) + \
+        ([BATCHED_SOURCE, STREAMING_SOURCE] if w.kind == "speech" and live_streams(w) else [])
     out = {"memory": METHOD_SOURCES[w.method] + (list(model.sources) if model else []),
            "compute": ["kaplan-scaling", *recompute, *gpu], "speed": list(gpu) + encoder + speech,
            "layout": ["pytorch-fsdp-hybrid-shard"] if hybrid else (MEGATRON_SOURCES if _three_d(pick) else [])}

@@ -205,6 +205,7 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
     if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):
         update["streams"] = slots["concurrency"]      # '20 路视频流', '100 concurrent calls': live streams
         if kind == "speech":
+            update["interim"] = slots.get("latency") == "low"     # 'real-time', '实时', 'live': words as spoken
             # the calls are batched a few windows at a time (the batched engine's batch_size the speed rests on),
             # not all held in one forward pass: the memory is that batch's
             update["concurrency"] = min(slots["concurrency"], SPEECH_BATCH)

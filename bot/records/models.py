@@ -293,6 +293,9 @@ class Workload(BaseModel):
     dataset_clips: int | None = Field(default=None, ge=1)            # audio: the utterances those hours are cut into
     epochs: float | None = Field(default=None, gt=0)
     streams: int | None = Field(default=None, ge=1, le=100_000)      # concurrent audio or video streams
+    # live audio transcribed as it is spoken, with interim results (real time said): each update re-transcribes the
+    # call's buffer (speech.REDECODE); without it each utterance is transcribed once, after its pause
+    interim: bool = False
     fps: float | None = Field(default=None, gt=0, le=1000)           # frames per second per video stream
     scene_gib: float | None = Field(default=None, gt=0, le=4096)     # rendering: the scene's geometry and textures
     pipeline_parallel: int = Field(default=1, ge=1, le=1024)
