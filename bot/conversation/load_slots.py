@@ -11,6 +11,7 @@ stay, as cues of what the job is.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from bot.conversation.quantities import Quantity, QuantityGrammar, either_words
@@ -58,6 +59,14 @@ MAX_DAILY_USERS = 5e9
 PER_USER_SPEED = re.compile(r"(?:(?<![a-z])(?:each|every|per|a|single)\s+(?:user|stream|request|session|client)|"
                             r"(?:generation|output|decode|decoding|streaming|token|typing)\s+(?:speed|rate)|speed|"
                             r"每个?用户|单用户|每路|每个请求|单个请求|(?:生成|输出|解码|吐字)?速度)[^.;!?。；]{0,24}$")
+# a period said apart from its count ('每天要用 bge-m3 给 1 亿条文本算向量', 'every day we need to embed 100M documents'):
+# the count, in the same clause, is that period's amount
+PERIOD_APART = re.compile(r"(?P<day>每天|每日|天天|(?<![a-z])(?:every|each|per|a) day(?![a-z])|(?<![a-z])daily(?![a-z]))|"
+                          r"(?P<hour>每小时|每个小时|(?<![a-z])(?:every|each|per|an) hour(?![a-z])|(?<![a-z])hourly(?![a-z]))|"
+                          r"(?P<week>每周|每星期|(?<![a-z])(?:every|each|per|a) week(?![a-z])|(?<![a-z])weekly(?![a-z]))|"
+                          r"(?P<month>每月|每个月|(?<![a-z])(?:every|each|per|a) month(?![a-z])|(?<![a-z])monthly(?![a-z]))")
+CLAUSE_END = re.compile(r"[.,;!?。，；！？\n]")
+MIN_APART_COUNT = 100          # '4 images every day' is not a service's load; '10k images every day' is
 THROUGHPUT = re.compile(r"(?<![a-z])(?:throughput|total|aggregate|overall|in all|cluster)(?![a-z])|吞吐|总|整体|合计")
 
 
@@ -96,7 +105,7 @@ class LoadReader:
         if slots.get("_batch") and not any(q.rate and q.unit == "requests" for q in qs):
             return self._blank_taken(t, taken)    # a batch job's items and sizes are batch_slots.py's (a request
             # rate beside texts is a service: 'each request embeds 32 texts' is its fan-out)
-        taken += [q for q in (self._load_rate(qs, slots), self._fanout(qs, slots, t)) if q is not None]
+        taken += [q for q in (self._load_rate(qs, slots, t), self._fanout(qs, slots, t)) if q is not None]
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
         said_tokens = "token" in t or "词元" in t
         taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
@@ -155,8 +164,10 @@ class LoadReader:
         return t
 
     @staticmethod
-    def _load_rate(qs: list[Quantity], slots: dict[str, Any]) -> Quantity | None:
+    def _load_rate(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:
         q = next((q for q in qs if q.rate and q.unit in RATE_UNITS and not q.each), None)
+        if q is None:
+            q = LoadReader._period_apart(qs, t)
         if q is None:
             return None
         per_s = q.per_second() or 0.0
@@ -178,6 +189,24 @@ class LoadReader:
         elif q.average or q.rate in AVERAGE_PERIODS:
             slots["qps_basis"] = "average"        # a day's count spread over the day: not the busiest hour
         return q
+
+    @staticmethod
+    def _period_apart(qs: list[Quantity], t: str) -> Quantity | None:
+        """A count of requests, images or texts whose period is said elsewhere in its clause (one period word, one
+        such count): that period's amount, an average as a count per day is."""
+        periods = list(PERIOD_APART.finditer(t))
+        if len(periods) != 1:
+            return None
+        p = periods[0]
+        counts = [q for q in qs if not q.rate and not q.each and not q.negative and q.unit in RATE_UNITS
+                  and q.value >= MIN_APART_COUNT]
+        if len(counts) != 1:
+            return None
+        q = counts[0]
+        lo, hi = min(p.start(), q.span[0]), max(p.end(), q.span[1])
+        if CLAUSE_END.search(t[lo:hi]):
+            return None
+        return replace(q, rate=p.lastgroup)
 
     @staticmethod
     def _fanout(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:

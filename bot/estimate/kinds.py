@@ -59,7 +59,7 @@ def job_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict, mode
         if w.algorithm != "sft":      # a card whose throughput is not on file has no speed to give
             return posttrain_speed(w, model, gpu, link) if peak_tflops(gpu, w.precision)[0] else None
         if w.kind == "vision" and model is not None:
-            return _target(w, vision_speed(w, model, gpu))
+            return _target(w, vision_speed(w, model, gpu, gpus_by_id))
         if w.kind == "diffusion" and model is not None:
             return _target(w, diffusion_speed(w, model, gpu, gpus_by_id))
         if w.kind == "speech" and model is not None and w.task != "inference":

@@ -50,9 +50,29 @@ def forward_gflops(w: Workload, model: Model | None) -> tuple[float, str]:
     raise LookupError("no FLOPs on file for this vision model")
 
 
-def vision_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
+def measured_rate(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict | None) -> tuple[float, str] | None:
+    """Images per second of one GPU serving the model, from a measured inference rate on file (timm's benchmark of
+    the same network: CLIP's image tower, SAM's image encoder), scaled to `gpu` by the dense 16-bit peak (these
+    passes are large matrix multiplies) and to the image size by the pixel count; None without one."""
+    basis = model.speed_basis if model is not None else None
+    if basis is None or not gpus_by_id or basis.gpu not in gpus_by_id or basis.unit != "images/s":
+        return None
+    ref = gpus_by_id[basis.gpu]
+    peak, which = peak_tflops(gpu, w.precision)
+    ref_peak, _ = peak_tflops(ref, w.precision)
+    if not peak or not ref_peak:
+        return None
+    px = image_size(w, model)
+    res = ((basis.px or px) / px) ** 2
+    rate = basis.rate * peak / ref_peak * res
+    return rate, (f"{basis.rate:g} images/s measured on {ref.name} ({basis.at}) x {peak:g} / {ref_peak:g} TFLOPS "
+                  f"({which} peak ratio)" + (f" x {res:.2f} (pixels)" if res != 1 else ""))
+
+
+def vision_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict | None = None) -> JobSpeed:
     """Images per second on w.gpus GPUs, training (3x forward) or serving; hours for epochs over a dataset; for
-    video streams, how many streams at w.fps the GPUs keep up with."""
+    video streams, how many streams at w.fps the GPUs keep up with. Serving a model with a measured inference rate
+    on file (gpus_by_id given) scales that rate; otherwise FLOPs at VISION_EFFICIENCY."""
     g, how = forward_gflops(w, model)
     train = w.task != "inference"
     passes = 3 if train else 1
@@ -61,13 +81,17 @@ def vision_speed(w: Workload, model: Model | None, gpu: GPU) -> JobSpeed:
         raise LookupError(f"no throughput on file for {gpu.name}")
     # training replicas all-reduce their gradients every step; serving copies share nothing
     scale = dp_efficiency(w.gpus, w.nodes) if train else 1.0
-    rate = w.gpus * peak * 1e3 * VISION_EFFICIENCY / (passes * g) * scale
+    measured = None if train else measured_rate(w, model, gpu, gpus_by_id)
+    rate = w.gpus * measured[0] if measured else w.gpus * peak * 1e3 * VISION_EFFICIENCY / (passes * g) * scale
     terms = [RateTerm(name="FLOPs per image", value=round(g * passes, 2), unit="GFLOPs",
                       formula=how + (" x 3 (forward and backward)" if train else "")),
              RateTerm(name="images per second", value=round(rate, 1), unit="images/s",
-                      formula=f"{w.gpus} x {gpu.name} {which} {peak:g} TFLOPS x {VISION_EFFICIENCY:.0%} / "
-                              f"{g * passes:.1f} GFLOPs" + (scaling_formula(w.gpus, w.nodes) if train else ""))]
-    notes = [Note("vis.efficiency", f"{VISION_EFFICIENCY:.0%} of the dense peak, as NVIDIA measured ResNet-50 "
+                      formula=f"{w.gpus} x {measured[1]}" if measured else
+                      f"{w.gpus} x {gpu.name} {which} {peak:g} TFLOPS x {VISION_EFFICIENCY:.0%} / "
+                      f"{g * passes:.1f} GFLOPs" + (scaling_formula(w.gpus, w.nodes) if train else ""))]
+    notes = [Note("vis.measured", "scaled from a measured inference rate of the same network (timm's benchmark) by "
+                  "the GPUs' dense 16-bit peaks") if measured else
+             Note("vis.efficiency", f"{VISION_EFFICIENCY:.0%} of the dense peak, as NVIDIA measured ResNet-50 "
                   "training on an A100", eff=f"{VISION_EFFICIENCY:.0%}")]
     hours = None
     if train and w.dataset_items:

@@ -85,7 +85,7 @@ def image_feed(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
     if gpu is None:
         return None
     try:
-        rate = vision_speed(w.model_copy(update={"gpus": max(1, pick["gpus_total"])}), model, gpu).rate
+        rate = vision_speed(w.model_copy(update={"gpus": max(1, pick["gpus_total"])}), model, gpu, kb.gpus).rate
     except LookupError:          # no FLOPs on file for the model, or no peak for the card: nothing to compare
         return None
     need = rate / max(1, pick.get("instances") or 1)
