@@ -25,6 +25,7 @@ from bot.conversation.batch_slots import BatchReader
 from bot.conversation.cues import Cue, CueSet, _both
 from bot.conversation.dataset_slots import DatasetReader
 from bot.conversation.entities import G_MARK, M_MARK, EntityMatcher
+from bot.conversation.usage import schedule_hours
 from bot.conversation.hardware_limits import apply_limits, hardware_limits
 from bot.conversation.intents import JOB_INTENTS, IntentScorer
 from bot.conversation.normalise import MAX_CHARS, Normaliser
@@ -155,6 +156,10 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self._renting(work, slots)
         work = self._numbers(mark_before_count(work), slots, "model" in slots or "model" in ambiguous,
                              today or dt.date.today())
+        if sched := schedule_hours(text, self._num):     # '8 hours a day on weekdays': a service's hours of use
+            slots["usage_hours_month"] = sched["hours_month"]
+            slots["usage_hours_day"] = sched["hours_day"]
+            slots["usage_days_week"] = sched["days_week"]
         self._one_of_mine(work, slots)
         work = self._served_tuned_model(work)
         self._keywords(work, slots)

@@ -24,6 +24,14 @@ _WORDS = {"a few": 3, "few": 3, "a couple of": 2, "a": 1, "one": 1, "two": 2, "t
           "six": 6, "seven": 7, "eight": 8, "ten": 10, "twelve": 12, "几": 3, "两": 2, "半": 0.5}
 
 
+# the working week and the working day said in words: 5 days a week; office hours with no figure are 9 to 6 (9 h)
+WEEKDAYS = re.compile(r"(?<![a-z])(?:on\s+)?(?:weekdays|working days|business days|work days|workdays|mon(?:day)?\s*(?:-|to|through)\s*fri(?:day)?)"
+                      r"(?![a-z])|工作日|周一到周五|周一至周五|星期一到星期五")
+OFFICE_HOURS = re.compile(r"(?<![a-z])(?:office|working|business|work)\s+hours(?![a-z])|工作时间|上班时间|办公时间|白天")
+OFFICE_DAY_H = 9.0
+# a clock range ('9-6', '9am-6pm', '9:00-18:00', '9点到18点', '早9晚6'): its hours (6 after 9 is 18)
+CLOCK_RANGE = re.compile(r"(?<![\d:.])(\d{1,2})(?::00)?\s*(?:am|点)?\s*(?:-|–|to|until|到|至)\s*(\d{1,2})(?::00)?\s*(?:pm|点)?(?![\d%.:])"
+                         r"|早\s*(\d{1,2})\s*晚\s*(\d{1,2})")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")}
 _ALWAYS = re.compile(r"24\s*/\s*7|24x7|always[ -]on|around the clock|全天候|7\s*[x×*]\s*24|一直开着|常驻")
 
@@ -56,10 +64,63 @@ def _find(text: str, key: str, zh_number) -> tuple[float, str] | None:
     return None
 
 
+def _clock_hours(text: str, schedule_said: bool) -> float | None:
+    """The hours of a working day said as a clock range ('9am-6pm', '9点到18点', '早9晚6', or '9-6' beside office
+    hours or weekdays: a bare '8-12' is a range of something else)."""
+    for m in CLOCK_RANGE.finditer(text):
+        if not schedule_said and not re.search(r"am|pm|点|:|早", m.group(0)):
+            continue
+        a, b = (int(m.group(1)), int(m.group(2))) if m.group(1) else (int(m.group(3)), int(m.group(4)))
+        if not (0 <= a <= 23 and 0 <= b <= 24):
+            continue
+        if b <= a and b <= 12:
+            b += 12           # '9-6': six in the evening
+        if 2 <= b - a <= 16 and a >= 5:
+            return float(b - a)
+    return None
+
+
+def schedule_hours(text: str, zh_number: Callable[[str], float | None] | None = None) -> dict[str, Any] | None:
+    """The hours a month a service is used when the text says a working schedule ('8 hours a day on weekdays',
+    '只在工作日白天用', 'office hours 9-6'), with its parts: {hours_month, hours_day, days_week, assumed_day}; None
+    without one (a span of days or a job's length is not a schedule)."""
+    t = text.lower()
+    hours_day = _find(t, "hours_day", zh_number)
+    days_week = _find(t, "days_week", zh_number)
+    days_month = _find(t, "days_month", zh_number)
+    hours_month = _find(t, "hours_month", zh_number)
+    weekdays, office = WEEKDAYS.search(t), OFFICE_HOURS.search(t)
+    clock = _clock_hours(t, bool(weekdays or office))
+    if not (hours_day or days_week or days_month or hours_month or weekdays or office or clock) or _ALWAYS.search(t):
+        return None
+    if hours_month:
+        return {"hours_month": min(HOURS_MONTH, hours_month[0]), "hours_day": None, "days_week": None,
+                "assumed_day": False}
+    per_day = min(24.0, hours_day[0]) if hours_day else clock or (OFFICE_DAY_H if office else None)
+    assumed_day = per_day is None or (not hours_day and not clock)
+    per_day = per_day or (OFFICE_DAY_H if weekdays else 24.0)
+    if days_month:
+        days = min(DAYS_MONTH, days_month[0])
+        per_week = None
+    else:
+        per_week = days_week[0] if days_week else 5.0 if weekdays or office else 7.0
+        days = min(DAYS_MONTH, per_week * WEEKS_MONTH)
+    used = min(HOURS_MONTH, days * per_day)
+    if used >= HOURS_MONTH * 0.99:
+        return None
+    return {"hours_month": round(used, 1), "hours_day": per_day, "days_week": per_week, "assumed_day": assumed_day}
+
+
 def usage_hours(text: str, zh_number: Callable[[str], float | None] | None = None) -> dict[str, Any] | None:
     """{hours_month, span_days, months, said} or None when the text says no time of use."""
     hours_day = _find(text, "hours_day", zh_number)
     days_week = _find(text, "days_week", zh_number)
+    low = text.lower()
+    if not days_week and WEEKDAYS.search(low):          # 'on weekdays', '工作日': five days a week
+        days_week = (5.0, "")
+    if not hours_day and (days_week or OFFICE_HOURS.search(low)) and (
+            clock := _clock_hours(low, True) or (OFFICE_DAY_H if OFFICE_HOURS.search(low) else None)):
+        hours_day = (clock, "")                          # office hours, '9-6': the working day's hours
     days_month = _find(text, "days_month", zh_number)
     hours_month = _find(text, "hours_month", zh_number)
     span = _find(text, "span", zh_number)

@@ -73,6 +73,15 @@ def billing_costs(pick: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
                         "per": "job", "hours": round(hours * (1 + share), 1), "overhead_pct": round(100 * share, 1),
                         "checkpoint_min": round(interval * 60), "reclaim_every_h": RECLAIM_EVERY_H,
                         "resume": "shards" if batch else "checkpoint"})
+    elif w.method == "inference" and w.usage_hours_month and w.usage_hours_month < HOURS_MONTH:
+        # a service used on a schedule: pay-per-use for the hours used against a month's commitment, which is paid
+        # for all 730 h; it pays back only at a discount above 1 - used / 730 (the break-even utilisation)
+        used = w.usage_hours_month
+        out.append({"mode": "pay_per_use", "cost": round(hourly * used, 2), "currency": ccy, "per": "used_month",
+                    "hours": round(used, 1), "hourly": round(hourly, 4)})
+        out.append({"mode": "monthly", "cost": round(hourly * HOURS_MONTH, 2), "currency": ccy, "per": "month",
+                    "hours": HOURS_MONTH, "need_discount_pct": round(100 * (1 - used / HOURS_MONTH)),
+                    "utilisation_pct": round(100 * used / HOURS_MONTH)})
     elif w.method == "inference":      # an always-on service: its month and its year
         out.append({"mode": "pay_per_use", "cost": round(hourly * HOURS_MONTH, 2), "currency": ccy, "per": "month"})
         out.append({"mode": "pay_per_use", "cost": round(hourly * HOURS_YEAR, 2), "currency": ccy, "per": "year"})

@@ -60,6 +60,11 @@ class Slots(BaseModel):
     # a load said in tokens ('5,000 output tokens/s in total', '每秒 1 万 token', '1M tokens per minute'): tokens a
     # second, and whose tokens they are (output: generated; None: prompt and output together)
     daily_users: int | None = None            # daily active users ('日活 1 万', '50k DAU'): people a day, not at once
+    # a working schedule said ('8 hours a day on weekdays', '只在工作日白天用'): the hours a month the service is used,
+    # and its parts (usage.schedule_hours); billing compares pay-per-use for those hours against a month's commitment
+    usage_hours_month: float | None = None
+    usage_hours_day: float | None = None
+    usage_days_week: float | None = None
     token_rate: float | None = None
     token_role: Literal["input", "output"] | None = None
     # a live service: True when said ('production', '线上', '客服', 'customer-facing'), False when the user says one
@@ -296,6 +301,8 @@ class Workload(BaseModel):
     # live audio transcribed as it is spoken, with interim results (real time said): each update re-transcribes the
     # call's buffer (speech.REDECODE); without it each utterance is transcribed once, after its pause
     interim: bool = False
+    # a service used on a schedule (Slots.usage_hours_month): the hours a month it runs, for billing (None: always on)
+    usage_hours_month: float | None = Field(default=None, gt=0, le=730)
     fps: float | None = Field(default=None, gt=0, le=1000)           # frames per second per video stream
     scene_gib: float | None = Field(default=None, gt=0, le=4096)     # rendering: the scene's geometry and textures
     pipeline_parallel: int = Field(default=1, ge=1, le=1024)

@@ -489,6 +489,13 @@ def billing_lines(t: Templates, costs: list[dict[str, Any]], lang: str) -> list[
                         cost=money(c), pct=f"{c['overhead_pct']:g}", every=f"{c['reclaim_every_h']:g}",
                         ckpt=c["checkpoint_min"]) for c in job[1:]]
         return ["      " + ("；" if lang == "zh" else "; ").join(parts)]
+    used = next((c for c in costs if c["per"] == "used_month"), None)
+    full = next((c for c in costs if c["mode"] == "monthly"), None)
+    if used and full:
+        # a schedule said: pay-per-use for the hours used against a month paid whole, and the break-even
+        return ["      " + t.say("billing.schedule", lang, hours=f"{used['hours']:,.0f}", hourly=f"{used['hourly']:,.2f}",
+                                  ppu=money(used), full=money(full), pct=full["utilisation_pct"],
+                                  need=full["need_discount_pct"])]
     month = next((c for c in costs if c["per"] == "month"), None)
     year = next((c for c in costs if c["per"] == "year"), None)
     if month and year:
