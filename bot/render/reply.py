@@ -197,6 +197,8 @@ def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
 
 
 def _num(v: float) -> str:
+    if 0 < abs(v) < 1:
+        return f"{v:.2g}"           # '0.14 images/s / 0.11 per replica', not '0.1 / 0.1 = 2'
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}".rstrip("0").rstrip(".") if v != int(v) else f"{v:,.0f}"
 
 

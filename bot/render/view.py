@@ -380,7 +380,9 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], lang: st
                      total=f"{b['total_tokens']:,}", tps=f"{tps or 0:,}", conc=b["replica_concurrency"], **common)
     else:
         line = t.say("batch.line_images", lang, **common)
-    sources = list(sources or []) + ([] if b.get("encoder") else ["vllm-batch-defaults", "serving-vllm-paged-kv"])
+    # an encoder or an image model runs one forward pass an item: no engine batch defaults, no KV cache to cite
+    sources = list(sources or []) + ([] if b.get("encoder") or b["task"] == "images" else
+                                     ["vllm-batch-defaults", "serving-vllm-paged-kv"])
     out = [cite.after(line, sources)]
     deadline = (reply.get("slots") or {}).get("deadline_days")
     # the pick's own hours (as its cost line rounds them), so the two lines never disagree in the last digit
