@@ -45,6 +45,11 @@ COUNT_BEFORE_MARK = re.compile(r"(\d[\d.,]*\s*(?:k|m|mn|million|thousand|b|bn|bi
                                r"(?:张|条|个|篇|份|段|路|幅|次)?)(\s*" + M_MARK + r"\s*)(?=[a-z\u4e00-\u9fff])")
 
 
+# a video stream's frame rate ('at 15 fps', '每路 10 fps', '每秒 25 帧', '15 frames per second'): frames each stream sends
+FPS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:fps|frames?\s*(?:per|a|/)\s*(?:second|sec|s)(?![a-z])|帧\s*(?:/|每)\s*秒|帧每秒)"
+                 r"|每秒\s*(\d+(?:\.\d+)?)\s*帧")
+
+
 def mark_before_count(work: str) -> str:
     return COUNT_BEFORE_MARK.sub(lambda m: m.group(2) + m.group(1), work)
 
@@ -154,6 +159,11 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             slots["provider" if cloud in self.kb.providers else "provider_uncovered"] = cloud
         work = self._card_memory(work, slots)
         self._renting(work, slots)
+        if m := FPS.search(work):
+            fps = float(m.group(1) or m.group(2))
+            if 0 < fps <= 1000:
+                slots["fps"] = fps
+            work = self._blank(work, m.span())
         work = self._numbers(mark_before_count(work), slots, "model" in slots or "model" in ambiguous,
                              today or dt.date.today())
         if sched := schedule_hours(text, self._num):     # '8 hours a day on weekdays': a service's hours of use

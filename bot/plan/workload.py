@@ -206,6 +206,8 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update["target_rate"] = float(sized_rate(slots))     # a day's images at its busy hours' rate
     if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):
         update["streams"] = slots["concurrency"]      # '20 路视频流', '100 concurrent calls': live streams
+        if kind == "vision" and slots.get("fps"):
+            update["fps"] = float(slots["fps"])        # 'at 15 fps': each stream's frames a second (25 when not said)
         if kind == "speech":
             update["interim"] = slots.get("latency") == "low"     # 'real-time', '实时', 'live': words as spoken
             # the calls are batched a few windows at a time (the batched engine's batch_size the speed rests on),

@@ -63,6 +63,7 @@ class Slots(BaseModel):
     # a working schedule said ('8 hours a day on weekdays', '只在工作日白天用'): the hours a month the service is used,
     # and its parts (usage.schedule_hours); billing compares pay-per-use for those hours against a month's commitment
     usage_hours_month: float | None = None
+    fps: float | None = None                  # frames a second each video stream sends ('at 15 fps', '每路 10 fps')
     usage_hours_day: float | None = None
     usage_days_week: float | None = None
     token_rate: float | None = None
