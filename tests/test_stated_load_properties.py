@@ -186,3 +186,22 @@ def test_a_schedule_is_billed_for_its_hours_with_the_break_even(job):
     assert costs["used_month"]["cost"] == pytest.approx(p["hourly_total"] * used, rel=0.01)
     assert costs["month"]["need_discount_pct"] == round(100 * (1 - costs["used_month"]["hours"] / 730))
     assert f"{costs['used_month']['hours']:,.0f}" in r.text and f"{costs['month']['need_discount_pct']}%" in r.text, r.text
+
+
+@pytest.mark.parametrize("first, then, load", [
+    ("we need to generate 50k SDXL images a day", "what about 200k a day?", 200_000 / 86400 * 3),
+    ("每天生成 5 万张 SDXL 图片", "如果每天 20 万张呢？", 200_000 / 86400 * 3),
+    ("serve SDXL, 5000 images per hour", "and 20000 an hour?", 20_000 / 3600),
+    ("real-time transcription for 300 concurrent calls with whisper large-v3", "what if it's 1000 calls?", 1000),
+    ("用 whisper large-v3 做 300 路客服电话实时转写", "改成 500 路呢", 500),
+    ("run yolov8s detection on 200 camera streams at 15 fps", "what about 400 cameras?", 400 * 15),
+])
+def test_a_restated_amount_is_the_new_load(first, then, load):
+    """A follow-up that restates the amount without its unit re-sizes the same load ('200k a day' had been read as a
+    204,800-token sequence and the 50k-a-day fleet kept; '1000 calls' was dropped)."""
+    state: dict = {}
+    _r, state = _core().turn(first, state)
+    r, _ = _core().turn(then, state)
+    cap = _pick(r)["capacity"]
+    assert cap["load"] == pytest.approx(load, rel=0.01), (cap, r.text)
+    assert cap["enough"], r.text

@@ -90,6 +90,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     new = parse.slots.filled()
     new.pop("topic", None)
     new = _scaled_load(state.get("slots") or {}, new)
+    new = _restated_amount(state.get("slots") or {}, new, parse.text)
     new_model = "model" in new or "params_b" in new
     ambiguous = list(parse.ambiguous.get("model") or [])
     intent = parse.intent
@@ -288,6 +289,45 @@ def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     if "concurrency" in scaled and old.get("concurrency_users"):
         scaled["concurrency_users"] = True        # the same people, more of them: still not all in flight
     return {**new, **scaled}
+
+
+# a follow-up that restates the amount of a load already sized, without its unit ('what about 200k a day?', '如果每天
+# 20 万张呢', 'what if it's 1000 calls?', '改成 500 路呢'): a number, its multiplier, and a period or a stream's noun
+_AMOUNT = re.compile(r"(?<![\d.])(\d+(?:[.,]\d+)*)\s*(k|m|万|千|百万|亿)?(?![\d])")
+_AMOUNT_PERIOD = re.compile(r"(?<![a-z])(?:a|per|an|each|every)\s+(day|hour|week|month)(?![a-z])|/\s*(day|hour)|"
+                            r"每(天|日|小时|周|月)|(天|日|小时|周|月)")
+_AMOUNT_STREAMS = re.compile(r"(?<![a-z])(?:calls?|streams?|cameras?|channels?|users?|sessions?)(?![a-z])|路|通话|摄像头")
+_PERIOD_OF = {"day": "day", "hour": "hour", "week": "week", "month": "month", "天": "day", "日": "day",
+              "小时": "hour", "周": "week", "月": "month"}
+_MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8}
+
+
+def _restated_amount(old: dict[str, Any], new: dict[str, Any], text: str) -> dict[str, Any]:
+    """A load sized before (a count per period, or streams at once) restated as a bare number in a follow-up: the
+    same load at the new amount, in the same unit and period ('200k a day' after '50k SDXL images a day' is 200,000
+    images a day, not a 204,800-token sequence; '1000 calls' after '300 concurrent calls' is 1,000 streams)."""
+    if not text or any(k in new for k in ("qps", "load", "concurrency", "daily_users", "token_rate", "model")):
+        return new
+    t = text.lower()
+    m = _AMOUNT.search(t)
+    if not m:
+        return new
+    try:
+        n = float(m.group(1).replace(",", "")) * _MULT.get(m.group(2) or "", 1)
+    except ValueError:
+        return new
+    after = t[m.end():m.end() + 16]
+    load = old.get("load") or {}
+    period = _AMOUNT_PERIOD.search(after) or _AMOUNT_PERIOD.search(t[max(0, m.start() - 8):m.start()])
+    said = next((g for g in period.groups() if g), None) if period else None
+    if load.get("count") and old.get("qps") and said and _PERIOD_OF.get(said) == load.get("period") and n > 0:
+        ratio = n / load["count"]
+        out = {k: v for k, v in new.items() if k not in ("seq_len", "tokens", "dataset_items", "items")}
+        return {**out, "qps": float(f"{old['qps'] * ratio:.5g}"), "load": {**load, "count": n}}
+    if old.get("concurrency") and _AMOUNT_STREAMS.match(after.strip().lstrip("个")) and 1 <= n <= 100_000:
+        out = {k: v for k, v in new.items() if k not in ("seq_len", "tokens", "dataset_items", "items")}
+        return {**out, "concurrency": int(n)}
+    return new
 
 
 def _rescaled_gpus(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
