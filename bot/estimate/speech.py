@@ -133,6 +133,11 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
                               formula=f"{w.streams} streams / {per_gpu} per GPU ({rtf:.1f}x real time batched x "
                                       f"{STREAM_UTILISATION:.0%}" + (f" / {REDECODE:g} re-transcriptions)" if interim
                                                                      else ", each utterance once)")))
+    if live and not interim:
+        with_interim = streams_per_gpu(rtf, REDECODE)
+        terms.append(RateTerm(name="GPUs with interim results", value=math.ceil(w.streams / with_interim),
+                              unit="GPUs", formula=f"{w.streams} streams / {with_interim} per GPU (each second "
+                                                   f"re-transcribed {REDECODE:g} times as words are shown live)"))
     if interim:
         final = streams_per_gpu(rtf)
         terms.append(RateTerm(name="GPUs for final transcripts only", value=math.ceil(w.streams / final),

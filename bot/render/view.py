@@ -351,6 +351,13 @@ def _speed_lines(reply: dict[str, Any], sp: dict[str, Any], t: Templates, lang: 
                                       streams=f"{sp['target']:,.0f}", gpus=sp.get("gpus_for_target") or "?",
                                       final=final["formula"].split(" / ")[1].split(" ")[0],
                                       final_gpus=f"{final['value']:,.0f}"))
+    interim = next((x for x in sp.get("terms") or [] if x.get("name") == "GPUs with interim results"), None)
+    if sp.get("streams_per_gpu") and interim and sp.get("target"):
+        # live calls sized at final transcripts only (no real time said): what words shown live would cost
+        lines.append("      " + t.say("jobspeed.live_final", lang, per=sp["streams_per_gpu"],
+                                      streams=f"{sp['target']:,.0f}", gpus=sp.get("gpus_for_target") or "?",
+                                      interim=interim["formula"].split(" / ")[1].split(" ")[0],
+                                      interim_gpus=f"{interim['value']:,.0f}"))
     if sp.get("gpus_for_target") and not (recs and recs[0].get("capacity")):     # the capacity line says it
         lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
                                       unit=t.say(f"unit.{sp['unit']}", lang)))
