@@ -14,6 +14,11 @@ from typing import Any
 
 from bot.conversation.cues import CueSet
 
+# '500 images/s', '2,000 frames per second', '50k images a day': a rate, the service's load (load_slots.py), not a
+# count of items to work through
+RATE_AFTER = re.compile(r"\s*(?:/\s*(?:s|sec|second|min|minute|h|hr|hour|d|day)(?![a-z])|fps(?![a-z])|"
+                        r"(?:per|a|an|every|each)\s+(?:second|sec|minute|min|hour|day|week|month)(?![a-z])|"
+                        r"每(?:秒|分钟|小时|天|日|周|月))")
 AT_ONCE = re.compile(r"(?<![a-z])(?:simultaneous|concurrent|parallel|live|active)(?![a-z])")
 MIN_ITEMS = 100           # '4 images' is a request, not a batch job; '10k images' is
 MAX_ITEMS = 1e12
@@ -82,7 +87,7 @@ class BatchReader:
         # '300 simultaneous calls', '50 concurrent requests': a load at once (the concurrency slot), not a count of
         # items to work through
         hits = [(unit, m) for unit, rx in (*self.rx_items_en, *self.rx_items_zh) for m in [rx.search(t)]
-                if m and not AT_ONCE.search(m.group(0))]
+                if m and not AT_ONCE.search(m.group(0)) and not RATE_AFTER.match(t, m.end())]
         if not hits:
             return t
         unit, m = min(hits, key=lambda h: h[1].start())

@@ -53,6 +53,13 @@ SHARE_AT_ONCE = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*(?:的人|的用户|的员工
                            r"(\d+(?:\.\d+)?)\s*%\s*(?:of them\s*)?(?:are\s*)?(?:online|active|concurrent|using it)"
                            r"(?:\s*(?:at once|at the same time|simultaneously|concurrently|at peak))?")
 MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8}
+# video streams ('200 个摄像头', '200 camera streams', '500 路视频'): with a frame rate each ('每路 25fps', 'at 25 fps'),
+# the frames a second the service must keep up with is their product, not one stream's rate
+STREAMS = re.compile(rf"{_N}\s*(?:个|路|台|部)?\s*(?:监控)?(?:摄像头|摄像机|相机|路视频|路监控|路视频流|路流|路)|"
+                     rf"{_N}\s*(?:ip\s+|cctv\s+|security\s+|live\s+)?(?:camera|video|rtsp|cctv)?\s*"
+                     r"(?:cameras|camera streams|camera feeds|video streams|video feeds|streams|feeds)(?![a-z])")
+MAX_FPS = 240
+MAX_STREAMS = 1e6
 MAX_DAILY_USERS = 5e9
 # a generation speed said of one user or stream ('each user should get 25 tokens/s', '每个用户每秒 20 个 token',
 # '生成速度 30 token/s', 'decode speed of 40 tok/s'): the time per output token each must get; not a throughput
@@ -92,6 +99,7 @@ class LoadReader:
         if m and 1 <= float(m.group(1) or m.group(2)) <= MAX_PEAK_FACTOR:
             slots["peak_factor"] = float(m.group(1) or m.group(2))
             t = self._blank(t, m.span())
+        t = self._video_streams(t, slots)
         if self.rx_one_copy.search(t):
             slots["production"] = False
         elif self.rx_production.search(t):
@@ -118,6 +126,26 @@ class LoadReader:
         if (tokens := self._token_rate([q for q in qs if q is not speed], slots, t)) is not None:
             taken.append(tokens)
         return self._blank_taken(t, taken)
+
+    def _video_streams(self, t: str, slots: dict[str, Any]) -> str:
+        """Video streams and each one's frame rate ('200 个摄像头，每路 25fps', '200 camera streams at 25 fps'): the
+        service's load is streams x fps frames a second (it was one stream's 25 frames a second, and one T4 for 200
+        cameras). Both are blanked, so that the streams are not read as users at once."""
+        m = STREAMS.search(t)
+        if m is None:
+            return t
+        num, mult = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        streams = float(num) * MULT.get(mult or "", 1)
+        fps = next((q for q in self.quantities.find(t) if q.unit == "images" and q.rate == "second"
+                    and 0 < q.value <= MAX_FPS and not q.negative), None)
+        if fps is None or not 1 <= streams <= MAX_STREAMS:
+            return t
+        total = streams * fps.value
+        slots["load"] = {"count": total, "unit": "images", "period": "second", "streams": int(streams),
+                         "fps": fps.value}
+        slots["qps"] = float(f"{total:.5g}")
+        slots["qps_basis"] = "peak"          # every stream at once, all day: the rate to sustain, not an average
+        return self._blank(self._blank(t, fps.span), m.span())
 
     def _share_at_once(self, t: str, slots: dict[str, Any]) -> str:
         """'5000 名员工使用，高峰时大约 10% 同时在线': 500 people at once (users, who read between answers)."""
