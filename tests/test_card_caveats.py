@@ -42,3 +42,11 @@ def test_the_card_led_with_says_what_it_cannot_do(core, what, lang, template, gp
 def test_cards_that_have_it_get_no_caveat(core, lang, template):
     reply, _ = core.turn(template.format(n=8, gpu="A100"), {})
     assert not any(p in reply.text for pair in CAVEAT.values() for p in pair), reply.text
+
+
+@pytest.mark.parametrize("text", ["我们有 32 张 910B（4 台 Atlas 800T A2），继续预训练 Qwen2.5-14B，200B token，要多久",
+                                  "用 8 张 910B4 做 Qwen2.5-7B 的 LoRA 微调，5 万条样本每条 2k token",
+                                  "lora qwen2.5-72b on ascend 910b, 50k samples of 4k tokens"])
+def test_ascend_cards_get_no_nvidia_caveat(core, text):
+    reply, _ = core.turn(text, {})
+    assert not any(p in reply.text for pair in CAVEAT.values() for p in pair), reply.text

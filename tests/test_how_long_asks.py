@@ -33,3 +33,17 @@ def test_how_long_after_a_job_is_answered_with_its_time(core, lang, job, ask):
     assert reply.lang == lang
     first = reply.text.split("\n")[0]
     assert any(w in first for w in TIME), first
+
+
+ASKED_FOR_WORK = ("give the tokens", "Say how many training tokens", "请给出 token 总数", "告诉我训练 token 数")
+
+
+@pytest.mark.parametrize("text", ["we have 32 ascend 910b4 cards, continue pretraining qwen2.5-7b on 50B tokens, how long",
+                                  "我们有 8 张 910B4，继续预训练 Qwen2.5-7B，50B token，要多久",
+                                  "8 张 910B4 LoRA 微调 Qwen2.5-7B，5 万条样本每条 2k，要多久"])
+def test_work_said_is_never_asked_for(core, text):
+    """A card with no speed on file cannot be timed: the answer says that, not 'give me the tokens' after they were
+    given."""
+    reply, _ = core.turn(text, {})
+    assert reply.work is not None, reply.text
+    assert not any(w in reply.text for w in ASKED_FOR_WORK), reply.text

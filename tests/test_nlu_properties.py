@@ -2,6 +2,7 @@
 the same parse. Example counts are kept modest so the file runs in well under 20 s."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -70,3 +71,13 @@ def test_serving_on_several_machines_gets_a_reply(core):
     """Serving with nodes and no GPU count assumes 8 GPUs per node (was a crash: nodes > gpus)."""
     reply, _ = core.turn("serve deepseek-v3 on 2 machines", {})
     assert reply.status == "answer"
+
+
+@pytest.mark.parametrize("said, gpu, cards, nodes", [
+    ("32 张 910B（4 台 Atlas 800T A2）", "910b", 32, 4), ("32 张 910B (4 台)", "910b", 32, 4),
+    ("32 张 910B 4 台", "910b", 32, 4), ("16 x A100 (2 nodes)", "a100", 16, 2), ("4 张 910B4", "ascend-910b4", 4, None),
+    ("8x H100 (SXM)", "h100-sxm", 8, None), ("A100 (80GB)", "a100-80gb", None, None)])
+def test_a_count_after_a_card_is_not_its_variant(core, said, gpu, cards, nodes):
+    """'910B（4 台' is 910B cards and 4 machines: the compacted text had read it as the 32 GB 910B4."""
+    s = core.parser.parse("继续预训练 Qwen2.5-14B，" + said).slots
+    assert (s.gpu_model, s.gpus, s.nodes) == (gpu, cards, nodes)

@@ -159,7 +159,7 @@ class EntityMatcher:
             start = compact.find(key)
             while start != -1:
                 s, e = pos[start], pos[start + len(key) - 1] + 1
-                ok = self._boundary_ok(text, s, e)
+                ok = self._boundary_ok(text, s, e) and not _glued_count(text, s, e)
                 if not ok and plural and e < len(text) and text[e] == "s" and self._boundary_ok(text, s, e + 1):
                     ok, e = True, e + 1
                 if ok and not any(s < te and ts < e for ts, te in taken):
@@ -401,3 +401,16 @@ def _same_shape(token: str, alias_key: str) -> bool:
     if "".join(numbers).replace(".", "") != "".join(anumbers).replace(".", ""):
         return False
     return all(any(fuzz.ratio(w, a) >= 75 for a in awords) for w in words if len(w) >= 2)
+
+
+_GLUE_BREAK = re.compile(r"[,，、;；]")
+_COUNT_AFTER = re.compile(r"\s*(?:台|张|个|块|卡|节点|机|nodes?|machines?|servers?|boxes|cards?|gpus?|x(?![a-z]))")
+
+
+def _glued_count(text: str, s: int, e: int) -> bool:
+    """A name matched across a bracket or comma, or whose last piece is a count of something else: '910B（4 台' and
+    '910B 4 台' are 910B cards and 4 machines, not a 910B4 (the spaced text is compacted before matching)."""
+    if _GLUE_BREAK.search(text[s:e]):
+        return True
+    last = re.search(r"[\s(（\[【](\d+)$", text[s:e])
+    return bool(last and _COUNT_AFTER.match(text, e))

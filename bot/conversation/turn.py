@@ -722,6 +722,9 @@ class Core:
         if verdict.get("gpu"):
             said = verdict.get("caveats") or []
             return [(self.templates.say(key, lang), cite) for key, cite in said]
+        pick = (advice.recommendations or [{}])[0]
+        if getattr(self.kb.gpus.get(pick.get("gpu") or ""), "vendor", None) != "nvidia":
+            return []
         return [(self.templates.say(key, lang, **ctx), cite) for key, ctx, cite in advice.notes if key in CARD_NOTES]
 
     def _asks(self, text: str) -> list[str]:
@@ -992,7 +995,8 @@ class Core:
             # 'H800 要多少卡多久': the card asked about, when it holds the job and is timed, before any rental
             row = (named or {}).get("row") or {}
             asked = {**row, "label": "named"} if row.get("fits") and row.get("job_hours") else None
-            v = verdict_math.time_verdict(mine or asked or rental, slots.get("deadline_days"))
+            v = verdict_math.time_verdict(mine or asked or rental, slots.get("deadline_days"),
+                                          work_said=reply.work is not None)
             line = say_verdict.time_line(self.templates, v, lang)
         if ("enough" in asks or "how_long" in asks) and reply.view is not None:
             reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))     # first, on every surface

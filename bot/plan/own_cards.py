@@ -131,6 +131,7 @@ class OwnCardsStage:
             return
         plan, name, sources = own
         row = own_row(plan, name)
+        row["work_said"] = bool(job.w.tokens or job.slots.get("dataset_items"))    # an untimed row says why
         if job.targets.items and plan.fits and plan.gpu is not None:
             self._own_batch(job, plan, row)
         if plan.fits:
@@ -164,6 +165,8 @@ class OwnCardsStage:
         """What the card named can't do for this job (bf16 before Ampere, FP8 compute before Ada, 4-bit or INT8
         kernels on Volta): the same check rules the rental pick is read against, on the user's card, so that
         'bf16 on our V100s' is answered with the fp16 it must run in."""
+        if gpu.vendor != "nvidia":
+            return []          # the rules read NVIDIA generations (an Ascend card's bf16 is its own matter)
         facts = {**job.facts, **NO_PICK_FACTS, "pick_bf16": gpu.bf16, "pick_arch": arch_family(gpu)}
         notes = evaluate(self.rules, facts, "check", job.lang).notes
         return [(key, list(cite)) for key, cite, _rid in notes if key in CARD_NOTES]

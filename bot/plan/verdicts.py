@@ -403,13 +403,15 @@ def budget_verdict(pick: dict[str, Any] | None, slots: dict[str, Any]) -> dict[s
     return v
 
 
-def time_verdict(plan: dict[str, Any] | None, deadline_days: float | None) -> dict[str, Any]:
+def time_verdict(plan: dict[str, Any] | None, deadline_days: float | None, work_said: bool = False) -> dict[str, Any]:
     """'How long?': the plan's wall-clock time; against a deadline, whether it meets it and, if not, the fewest
-    cards that could (linear in cards, so a floor: scaling out loses some speed to communication)."""
+    cards that could (linear in cards, so a floor: scaling out loses some speed to communication). With the work
+    said and no time, what is missing is the card's speed on file, not the work (never ask for what was said)."""
     v: dict[str, Any] = {"kind": "how_long", "deadline_days": deadline_days}
     hours = (plan or {}).get("job_hours")
     if not plan or not hours:
-        v.update(answer="unknown", missing="work" if plan else "plan")
+        v.update(answer="unknown", missing=("speed" if work_said else "work") if plan else "plan",
+                 gpu_name=(plan or {}).get("gpu_name"))
         return v
     cards = plan.get("gpus_total") or plan.get("cards") or 1
     v.update(hours=round(hours, 1), days=round(hours / 24, 1), cards=cards, gpu_name=plan.get("gpu_name"),

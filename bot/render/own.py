@@ -145,7 +145,9 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], l
             out.append(t.say(key, lang, machines=row["instances"], rate=f"{row.get('network_gbps') or 25:g}",
                              hours=f"{row['job_hours_rdma']:,.0f}", days=days_text(row['job_hours_rdma'])))
     elif row["fits"] and (row["layout"] or {}).get("kv_dtype") is None and row.get("mfu") is None:
-        out.append(t.say("yours.hours_unknown", lang))         # training, no tokens: how long needs them
+        # training, no time: with no tokens, how long needs them; with them said, the card has no speed on file
+        out.append(t.say("yours.hours_no_speed" if row.get("work_said") else "yours.hours_unknown", lang,
+                         gpu=row["gpu_name"]))
     elif row["fits"] and row.get("capacity") and row["capacity"]["unit"] != "sequences" and not row.get("encoder"):
         out.append(capacity_text(row, t, lang))
     elif row["fits"] and row.get("encoder"):

@@ -146,7 +146,7 @@ def budget_line(t: Templates, v: dict[str, Any], lang: str) -> str:
 def time_line(t: Templates, v: dict[str, Any], lang: str) -> str:
     """'About 3.7 days (89 h) on 64 x H100' / 'No: 64 H100 need about 19 days; 30 days needs at least 42'."""
     if v["answer"] == "unknown":
-        return t.say(f"verdict.how_long.missing_{v['missing']}", lang)
+        return t.say(f"verdict.how_long.missing_{v['missing']}", lang, gpu=v.get("gpu_name") or "")
     ctx = dict(hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])), days=f"{v['days']:g}", cards=v["cards"], gpu=v.get("gpu_name") or "",
                deadline=f"{v['deadline_days']:g}" if v.get("deadline_days") else "", need=v.get("cards_needed"))
     # a job under a day is said in hours alone: '0.80 h (0 days)' reads as a contradiction
