@@ -128,9 +128,9 @@ class LoadReader:
         return self._blank_taken(t, taken)
 
     def _video_streams(self, t: str, slots: dict[str, Any]) -> str:
-        """Video streams and each one's frame rate ('200 个摄像头，每路 25fps', '200 camera streams at 25 fps'): the
-        service's load is streams x fps frames a second (it was one stream's 25 frames a second, and one T4 for 200
-        cameras). Both are blanked, so that the streams are not read as users at once."""
+        """Video streams and each one's frame rate ('200 个摄像头，每路 25fps', '200 camera streams at 25 fps'): streams
+        live at once, each at that rate, so the service's load is streams x fps frames a second (it was one stream's
+        25 frames a second, and one T4 for 200 cameras). Both are blanked, so that neither is read again."""
         m = STREAMS.search(t)
         if m is None:
             return t
@@ -138,14 +138,13 @@ class LoadReader:
         streams = float(num) * MULT.get(mult or "", 1)
         fps = next((q for q in self.quantities.find(t) if q.unit == "images" and q.rate == "second"
                     and 0 < q.value <= MAX_FPS and not q.negative), None)
-        if fps is None or not 1 <= streams <= MAX_STREAMS:
+        rate = fps.value if fps is not None else slots.get("fps")       # the frame rate read already (nlu.FPS)
+        if not rate or not 1 <= streams <= MAX_STREAMS or rate > MAX_FPS:
             return t
-        total = streams * fps.value
-        slots["load"] = {"count": total, "unit": "images", "period": "second", "streams": int(streams),
-                         "fps": fps.value}
-        slots["qps"] = float(f"{total:.5g}")
-        slots["qps_basis"] = "peak"          # every stream at once, all day: the rate to sustain, not an average
-        return self._blank(self._blank(t, fps.span), m.span())
+        # the streams are live all at once (the concurrency slot), each at its frame rate (the fps slot): the
+        # planner sizes streams x fps frames a second (plan/capacity.py), and a follow-up can change either
+        slots["concurrency"], slots["fps"] = int(streams), rate
+        return self._blank(self._blank(t, fps.span) if fps is not None else t, m.span())
 
     def _share_at_once(self, t: str, slots: dict[str, Any]) -> str:
         """'5000 名员工使用，高峰时大约 10% 同时在线': 500 people at once (users, who read between answers)."""

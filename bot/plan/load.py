@@ -68,7 +68,7 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
                 daily_users=daily, requests_per_user=REQUESTS_PER_DAILY_USER if daily else None,
                 pair_tokens=(slots.get("seq_len") or slots.get("request_tokens")) if fanout else None,
                 output_tokens=slots.get("output_tokens"),
-                min_replicas=min_replicas(slots), streams=said.get("streams"), fps=said.get("fps"))
+                min_replicas=min_replicas(slots))
 
 
 def with_daily_users(slots: dict[str, Any]) -> dict[str, Any]:

@@ -196,8 +196,6 @@ class Load(BaseModel):
     input_tokens: int | None = None    # each request's prompt, as said
     output_tokens: int | None = None   # each request's generated tokens, as said
     min_replicas: int = 1              # a production service keeps serving while one replica fails or updates
-    streams: int | None = None         # video streams, each at `fps` frames a second: the rate is their product
-    fps: float | None = None
 
 
 class Workload(BaseModel):

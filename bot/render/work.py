@@ -72,9 +72,6 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
         text = t.say("work.load.daily_users", lang, users=f"{load['daily_users']:,}", per=f"{load['requests_per_user']:g}",
                      count=count, average=_per_s(load["average_per_s"]), factor=f"{load['peak_factor']:g}",
                      rate=_per_s(per_query))
-    elif load.get("streams") and load.get("fps"):     # '200 streams x 25 frames/s = 5,000 images/s'
-        text = t.say("work.load.streams", lang, streams=f"{load['streams']:,}", fps=f"{load['fps']:g}",
-                     rate=_per_s(per_query), unit=unit)
     elif load["unit"] == "audio_hours" and count:     # hours of audio per hour of wall clock: x real time
         text = t.say("work.load.audio", lang, count=count, period=period, rate=_per_s(load["amount"]))
     elif load["basis"] == "average" and count:
