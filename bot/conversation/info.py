@@ -76,7 +76,8 @@ def billing(kb: KnowledgeBase, slots: dict[str, Any], provider: str) -> dict[str
 
 
 # ----- flavors named in a question ------------------------------------------------------------------------------
-FLAVOR_TOKEN = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z0-9_-]*\d[a-z0-9_-]*\.[a-z0-9]+(?:\.\d+)?)(?![a-z0-9_-])")
+# Alibaba's sizes carry its service's prefix ('ecs.gn7i-c8g1.2xlarge')
+FLAVOR_TOKEN = re.compile(r"(?<![a-z0-9_.-])((?:ecs\.)?[a-z][a-z0-9_-]*\d[a-z0-9_-]*\.[a-z0-9]+(?:\.\d+)?)(?![a-z0-9_-])")
 _INDEX: dict[str, tuple[dict[str, list[str]], dict[str, list[str]]]] = {}
 _DOTLESS: dict[str, re.Pattern | None] = {}
 
@@ -117,13 +118,20 @@ def flavors_named(kb: KnowledgeBase, text: str, provider: str | None = None) -> 
     low = text.lower()
     found: list[list[str]] = []
     unknown: list[dict[str, Any]] = []
+    of_family: list[list[str]] = []
     for m in FLAVOR_TOKEN.finditer(low):
         tok = m.group(1)
         if tok in names:
             found.append(names[tok])
-        elif re.fullmatch(r"[a-z][a-z0-9-]*\.(?:\d*x?large|medium|small|micro)(?:\.\d+)?", tok):
-            # shaped like an instance size ('p9s.2xlarge.8', 'g9.xlarge') but not on file
-            unknown.append({"name": tok, "did_you_mean": did_you_mean(tok, list(names), limit=3, cutoff=70)})
+        else:
+            if re.fullmatch(r"[a-z][a-z0-9-]*\.(?:\d*x?large|medium|small|micro)(?:\.\d+)?", tok):
+                # shaped like an instance size ('p9s.2xlarge.8', 'g9.xlarge') but not on file
+                unknown.append({"name": tok, "did_you_mean": did_you_mean(tok, list(names), limit=3, cutoff=70)})
+            fam = next((families[w] for seg in tok.split(".") for w in (seg, seg.split("-")[0]) if w in families),
+                       None)
+            if fam:      # 'g5.12xlarge', 'ecs.gn7i-c8g1.2xlarge': a size not on file of a family that is
+                mine = [i for i in fam if kb.flavors[i].provider == provider] if provider else []
+                of_family.append(mine or fam)
         low = low.replace(tok, " ")
     rx = _dotless_rx(kb)
     for m in list(rx.finditer(low)) if rx else []:
@@ -137,10 +145,11 @@ def flavors_named(kb: KnowledgeBase, text: str, provider: str | None = None) -> 
             found.append(ids)
             low = low.replace(m.group(1), " ")
     for fam, ids in families.items():
-        if re.search(rf"(?<![a-z0-9_.-]){re.escape(fam)}(?![a-z0-9_-])", low):
+        if re.search(rf"(?:(?<=ecs\.)|(?<![a-z0-9_.-])){re.escape(fam)}(?![a-z0-9_-])", low):
             mine = [i for i in ids if kb.flavors[i].provider == provider] if provider else []
             found.append(mine or ids)
-    return {"groups": found, "unknown": unknown, "guessed": guessed}
+    # the families of sizes not on file: the cloud and card the user means, for a job planned on them
+    return {"groups": found, "unknown": unknown, "guessed": guessed, "of_family": of_family}
 
 
 LONG_NAME = re.compile(r"(?<![a-z0-9_.-])([a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,})(?![a-z0-9_.-])")

@@ -396,8 +396,11 @@ class Core:
         if parse.intent not in ("train", "finetune", "inference") or s.gpu_model or s.gpu_models:
             return
         named = info.flavors_named(self.kb, parse.text, s.provider)
-        if named["groups"]:
-            f = self.kb.flavors[named["groups"][0][0]]
+        # a size not on file of a family that is ('g5.12xlarge', 'ecs.gn7i-c8g1.2xlarge'): that family's card and
+        # cloud, not the default cloud's cheapest (set4 'named cloud swapped')
+        groups = named["groups"] or named["of_family"]
+        if groups:
+            f = self.kb.flavors[groups[0][0]]
             s.gpu_model, s.provider = f.gpu, s.provider or f.provider
 
     def _cloud_of_flavors(self, parse) -> None:
@@ -406,7 +409,8 @@ class Core:
         s = parse.slots
         if s.provider or s.provider_uncovered:
             return
-        groups = info.flavors_named(self.kb, parse.text)["groups"]
+        named = info.flavors_named(self.kb, parse.text)
+        groups = named["groups"] or named["of_family"]
         clouds = {self.kb.flavors[i].provider for ids in groups for i in ids}
         if len(clouds) == 1:
             s.provider = clouds.pop()

@@ -167,6 +167,18 @@ def _derived_date(dates: list[dt.date | None]) -> dt.date | None:
     return None if any(d is None for d in dates) or not dates else min(dates)
 
 
+BORROWED_MARK = "not a {provider} price"       # the end of a borrowed price's basis (_median_rate)
+
+
+def borrowed(f: Flavor) -> bool:
+    """Is the flavor's price borrowed from other vendors' pages (the median of other clouds' list prices for its
+    GPU, _median_rate), not its vendor's own? Such a figure says what the card costs elsewhere, not what this
+    vendor charges: it never wins a ranking over a plan with its vendor's own published price (set4 'named cloud
+    swapped' and the default pick: a Huawei H100 PCIe size priced from Lambda's H100 page)."""
+    p = f.price
+    return bool(p and p.kind == "indicative" and BORROWED_MARK.format(provider=f.provider) in (p.basis or ""))
+
+
 def _median_rate(f: Flavor, rows: list[tuple[str, _Row]], gpus: Mapping[str, GPU]) -> Price:
     od = statistics.median(r[0] for _p, r in rows) * f.gpu_count
     spots = [r[1] for _p, r in rows if r[1] is not None]
@@ -174,7 +186,7 @@ def _median_rate(f: Flavor, rows: list[tuple[str, _Row]], gpus: Mapping[str, GPU
     providers = [p for p, _r in rows]
     name = gpus[f.gpu].name if f.gpu in gpus else f.gpu
     basis = (f"median over {', '.join(providers)} of each cloud's lowest list price per {name} GPU-hour, "
-             f"times {f.gpu_count} GPU(s); not a {f.provider} price")
+             f"times {f.gpu_count} GPU(s); " + BORROWED_MARK.format(provider=f.provider))
     return Price(on_demand=round(od, 4), spot=round(spot, 4) if spot is not None else None, currency="USD",
                  kind="indicative", date=_derived_date([r[2] for _p, r in rows]),
                  date_basis=_derived_date_basis([r[2] for _p, r in rows]), region=None, basis=basis,

@@ -38,6 +38,10 @@ class Sizer:
         self.mfu_floor: float | None = None
         # (GPUs by id, models) for the speed models of images, audio and denoisers (kinds.job_speed); set by the advisor
         self.speed_ctx: tuple[dict, list] | None = None
+        # a served LLM's sizing workloads at fewer sequences than `w` (job_stage), tried on a one-card flavor that does
+        # not hold `w`; (card GiB, cards, GPUs) -> the sequences and tokens each the plan's estimate was made at
+        self.fewer: list[tuple[int, Workload]] = []
+        self.seqs: dict[tuple[float, int, int], tuple[int, int]] = {}
 
     def est(self, n: int) -> MemoryEstimate:
         return estimate_on(self.w, self.model, n, self.cache)
@@ -60,7 +64,7 @@ class Sizer:
         if one.per_gpu_gib <= usable:
             return 1, 1, one
         if self.w.method == "inference":
-            return self._serving_plan(f, usable)
+            return self._serving_plan(f, usable) or self._fewer_plan(f, usable)
         split = self._micro_batch_plan(f, usable)
         if split:
             return split
@@ -97,6 +101,20 @@ class Sizer:
                 self.micro[(f.gpu_memory_gib, f.gpu_count)] = (mb, acc)
                 return 1, 1, est
             mb //= 2
+        return None
+
+    def _fewer_plan(self, f: Flavor, usable: float) -> Plan | None:
+        """A one-card flavor that holds the weights and one or two sequences, not the few the replica is first
+        sized at: one replica on it at those (the load then sets how many), instead of no plan on it at all (an 8B
+        model with 6k-token RAG prompts on a 24 GB A10G: not 7 x 8-card g5.48xlarge because a g5.xlarge 'does not
+        fit' four such prompts)."""
+        if f.gpu_count != 1:
+            return None
+        for c, cw in self.fewer:
+            est = estimate_on(cw, self.model, 1, {})
+            if est.per_gpu_gib <= usable:
+                self.seqs[(f.gpu_memory_gib, f.gpu_count, 1)] = (c, cw.context)
+                return 1, 1, est
         return None
 
     def _serving_plan(self, f: Flavor, usable: float) -> Plan | None:

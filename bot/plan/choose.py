@@ -44,7 +44,8 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
     recs = [_label(pick, "pick")]
     # the cheapest is shown as an option the user could take: one that meets their targets (a plan missing the
     # deadline is not a cheaper way to do the same job), else one within the horizon
-    sensible = [r for r in fitting if not r.get("breaks") and _no_more_demoted(r, pick)] or \
+    sensible = [r for r in fitting if not r.get("breaks") and _no_more_demoted(r, pick)
+                and _no_more_demoted(r, pick, "borrowed")] or \
         [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
     cheap = min(sensible, key=lambda r: (job_price(r), r.get("hours") or 0, r["id"]))
     if cheap is not pick and job_price(cheap) < job_price(pick):
@@ -117,7 +118,8 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
         return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
     simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
                and not (r.get("tight") and not pick.get("tight"))      # critic.prefer_roomy: not back to an OOM risk
-               and not _slower(r, pick) and _no_more_demoted(r, pick) and (r.get("named") or not pick.get("named"))]
+               and not _slower(r, pick) and _no_more_demoted(r, pick) and _no_more_demoted(r, pick, "borrowed")
+               and (r.get("named") or not pick.get("named"))]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
 
 
@@ -126,12 +128,12 @@ def _flagged(r: Row) -> bool:
     return getattr(price, "kind", None) == "flagged"
 
 
-def _no_more_demoted(r: Row, pick: Row) -> bool:
+def _no_more_demoted(r: Row, pick: Row, flag: str = "demoted") -> bool:
     """A plan the rules demote (several instances with no documented RDMA between them) is not offered as the
     simpler or cheaper way to do what the pick does without that leap: three 1-GPU VMs over a network of unknown
     kind are not simpler than one 4-GPU instance, and their lower hourly price is not a cheaper job when the
     job's length is unknown."""
-    return not r.get("demoted") or bool(pick.get("demoted"))
+    return not r.get(flag) or bool(pick.get(flag))
 
 
 def _nearest(fitting: list[Row]) -> Row | None:

@@ -264,11 +264,13 @@ class CompareStage:
 
     def _compare_side(self, intent: str, name: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str
                       ) -> dict[str, Any]:
-        """One GPU's side of a comparison: its best plan on any cloud, or, when no flavor on file rents it, how many
-        of its cards hold the job."""
+        """One GPU's side of a comparison: its best plan on the cloud the user named (else on any cloud; on another
+        only when the named one has no size of it that holds the job, and said), or, when no flavor on file rents
+        it, how many of its cards hold the job."""
         ids = [g for g in self._gpu_ids(name) if g in self.kb.gpus]
         plain = {k: v for k, v in slots.items() if k not in ("gpu_models", "gpu_model", "provider")}
-        advice = self._advise(intent, plain, assumed, lang, gpu_ids=ids)
+        cloud = slots.get("provider") if slots.get("provider") in self.kb.providers else None
+        advice = self._advise(intent, {**plain, "provider": cloud} if cloud else plain, assumed, lang, gpu_ids=ids)
         pick = advice.recommendations[0] if advice.recommendations else None
         gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
         rented = any(f.gpu in ids for f in self.kb.flavors_of())
@@ -287,7 +289,9 @@ class CompareStage:
                 "bf16_sources": [] if gpu.bf16 else NO_BF16_SOURCES,
                 "consumer": "consumer" in gpu.positioning, "advice": advice, "pick": pick, "rented": rented,
                 # no plan on file holds the job on it (not rented, or only in sizes that cannot): its own cards' count
-                "cards": cards, "card_price": card_price}
+                "cards": cards, "card_price": card_price,
+                # the cloud the user named, and whether this side's plan had to go elsewhere (said in the answer)
+                "cloud": cloud, "elsewhere": bool(cloud and pick and pick.get("provider") != cloud)}
 
     def _card_price(self, gid: str, cards: dict[str, Any]) -> dict[str, Any] | None:
         """A card rented on file only in sizes too small for the job (one H20 on a rental platform): the cards that

@@ -39,6 +39,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "memory-slack": ("headroom_min",),
     "unpriced-feasible": (),
     "serving-load": (),
+    "fleet-size": ("ratio_max", "min_gpus"),
     "replica-span": ("instances_max",),
     "roomy-pick": ("headroom_pct_min", "cost_ratio_max"),
     "targets-stated": (),
@@ -46,7 +47,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "serving-targets-judged": (),
     "answer-consistency": (),        # checked over the rendered answer: bot/render/consistency.py
 }
-PRUNING = ("memory-slack", "serving-load", "replica-span", "wall-time-horizon", "mfu-floor",
+PRUNING = ("memory-slack", "serving-load", "fleet-size", "replica-span", "wall-time-horizon", "mfu-floor",
            "scale-efficiency")    # in the order they are said
 
 
@@ -139,7 +140,7 @@ class Critic:
     def prune(self, rows: list[Row], job: JobView, lang: str) -> list[dict[str, Any]]:
         """Rule out every row that breaks a plausibility invariant (`implausible.<id>`, with the sentence why), keep
         the ranking's order among the rest, and return one rule_trace entry per invariant evaluated."""
-        best = _best_mfu(rows) if job.training else {}
+        best = _best_mfu(rows) if job.training else _fewest_cards(rows)
         fired: dict[str, list[str]] = {iid: [] for iid in PRUNING if iid in self.inv}
         for r in rows:
             if r["ruled_out"]:
@@ -178,6 +179,29 @@ class Critic:
             return None
         return {"replicas": cap.replicas, "capacity": f"{cap.total:,.1f} {cap.unit}",
                 "load": f"{cap.load:,.1f} {cap.unit}"}
+
+    def _fleet_size(self, r: Row, job: JobView, best: dict[str, Any]) -> dict[str, Any] | None:
+        """A serving fleet that carries its load with more than `ratio_max` times the cards the load needs on that GPU:
+        the load over one replica's capacity times the cards a replica rents, or the smallest plan on the same card
+        that carries the load (`best`, from the rows: _fewest_cards), whichever is fewer."""
+        inv = self.inv["fleet-size"]
+        cap = r.get("capacity")
+        if job.training or cap is None or not cap.enough:
+            return None
+        cards = rented_cards(r)
+        if cards <= inv.limit("min_gpus"):
+            return None
+        per = cards / max(1, cap.replicas)
+        own = math.ceil(cap.need * per)
+        other = best.get(r["gpu"])
+        fewest, how = own, f"{cap.need} x {per:g}"
+        if other is not None and other[0] < fewest:
+            fewest, how = other[0], other[1]
+        ratio = inv.limit("ratio_max")
+        if cards <= ratio * max(1, fewest):
+            return None
+        return {"cards": cards, "gpu": r.get("gpu_name") or r["gpu"], "fewest": fewest, "how": how,
+                "ratio": f"{ratio:g}"}
 
     def _replica_span(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
         """A served model's one copy split over more machines than the limit: each token's decode waits on every
@@ -451,6 +475,26 @@ def _price(r: Row) -> float:
 def _mfu(r: Row) -> float | None:
     s = r.get("sized")
     return getattr(s, "mfu", None) if s is not None else None
+
+
+def rented_cards(r: Row) -> int:
+    """The cards a serving plan rents: instances a replica x the flavor's cards x replicas (idle ones included)."""
+    return int(r.get("instances") or 1) * int(r["flavor"].gpu_count or 1) * max(1, int(r.get("replicas") or 1))
+
+
+def _fewest_cards(rows: list[Row]) -> dict[str, tuple[int, str]]:
+    """Per GPU: the fewest cards a plan of the rows rents that carries its load and misses no target, and that plan
+    said ('57 x g5.xlarge'), for `fleet-size`."""
+    out: dict[str, tuple[int, str]] = {}
+    for r in rows:
+        cap = r.get("capacity")
+        if r["ruled_out"] or r.get("breaks") or cap is None or not cap.enough:
+            continue
+        n = rented_cards(r)
+        if r["gpu"] not in out or n < out[r["gpu"]][0]:
+            reps = max(1, int(r.get("replicas") or 1)) * int(r.get("instances") or 1)
+            out[r["gpu"]] = (n, f"{reps} x {r['flavor'].flavor}")
+    return out
 
 
 def _gpus(r: Row) -> int:

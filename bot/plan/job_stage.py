@@ -77,14 +77,20 @@ class JobStage:
             assumptions[:] = [_encoder_users(a, targets) for a in assumptions]
         # a serving replica is sized for a few sequences; the load then sets its capacity and the replica count
         sized_w = w
+        fewer: list = []
         if targets.items and w.kind in ("llm", "multimodal"):
             sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY)     # a few sequences; its memory sets the rest
         elif w.method == "inference" and w.kind == "llm":
             load = targets.load_sequences() or 0
             sized_w = sizing_workload(w, targets, SIZING_CONCURRENCY if load > SIZING_CONCURRENCY else w.concurrency)
+            # a one-card replica that holds the weights and fewer sequences (long RAG prompts on a 24 GB card) is a
+            # replica all the same: the load then sets how many, rather than one 8-card replica per instance
+            if load > SIZING_CONCURRENCY:
+                fewer = [(c, sizing_workload(w, targets, c)) for c in (2, 1)]
             if targets.kv_tokens:
                 assumptions[:] = [_in_flight(a, targets, w) for a in assumptions]
         sizer = Sizer(sized_w, model, {}, user_fixed_plan(w, slots), batch_fixed=bool(slots.get("batch_size")))
+        sizer.fewer = fewer
         sizer.speed_ctx = (self.kb.gpus, list(self.kb.models.values()))
         sizer.mfu_floor = self._critic.mfu_floor()       # the search stops where the critic would rule a plan out
         base = sizer.est(w.gpus)

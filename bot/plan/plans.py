@@ -412,7 +412,9 @@ def _size_one(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer: S
     kv = est.breakdown.get("kv_cache", 0.0)
     # a sequence holds its tokens in flight (t.kv_tokens) when request sizes are known, else a whole window;
     # + the allocator's 7 % slack on tensors
-    per_seq = kv / max(1, w.concurrency * w.context) * (t.kv_tokens or w.context) * 1.07
+    # the sequences and tokens each the estimate was made at (fewer than w's on a card that holds only those)
+    conc, ctx = sizer.seqs.get((f.gpu_memory_gib, f.gpu_count, n), (w.concurrency, w.context))
+    per_seq = kv / max(1, conc * ctx) * (t.kv_tokens or w.context) * 1.07
     fixed = est.per_gpu_gib - kv * 1.07
     max_c = max(1, min(int((usable - fixed) / per_seq) if per_seq > 0 else t.max_seqs, t.max_seqs))
     speed = perf.replica_speed(w, sizer.model, gpu, n, max_c, t.tpot_ms, link, sizer.speed_memo)

@@ -14,6 +14,7 @@ from bot.plan.workload import tp_degrees
 from bot.estimate.kinds import job_speed
 from bot.estimate.speed_encoder import generates
 from bot.knowledge.loader import KnowledgeBase
+from bot.knowledge.prices import borrowed
 from bot.records.kb import Flavor
 
 PERIOD_HOURS = {"hour": 1, "day": 24, "month": 730, "year": 8760}
@@ -44,12 +45,17 @@ class Ranker:
         rows = []
         verdicts: dict[tuple, tuple[str | None, float]] = {}
         sized: dict[tuple, Sized] = {}
+        # several vendors side by side: a price borrowed from other vendors' pages (prices.borrowed) says nothing
+        # about what its vendor charges, so such a plan ranks after those priced by their own vendor
+        mixed = len({f.provider for f in pool}) > 1
         for f in pool:
-            rows.append(self._row(f, sizer, select_for, slots, verdicts, (targets, sized)))
+            row = self._row(f, sizer, select_for, slots, verdicts, (targets, sized))
+            row["borrowed"] = mixed and borrowed(f)
+            rows.append(row)
         order = {None: 0}
         return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("breaks")),
-                                           bool(r.get("over_budget")), bool(r.get("demoted")), r["cost"],
-                                           r.get("instances", 0), -r["headroom"], r["id"]))
+                                           bool(r.get("over_budget")), bool(r.get("demoted")), r["borrowed"],
+                                           r["cost"], r.get("instances", 0), -r["headroom"], r["id"]))
 
     def _row(self, f: Flavor, sizer: Sizer, select_for: Callable, slots: dict[str, Any], verdicts: dict,
              sizing: tuple) -> Row:

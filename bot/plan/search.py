@@ -12,11 +12,19 @@ from bot.plan.critic import is_implausible
 from bot.plan.workload import own_cards
 from bot.plan.advice import SHOWN_PER_SHAPE, _Job, meets
 from bot.plan.job_stage import region_word
+from bot.knowledge.loader import MAINLAND_CHINA, market
+from bot.knowledge.prices import borrowed
+
+
+def f_count(r: dict[str, Any]) -> int:
+    return int(r["flavor"].gpu_count)
 
 
 class SearchStage:
     """The Advisor's search stage (a mixin: its methods read the advisor's knowledge base, rules,
     templates, ranker and critic)."""
+
+    own_prices_first = False       # _own_priced: with no cloud named, a borrowed default price never leads
 
     def _candidates(self, job: _Job, *args: Any, **kw: Any) -> list:
         """The knowledge base's candidate flavors; for a precision the planner chose itself (FP8 serving), only
@@ -85,8 +93,7 @@ class SearchStage:
 
     def _default_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         if job.gpu_ids:
-            pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
-            return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
+            return self._gpu_rows(job)
         pool = self._candidates(job, job.provider, per_shape=SHOWN_PER_SHAPE)
         if not self.kb.flavors_of(job.provider):
             # a cloud recognised by name with no instance types on file (no vendor table read): say so, not that
@@ -97,7 +104,8 @@ class SearchStage:
                          "key": "fallback.not_on_file"}
         ranked = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
         if any(not r["ruled_out"] for r in ranked):
-            return self._elsewhere(job, ranked)
+            rows, fallback = self._elsewhere(job, ranked)
+            return (rows, fallback) if fallback else self._own_priced(job, ranked)
         # the requirements that ruled this provider's flavors out (the job's own, or those of a candidate's
         # shape: several GPUs need NVLink, several instances RDMA)
         hard = sorted({r["ruled_out"].split(".", 1)[1] for r in ranked
@@ -127,6 +135,27 @@ class SearchStage:
                             fix=self.t.say(f"critic.fix.{why['rule']}", lang),
                             key="fallback.no_sane" if alt else "fallback.no_sane_anywhere")
         return alt + ranked, fallback
+
+    def _gpu_rows(self, job: _Job) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The plans on the GPUs asked about (one side of a comparison, a verdict on named hardware): on the cloud
+        the user named when it rents them and one of its sizes holds the job (set4 'named cloud swapped': 'on Azure,
+        A100 or H100?' answered with a Verda A100 and a Huawei H100); else on any cloud, and said."""
+        named = job.slots.get("provider")
+        if named and named in self.kb.providers:
+            mine = [f for f in self._candidates(job, named, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
+            ranked = self._sane(job, self._ranker.rank(mine, job.sizer, job.shapes, job.slots, job.targets)) \
+                if mine else []
+            if any(not r["ruled_out"] for r in ranked):
+                return ranked, None
+            pool = [f for f in self._candidates(job, exclude=named, per_shape=SHOWN_PER_SHAPE)
+                    if f.gpu in job.gpu_ids]
+            rows = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
+            gpus = ", ".join(dict.fromkeys(self.kb.gpus[g].name for g in job.gpu_ids if g in self.kb.gpus))
+            key = "fallback.gpu_not_sold" if not mine else "fallback.gpu_no_fit"
+            return rows + ranked, {"provider": self.kb.providers[named].display_name(job.lang), "requirement": gpus,
+                                   "key": key}
+        pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE) if f.gpu in job.gpu_ids]
+        return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
 
     def _sane(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The critic's plausibility invariants over ranked rows: a plan that breaks one is ruled out, and said."""
@@ -168,6 +197,43 @@ class SearchStage:
             missed = [b for b in missed if b != "untimed"]
         what = ", ".join(dict.fromkeys(self.t.say(f"breaks.{b}", job.lang) for b in missed))
         return alt + ranked, {"provider": provider, "requirement": what, "key": "fallback.targets"}
+
+    def _own_priced(self, job: _Job, ranked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict | None]:
+        """No cloud named, and the default cloud's best plan rests on a price borrowed from other vendors' pages
+        (prices.borrowed: Huawei Cloud's sizes priced at other clouds' list prices): the pick is the best plan
+        whose vendor publishes its own price, the clouds ranked together (ranking: borrowed prices after own
+        ones); the default cloud's nearest plan is named in the lead, with its figure said as borrowed (set4: 'serve
+        qwen2.5-7b for 30 QPS' led with a Huawei H100 PCIe at a Lambda price). A cloud or region the user named,
+        or a default cloud with its own prices (ADVISOR_DEFAULT_PROVIDER=aws), is answered as before."""
+        if not self.own_prices_first or job.slots.get("provider") or job.slots.get("provider_uncovered") \
+                or job.slots.get("region"):
+            return ranked, None
+        # when nothing there meets the job, _elsewhere has looked for plans that do; the nearest stays as it was
+        top = next((r for r in ranked if not r["ruled_out"] and meets(r)), None)
+        if top is None or not borrowed(top["flavor"]):
+            return ranked, None
+        # a cloud's data-centre offers, as the default cloud's were: GeForce cards on rental platforms (their
+        # driver licence rules out data-centre deployment) are planned on when asked for,
+        # not offered unasked; nor, to a question in English, platforms that sell in mainland China only
+        pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE)
+                if f.gpu in self.kb.gpus and "consumer" not in self.kb.gpus[f.gpu].positioning
+                and not (job.lang != "zh" and f.region and market(f.region) == MAINLAND_CHINA)]
+        rows = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
+        own = [r for r in rows if not r["ruled_out"] and not r["borrowed"] and meets(r)]
+        if not own:
+            return ranked, None
+        # the card and shape the planner chose there, from a vendor whose own price it is (the borrowed figure is
+        # most often that vendor's list price): the same GPUs, hours and layout, a price that is a real offer
+        same = [r for r in own if r["gpu"] == top["gpu"] and r["flavor"].gpu_count == f_count(top)]
+        same = same or [r for r in own if r["gpu"] == top["gpu"]]
+        if same:
+            rows = [same[0]] + [r for r in rows if r is not same[0]]
+        f = top["flavor"]
+        near = self.t.say("fallback.borrowed_near", job.lang, flavor=f.flavor, price=f"{top['hourly']:,.2f}",
+                          ccy=f.price.currency)
+        job.assumptions[:] = [a for a in job.assumptions if a[0] != "assume.provider"]
+        return rows, {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": near,
+                      "key": "fallback.borrowed_default"}
 
     def _user_gpu_first(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The GPU (or card size) the user named goes first when it is a sensible choice, not at any price."""

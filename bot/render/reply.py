@@ -414,7 +414,10 @@ def compare_lines(kb: KnowledgeBase, t: Templates, data: dict[str, Any], lang: s
             # how each user is served, not only what it costs: the faster card may be worth its price
             cost += "; " + t.say("compare.speed", lang, tpot=f"{p['tpot_ms']:.0f}", tps=f"{1000 / p['tpot_ms']:.0f}",
                                  conc=p["replica_concurrency"])
-        lines.append(cite.after(f"{x.get('label') or x['gpu_name']}: {flavor_line(kb, p)} - {cost}", flavor_sources(p)))
+        # a side the cloud the user named cannot carry (no such card there, or none that holds the job): labelled
+        where = t.say("label.elsewhere", lang) if x.get("elsewhere") else ""
+        lines.append(cite.after(f"{x.get('label') or x['gpu_name']}{where}: {flavor_line(kb, p)} - {cost}",
+                                flavor_sources(p)))
         if p.get("breaks") or p.get("over_budget"):
             lines += [line.strip() for line in plan_lines(t, {**p, "job_cost": None, "monthly_cost": None,
                                                               "price_per_hour": None}, lang)]
