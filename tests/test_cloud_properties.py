@@ -171,16 +171,22 @@ def test_each_side_of_a_comparison_is_planned_on_the_named_cloud_when_it_rents_t
 ])
 def test_a_compare_side_across_clouds_rests_on_its_vendors_own_price_when_one_holds_the_job(question):
     """Sides planned across clouds: the plan shown for a card is priced by its own vendor whenever a vendor that
-    publishes its price rents that card in a size that holds the job (set4: a Huawei H100 PCIe at Lambda's rate)."""
+    publishes its price rents the same size of that card (set4: a Huawei H100 PCIe size at Lambda's rate, beside
+    Lambda's own). A borrowed price with no own-priced twin (GCP's 2 x L4 size) stands as its plan's estimate."""
+    from bot.knowledge.prices import borrowed
     r = _ask(question)
+    kb = _core().kb
     for side in (r.get("verdict") or {}).get("sides", []):
-        if side.get("provider") and side.get("flavor"):
-            assert not _borrowed(side["provider"], side["flavor"]), (question, side)
+        if side.get("provider") and side.get("flavor") and _borrowed(side["provider"], side["flavor"]):
+            f = kb.flavors[f"{side['provider']}/{side['flavor']}"]
+            twins = [g.id for g in kb.flavors.values() if g.gpu == f.gpu and g.gpu_count == f.gpu_count
+                     and g.price and g.price.on_demand is not None and not borrowed(g)]
+            assert not twins, (question, side["flavor"], "priced by its vendor at", twins)
 
 
 def test_a_mixed_ranking_puts_borrowed_prices_after_own_ones():
-    """The ranking itself, over every cloud's offers for one job: no row with a borrowed price ranks before a
-    passing row with its vendor's own price among those that meet the job."""
+    """The ranking itself, over every cloud's offers for one job: no row whose borrowed price has an own-priced twin
+    (the same plan from the vendor whose price it is) ranks before a passing row with its vendor's own price."""
     from bot.plan.ranking import Ranker
     core = _core()
     adv = core.advisor
@@ -193,6 +199,12 @@ def test_a_mixed_ranking_puts_borrowed_prices_after_own_ones():
     for r in passing:
         seen_borrowed = seen_borrowed or r["borrowed"]
         assert not (seen_borrowed and not r["borrowed"]), ("own price after a borrowed one", r["id"])
+    assert any(r["borrowed"] for r in passing), "no borrowed price with an own-priced twin: the property is idle"
+    for r in passing:     # its twin from the vendor whose price it is ranks ahead of it
+        if r["borrowed"]:
+            twin = next((x for x in passing if not x["borrowed"] and x["gpu"] == r["gpu"]
+                         and x["flavor"].gpu_count == r["flavor"].gpu_count), None)
+            assert twin is not None and passing.index(twin) < passing.index(r), r["id"]
 
 
 # ----- a serving fleet is the cards its load needs ------------------------------------------------------------------

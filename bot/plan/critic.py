@@ -296,6 +296,7 @@ class Critic:
         roomy = min((r for r in meeting if r.get("headroom", 0) >= inv.limit("headroom_pct_min")
                      and _price(r) <= _price(first) * inv.limit("cost_ratio_max")
                      and r.get("instances", 1) <= first.get("instances", 1) and not r.get("demoted")
+                     and (not r.get("borrowed") or first.get("borrowed"))
                      and _gpus(r) <= 2 * _gpus(first)
                      and (r.get("named") or not first.get("named"))),      # 'on an A10': room on an A10
                     key=lambda r: (_gpus(r), _price(r)), default=None)
@@ -479,7 +480,8 @@ def _mfu(r: Row) -> float | None:
 
 def rented_cards(r: Row) -> int:
     """The cards a serving plan rents: instances a replica x the flavor's cards x replicas (idle ones included)."""
-    return int(r.get("instances") or 1) * int(r["flavor"].gpu_count or 1) * max(1, int(r.get("replicas") or 1))
+    per_instance = getattr(r["flavor"], "gpu_count", None) or r.get("gpus_total") or 1
+    return int(r.get("instances") or 1) * int(per_instance) * max(1, int(r.get("replicas") or 1))
 
 
 def _fewest_cards(rows: list[Row]) -> dict[str, tuple[int, str]]:

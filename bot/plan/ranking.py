@@ -45,13 +45,9 @@ class Ranker:
         rows = []
         verdicts: dict[tuple, tuple[str | None, float]] = {}
         sized: dict[tuple, Sized] = {}
-        # several vendors side by side: a price borrowed from other vendors' pages (prices.borrowed) says nothing
-        # about what its vendor charges, so such a plan ranks after those priced by their own vendor
-        mixed = len({f.provider for f in pool}) > 1
         for f in pool:
-            row = self._row(f, sizer, select_for, slots, verdicts, (targets, sized))
-            row["borrowed"] = mixed and borrowed(f)
-            rows.append(row)
+            rows.append(self._row(f, sizer, select_for, slots, verdicts, (targets, sized)))
+        shadowed(rows)
         order = {None: 0}
         return sorted(rows, key=lambda r: (order.get(r["ruled_out"], 1), bool(r.get("breaks")),
                                            bool(r.get("over_budget")), bool(r.get("demoted")), r["borrowed"],
@@ -243,6 +239,23 @@ class Ranker:
                           if _applies(con, n, k) and not satisfies(attrs, con)})
         memo[key] = (ruled, bonus, link_weight, demoted)
         return memo[key]
+
+
+def shadowed(rows: list[Row]) -> None:
+    """Mark `borrowed` the rows whose price is borrowed from other vendors' pages (prices.borrowed: the median of
+    other clouds' list prices for the card) while a vendor that publishes its own price offers the same plan: the
+    same card, cards a replica, instances and replicas, holding the job. Such a figure is that vendor's price, not
+    this one's: the plan ranks after the vendor's own (a Huawei H100 PCIe size priced at Lambda's rate, beside
+    Lambda's own). A borrowed price with no own-priced twin (GCP's 2 x L4 size, where AWS sells 1 and 4) is the
+    best estimate of its plan and ranks by it."""
+    own = {_shape(r) for r in rows if r["ruled_out"] is None and r.get("hourly") is not None
+           and not borrowed(r["flavor"])}
+    for r in rows:
+        r["borrowed"] = r["ruled_out"] is None and borrowed(r["flavor"]) and _shape(r) in own
+
+
+def _shape(r: Row) -> tuple:
+    return (r["gpu"], r["flavor"].gpu_count, r.get("gpus_total"), r.get("instances"), r.get("replicas"))
 
 
 def _applies(con, n: int, k: int) -> bool:

@@ -16,10 +16,6 @@ from bot.knowledge.loader import MAINLAND_CHINA, market
 from bot.knowledge.prices import borrowed
 
 
-def f_count(r: dict[str, Any]) -> int:
-    return int(r["flavor"].gpu_count)
-
-
 class SearchStage:
     """The Advisor's search stage (a mixin: its methods read the advisor's knowledge base, rules,
     templates, ranker and critic)."""
@@ -200,11 +196,13 @@ class SearchStage:
 
     def _own_priced(self, job: _Job, ranked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict | None]:
         """No cloud named, and the default cloud's best plan rests on a price borrowed from other vendors' pages
-        (prices.borrowed: Huawei Cloud's sizes priced at other clouds' list prices): the pick is the best plan
-        whose vendor publishes its own price, the clouds ranked together (ranking: borrowed prices after own
-        ones); the default cloud's nearest plan is named in the lead, with its figure said as borrowed (set4: 'serve
-        qwen2.5-7b for 30 QPS' led with a Huawei H100 PCIe at a Lambda price). A cloud or region the user named,
-        or a default cloud with its own prices (ADVISOR_DEFAULT_PROVIDER=aws), is answered as before."""
+        (prices.borrowed: Huawei Cloud's sizes priced at the median of other clouds' list prices for the card): the
+        pick is the same card from a vendor that publishes its own price for it (the borrowed figure is most often
+        that very vendor's price), in a size that meets the job, the same count per instance first; the default
+        cloud's plan follows, its figure said as borrowed in the lead (set4: 'serve qwen2.5-7b for 30 QPS' led with
+        a Huawei H100 PCIe size at Lambda's H100 PCIe rate; now Lambda's own). The card, the count and the hours
+        stay what the planner chose. A cloud or region the user named, a default cloud with its own prices
+        (ADVISOR_DEFAULT_PROVIDER=aws), or a card no vendor prices itself (Ascend) is answered as before."""
         if not self.own_prices_first or job.slots.get("provider") or job.slots.get("provider_uncovered") \
                 or job.slots.get("region"):
             return ranked, None
@@ -212,26 +210,23 @@ class SearchStage:
         top = next((r for r in ranked if not r["ruled_out"] and meets(r)), None)
         if top is None or not borrowed(top["flavor"]):
             return ranked, None
-        # a cloud's data-centre offers, as the default cloud's were: GeForce cards on rental platforms (their
-        # driver licence rules out data-centre deployment) are planned on when asked for,
-        # not offered unasked; nor, to a question in English, platforms that sell in mainland China only
-        pool = [f for f in self._candidates(job, None, per_shape=SHOWN_PER_SHAPE)
-                if f.gpu in self.kb.gpus and "consumer" not in self.kb.gpus[f.gpu].positioning
+        # rental platforms that sell in mainland China only are no offer to a question in English
+        pool = [f for f in self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE)
+                if f.gpu == top["gpu"] and not borrowed(f)
                 and not (job.lang != "zh" and f.region and market(f.region) == MAINLAND_CHINA)]
-        rows = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
-        own = [r for r in rows if not r["ruled_out"] and not r["borrowed"] and meets(r)]
+        same = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)) if pool else []
+        own = [r for r in same if not r["ruled_out"] and meets(r)]
         if not own:
             return ranked, None
-        # the card and shape the planner chose there, from a vendor whose own price it is (the borrowed figure is
-        # most often that vendor's list price): the same GPUs, hours and layout, a price that is a real offer
-        same = [r for r in own if r["gpu"] == top["gpu"] and r["flavor"].gpu_count == f_count(top)]
-        same = same or [r for r in own if r["gpu"] == top["gpu"]]
-        if same:
-            rows = [same[0]] + [r for r in rows if r is not same[0]]
+        count = top["flavor"].gpu_count
+        own.sort(key=lambda r: r["flavor"].gpu_count != count)          # stable: cheapest first otherwise
+        for r in ranked:
+            r["borrowed"] = borrowed(r["flavor"])     # never the 'simpler', 'roomier' or 'cheapest' swap for it
         f = top["flavor"]
         near = self.t.say("fallback.borrowed_near", job.lang, flavor=f.flavor, price=f"{top['hourly']:,.2f}",
                           ccy=f.price.currency)
         job.assumptions[:] = [a for a in job.assumptions if a[0] != "assume.provider"]
+        rows = own + [r for r in same if all(r is not o for o in own)] + ranked
         return rows, {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": near,
                       "key": "fallback.borrowed_default"}
 
