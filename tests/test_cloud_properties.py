@@ -289,3 +289,63 @@ def test_the_fleet_size_invariant_rules_out_idle_cards_and_spares_the_right_size
     spare = row("g5.xlarge", 1, 9, 29, load=37.0)       # 9 one-card replicas where 2 carry the load
     critic.prune([spare], JobView(training=False, users=100), "en")
     assert spare["ruled_out"] == "implausible.fleet-size"
+
+
+# ----- no cloud named: the default cloud's borrowed price does not lead ---------------------------------------------
+NO_CLOUD = {
+    "lora": ("LoRA fine-tune {model}", "用 LoRA 微调 {model}"),
+    "serve": ("serve {model} for {n} concurrent users", "部署 {model}，{n} 个并发用户"),
+    "qps": ("serve {model} at {q} requests per second", "部署 {model}，每秒 {q} 个请求"),
+    "budget": ("cheapest way to fine-tune {model} with QLoRA", "用 QLoRA 微调 {model}，预算有限"),
+}
+
+
+@st.composite
+def unnamed_cloud_jobs(draw):
+    lang = draw(st.sampled_from(["en", "zh"]))
+    kind = draw(st.sampled_from(sorted(NO_CLOUD)))
+    model = draw(st.sampled_from(["qwen2.5-7b", "llama 3.1 8b", "qwen2.5-14b", "mistral 7b", "llama 3.1 70b"]))
+    n = draw(st.sampled_from([10, 50, 200]))
+    q = draw(st.sampled_from([1, 5, 30]))
+    return NO_CLOUD[kind][lang == "zh"].format(model=model, n=n, q=q), lang
+
+
+def _own_twin(provider: str, flavor: str, lang: str) -> list[str]:
+    """Flavors of another vendor with its own price for the same card and count, at most TWIN_PRICE_MAX times the
+    borrowed figure (a question in English is not offered a platform that sells in mainland China only)."""
+    from bot.knowledge.loader import MAINLAND_CHINA, market
+    from bot.knowledge.prices import borrowed
+    from bot.plan.search import TWIN_PRICE_MAX
+    kb = _core().kb
+    f = kb.flavors[f"{provider}/{flavor}"]
+
+    def usd(x):
+        return kb.convert(x.price.on_demand, x.price.currency, "USD")
+    return [g.id for g in kb.flavors.values() if g.gpu == f.gpu and g.gpu_count == f.gpu_count
+            and g.provider != provider and g.price and g.price.on_demand is not None and not borrowed(g)
+            and usd(g) <= usd(f) * TWIN_PRICE_MAX
+            and not (lang != "zh" and g.region and market(g.region) == MAINLAND_CHINA)]
+
+
+@SETTINGS
+@given(job=unnamed_cloud_jobs())
+def test_with_no_cloud_named_the_lead_never_rests_on_a_borrowed_price_beside_an_own_priced_twin(job):
+    question, lang = job
+    r = _ask(question)
+    lead = _lead(r)
+    if r["status"] != "answer" or lead is None or not _borrowed(lead["provider"], lead["flavor"]):
+        return
+    assert not _own_twin(lead["provider"], lead["flavor"], lang), (question, lead["flavor"], r["text"][:500])
+
+
+@pytest.mark.parametrize("question, provider", [
+    ("serve qwen2.5-7b for 30 QPS", "lambda"),           # a Huawei H100 PCIe size at Lambda's rate: Lambda's own
+    ("LoRA 微调 Qwen2.5-7B", "aws"),                     # a Huawei L4 size at AWS's rate: AWS's own g6.xlarge
+    ("serve llama 3.1 8b for RAG, 200 concurrent users", "aws"),
+])
+def test_set4_default_pick_is_the_vendor_whose_price_it_is(question, provider):
+    r = _ask(question)
+    lead = _lead(r)
+    assert lead["provider"] == provider and not _borrowed(lead["provider"], lead["flavor"]), r["text"][:500]
+    first = r["text"].split("\n")[0]
+    assert "Huawei Cloud" in first or "华为云" in first, first      # the default cloud's own plan is said, and why

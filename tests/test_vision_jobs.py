@@ -126,8 +126,10 @@ def test_decode_cores(rate, cores):
     # warn, 20,716 / 6,400 = 3.2x slower fed from the CPU, and the way out (DALI, FFCV)
     ("train resnet-50 on imagenet in 2 hours", "warn", ["20,716 images/s", "259 cores", "80 vCPUs", "3.2x", "DALI"]),
     ("resnet50 在 imagenet 上训练，2 小时内完成", "warn", ["20,716", "259 个核", "80 个 vCPU", "DALI"]),
-    # YOLOv8n with no dataset (length unknown) on one T4 (cci-t4-x1, 8 vCPUs): 487 images/s, 7 cores: ok
-    ("train yolov8n", "ok", ["487 images/s", "7 cores", "8 vCPUs"]),
+    # YOLOv8n with no dataset (length unknown) on one T4 (cci-t4-x1, 8 vCPUs): 487 images/s, 7 cores: ok. On Huawei
+    # Cloud by name: with no cloud named, a size whose price is borrowed gives way to its own-priced twin (AWS's
+    # 4-vCPU g4dn.xlarge, where the same 7 cores warn), and this case is about the 8-vCPU pod
+    ("train yolov8n on huawei cloud", "ok", ["487 images/s", "7 cores", "8 vCPUs"]),
 ])
 def test_the_data_item_in_answers(core, question, status, says):
     r = core.turn(question, {})[0].model_dump()

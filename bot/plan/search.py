@@ -16,11 +16,14 @@ from bot.knowledge.loader import MAINLAND_CHINA, market
 from bot.knowledge.prices import borrowed
 
 
+TWIN_PRICE_MAX = 1.2       # _own_priced: the most an own-priced twin may cost over the borrowed figure it replaces
+
+
 class SearchStage:
     """The Advisor's search stage (a mixin: its methods read the advisor's knowledge base, rules,
     templates, ranker and critic)."""
 
-    own_prices_first = False       # _own_priced: with no cloud named, a borrowed default price never leads
+    own_prices_first = True        # _own_priced: with no cloud named, a borrowed default price never leads
 
     def _candidates(self, job: _Job, *args: Any, **kw: Any) -> list:
         """The knowledge base's candidate flavors; for a precision the planner chose itself (FP8 serving), only
@@ -198,7 +201,7 @@ class SearchStage:
         """No cloud named, and the default cloud's best plan rests on a price borrowed from other vendors' pages
         (prices.borrowed: Huawei Cloud's sizes priced at the median of other clouds' list prices for the card): the
         pick is the same card from a vendor that publishes its own price for it (the borrowed figure is most often
-        that very vendor's price), in a size that meets the job, the same count per instance first; the default
+        that very vendor's price), in the same size (cards an instance, instances, replicas); the default
         cloud's plan follows, its figure said as borrowed in the lead (set4: 'serve qwen2.5-7b for 30 QPS' led with
         a Huawei H100 PCIe size at Lambda's H100 PCIe rate; now Lambda's own). The card, the count and the hours
         stay what the planner chose. A cloud or region the user named, a default cloud with its own prices
@@ -215,11 +218,15 @@ class SearchStage:
                 if f.gpu == top["gpu"] and not borrowed(f)
                 and not (job.lang != "zh" and f.region and market(f.region) == MAINLAND_CHINA)]
         same = self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)) if pool else []
-        own = [r for r in same if not r["ruled_out"] and meets(r)]
+        # the same size: the count per instance, cards a replica, instances and replicas the planner chose
+        own = [r for r in same if not r["ruled_out"] and meets(r) and r["flavor"].gpu_count == top["flavor"].gpu_count
+               and (r.get("gpus_total"), r.get("instances"), r.get("replicas")) ==
+               (top.get("gpus_total"), top.get("instances"), top.get("replicas"))
+               # at about the figure the planner chose the card at: a twin dearer than that (Azure's 2 x H100 NVL
+               # size at 17.64 where the per-card median made 13.96) would not have been the pick
+               and (r.get("price_usd") or math.inf) <= (top.get("price_usd") or 0) * TWIN_PRICE_MAX]
         if not own:
             return ranked, None
-        count = top["flavor"].gpu_count
-        own.sort(key=lambda r: r["flavor"].gpu_count != count)          # stable: cheapest first otherwise
         for r in ranked:
             r["borrowed"] = borrowed(r["flavor"])     # never the 'simpler', 'roomier' or 'cheapest' swap for it
         f = top["flavor"]
