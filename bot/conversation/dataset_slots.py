@@ -42,6 +42,10 @@ class DatasetReader:
             rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:的)?\s*(?:训练)?"
             # '3万小时的中文录音': a few characters saying what the audio is may stand before the noun
             r"(?:[\u4e00-\u9fff]{0,6}?(?:语音|音频|录音|语料|通话|播客)|(?:of\s+)?(?:[a-z-]+\s+){0,2}(?:audio|speech|recordings?|calls?)(?![a-z]))")
+        # the amount named first ('数据量4万小时', 'dataset 40k hours', '音频有 4 万小时'): a follow-up restating the amount
+        self.rx_audio_hours_after = re.compile(
+            rf"(?:数据量?|数据集|语料|音频|录音|语音|(?<![a-z])(?:dataset|data|corpus|audio))\s*(?:(?:其实|实际上|实际|现在|目前|一共|总共|共|有|是|为|大概|约)+|(?:is|of|now|:)(?:\s+(?:now|actually))?)?"
+            rf"\s*(?:about\s+|约|大概)?{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:小时|h|hours?|hrs?)(?![a-z])")
         self.rx_epochs = [
             re.compile(rf"{N}\s*(?:个)?\s*(?:epochs?|轮|遍)(?![a-z])"),
             re.compile(rf"(?:epochs?|轮数)\s*(?:=|:|：|of)?\s*{N}(?![\d.])"),
@@ -69,7 +73,7 @@ class DatasetReader:
                 ds = self.kb.datasets[self.dataset_of[m.group(1)]]
                 slots.update(dataset=ds.id, dataset_items=ds.train_items, dataset_unit=ds.unit)
                 t = self._blank(t, m.span())
-        for unit, rxs, cap in (("audio_hours", [self.rx_audio_hours], MAX_AUDIO_HOURS),
+        for unit, rxs, cap in (("audio_hours", [self.rx_audio_hours, self.rx_audio_hours_after], MAX_AUDIO_HOURS),
                                ("images", self.rx_images, MAX_ITEMS), ("samples", self.rx_samples, MAX_ITEMS)):
             t, found = self._dataset_count(t, slots, unit, rxs, cap)
             if found:

@@ -91,6 +91,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     new.pop("topic", None)
     new = _scaled_load(state.get("slots") or {}, new)
     new = _restated_amount(state.get("slots") or {}, new, parse.text)
+    new = _counted_as_the_job(state, new)
     new_model = "model" in new or "params_b" in new
     ambiguous = list(parse.ambiguous.get("model") or [])
     intent = parse.intent
@@ -107,6 +108,8 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
 
     if intent in ("explain", "help") and in_job and state["answered"] and new and _nothing_to_explain(parse, new):
         intent = None          # 'ok so what's the cheapest setup that actually works?': the job again, refined
+    if intent == "billing" and in_job and state["answered"] and new.get("budget_amount") and not parse.slots.topic:
+        intent = None          # 'we can't pay more than 2 USD per hour': a price cap on the job, not a billing question
     if intent in INFO_INTENTS:
         # an aside: answer it, keep the job being discussed
         topic = {"topic": parse.slots.topic} if parse.slots.topic else {}   # what the aside is about, not kept
@@ -159,7 +162,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
 SAID_SLOTS = ("model", "params_b", "method", "algorithm", "precision", "gpu_model", "gpus", "nodes", "gpu_memory_gib",
               "gpu_excluded", "gpu_allowed", "max_gpus", "provider", "region", "qps", "concurrency", "audio_rate",
               "request_tokens", "output_tokens", "ttft_ms", "tpot_ms", "deadline_days", "budget_amount", "tokens",
-              "dataset_items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
+              "dataset_items", "items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
               "generations", "generation_tokens")
 
 
@@ -191,6 +194,11 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
     new = {**new, **_rescaled_gpus(merged, new)}
     if "gpus" in new and "nodes" not in new:
         merged.pop("nodes", None)      # a restated count is split over machines afresh
+    if any(k in new for k in ("qps", "token_rate", "daily_users", "audio_rate")) and "load" not in new:
+        # a rate restated ('QPS变成20') is the load now: the words of the old one (its count, a daily basis) go
+        for key in ("load", "qps_basis", "daily_users", "peak_factor"):
+            if key not in new:
+                merged.pop(key, None)
     if "concurrency" in new and "concurrency_users" not in new:
         merged.pop("concurrency_users", None)     # '50 并发' after '200 users': requests in flight now
     if "gpu_model" in new:
@@ -281,13 +289,51 @@ def _refine_aside(state: dict[str, Any], aside: dict[str, Any], new: dict[str, A
 def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """'what if usage triples' after a service was sized: its users and request rate times the factor (a daily count
     kept as the same kind of rate); with no load on file the factor says nothing and is dropped."""
+    new = _scaled_work(old, new)
     scale = new.pop("load_scale", None)
     if not scale:
         return new
-    scaled = {k: (math.ceil(old[k] * scale) if k == "concurrency" else round(old[k] * scale, 5))
-              for k in ("concurrency", "qps", "token_rate") if old.get(k) and k not in new}
+    scaled = {k: (math.ceil(old[k] * scale) if k in ("concurrency", "daily_users") else round(old[k] * scale, 5))
+              for k in ("concurrency", "qps", "token_rate", "daily_users") if old.get(k) and k not in new}
     if "concurrency" in scaled and old.get("concurrency_users"):
         scaled["concurrency_users"] = True        # the same people, more of them: still not all in flight
+    if scaled and old.get("load") and "load" not in new:
+        # the load as it was said, scaled with it (its count, period and basis kept)
+        said = dict(old["load"])
+        if said.get("count"):
+            said["count"] = round(said["count"] * scale, 5)
+        scaled["load"] = said
+        scaled.update({k: old[k] for k in ("qps_basis", "peak_factor") if old.get(k) and k not in new})
+    return {**new, **scaled}
+
+
+def _counted_as_the_job(state: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A count restated in a follow-up is the job's own count: '3M images' after an image model's training is its
+    training set (the parser reads a count of images with no training words as a batch to run through), and a
+    training set said of a batch job ('数据集变成30万张图') is the batch's items."""
+    old = state.get("slots") or {}
+    if state.get("intent") in ("train", "finetune") and new.get("items") and not new.get("dataset_items") \
+            and new.get("item_unit") in ("image", "item", None):
+        unit = "images" if new.get("item_unit") == "image" else (old.get("dataset_unit") or "samples")
+        count = float(new["items"])
+        new = {k: v for k, v in new.items() if not k.startswith("item") and k not in ("offline", "batch_task")}
+        return {**new, "dataset_items": count, "dataset_unit": unit}
+    if old.get("items") and new.get("dataset_items") and not new.get("items") and new.get("dataset_unit") != "audio_hours":
+        new = {k: v for k, v in new.items() if k not in ("dataset_items", "dataset_unit")} | \
+            {"items": int(new["dataset_items"])}
+    return new
+
+
+def _scaled_work(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """'数据量翻倍', 'the dataset triples' after a job was sized: its amount (training set, tokens, batch items) times the
+    factor; a load scale said of a job with no load but an amount of work ('量翻倍' of a transcription) is the work."""
+    scale = new.pop("work_scale", None)
+    if not scale and new.get("load_scale") and not any(old.get(k) for k in ("concurrency", "qps", "token_rate")):
+        scale = new.pop("load_scale")
+    if not scale:
+        return new
+    scaled = {k: (math.ceil(old[k] * scale) if k == "items" else round(old[k] * scale, 3))
+              for k in ("dataset_items", "tokens", "items", "batch_tokens") if old.get(k) and k not in new}
     return {**new, **scaled}
 
 

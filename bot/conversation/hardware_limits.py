@@ -23,12 +23,18 @@ _NOT_AFTER = re.compile(
     r"|(?:not\s+available|unavailable|sold\s+out|out\s+of\s+stock)"
     r"|没有|没了|不够|用不了|不可用|没货|缺货|售罄|申请不到|拿不到|租不到|不能用|不行)")
 _ONLY_BEFORE = re.compile(
-    r"(?:(?<![a-z])(?:only|just|solely)(?:\s+(?:have|got|use|get|access\s+to))?"
+    r"(?:(?<![a-z])(?:only|just|solely)(?:\s+(?:have|got|use|get|obtain|buy|rent|procure|source|find|access\s+to))?"
     r"(?:\s+(?:quota|capacity|access)\s+(?:for|to|on))?"
-    r"|只有|只能用|只能租|只能|仅有|仅能用|仅|就只有|只剩)\s*$")
+    r"|(?<![a-z])(?:limited|restricted|stuck|constrained)\s+(?:to|with)"
+    r"|只有|只能用|只能租|只能买|只能拿到|只拿得到|只租得到|只买得到|只申请得到|只能申请到|只能|仅有|仅能用|仅|就只有|只剩)\s*$")
+# 'L20 only', 'L20 is all we can get', 'only L20 available': the limit said after the names
+_ONLY_AFTER = re.compile(r"^\s*(?:gpus?|cards?|instances?)?\s*(?:only(?![a-z])|is all (?:we|i) (?:can|could) (?:get|rent|use|buy)"
+                         r"|is (?:the only|all) (?:one|thing|card)s? (?:we|i) (?:can|could)|(?:is|are) (?:the )?only (?:option|choice))")
 # 'only' alone may say what the user has ('I only have 4090', '只有 A100'): a limit on what to rent only beside a
 # GPU ruled out, or with the words of a cloud's quota or use ('only have quota for A100', '只能用 A100')
-_ONLY_LIMIT = re.compile(r"quota|capacity|access|(?<![a-z])(?:use|rent)(?![a-z])|配额|额度|只能用|只能租|仅能用")
+_ONLY_LIMIT = re.compile(r"quota|capacity|access|available|(?<![a-z])(?:use|rent|get|obtain|buy|procure|source|find)(?![a-z])"
+                         r"|(?<![a-z])(?:limited|restricted|stuck|constrained)\s+(?:to|with)"
+                         r"|配额|额度|只能用|只能租|只能买|只能拿到|只拿得到|只租得到|只买得到|只申请得到|只能申请到|仅能用|可用|能用|能租|能买|租得到|买得到")
 
 
 def hardware_limits(text: str, found: list[tuple[str, int, int]]) -> dict[str, list[str]]:
@@ -50,7 +56,8 @@ def hardware_limits(text: str, found: list[tuple[str, int, int]]) -> dict[str, l
         ids = [g[0] for g in run]
         if _NOT_BEFORE.search(before) or _NOT_AFTER.search(after):
             excluded += [i for i in ids if i not in excluded]
-        elif _ONLY_BEFORE.search(before) and (_ONLY_LIMIT.search(before) or _ONLY_LIMIT.search(after)):
+        elif _ONLY_BEFORE.search(before) and (_ONLY_LIMIT.search(before) or _ONLY_LIMIT.search(after)) \
+                or _ONLY_AFTER.search(after):
             allowed += [i for i in ids if i not in allowed]
         elif _ONLY_BEFORE.search(before):
             maybe += [i for i in ids if i not in maybe]

@@ -20,7 +20,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from bot.conversation.relative import load_scale
+from bot.conversation.relative import load_scale, work_scale
 from bot.conversation.batch_slots import BatchReader
 from bot.conversation.cues import Cue, CueSet, _both
 from bot.conversation.dataset_slots import DatasetReader
@@ -180,9 +180,12 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             named = self._unknown_model_word(text)      # 'FooLM-13B': its size is known, its name is not on file
             if named:
                 slots["model_name"] = _as_written(raw, named)
-        scale = load_scale(text)
+        more_work = work_scale(text)
+        scale = None if more_work else load_scale(text)
         if scale and scale > 1:
             slots["load_scale"] = scale
+        if more_work and more_work > 0:
+            slots["work_scale"] = more_work
         scores, recommend = self._intent_scores(work, slots)
         intent, oos = self._decide_intent(work, scores, recommend, slots, ambiguous)
         invalid, absurd = slots.pop("_bad", {}), slots.pop("_absurd", {})

@@ -10,6 +10,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from bot.conversation.parsed import Match
+from bot.conversation.restated import restate
 from bot.records.text import has_cjk, normalize
 
 MAX_CHARS = 4000          # longer input is cut: no question needs more, and matching stays fast
@@ -82,7 +83,7 @@ class Normaliser:
         text = text.replace("（", "(").replace("）", ")").replace("；", ";")
         if self.zh_map_rx is not None and has_cjk(text):
             text = self.zh_map_rx.sub(lambda m: self.zh_map[m.group()], text)
-        return text
+        return restate(text)          # '并发变成200', 'users go up to 500', '40k hours, not 12k': the new value by its thing
 
     def _fix_typos(self, text: str, matches: list[Match]) -> str:
         def fix(m: re.Match) -> str:

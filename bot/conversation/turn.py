@@ -118,6 +118,7 @@ class Core:
             # '要多久？', 'is 1000 USD enough?' after a job, and with a job verb in it ('那要训多久', 'how long to
             # train it?'): a question about the job just answered, not a new one and not out of scope
             parse.job_words, parse.out_of_scope = True, False
+        about = self._about_the_plan(parse, state or {}, asks)
         state = dict(state or {})
         card = model_card(pasted.text) if pasted.config is None else None
         if card and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
@@ -142,7 +143,9 @@ class Core:
             reply = self._reply(decision, parse, lang, new_state)
             if reply.status == "answer":
                 reply, new_state = self._which_card(reply, new_state, lang)
-            if decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
+            if reply.status == "answer" and about:
+                self._said_about_the_plan(reply, about, lang)
+            elif decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
                     and not asks and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 self._said_first(reply, self.templates.say("refine.same", lang), lang)
@@ -164,8 +167,99 @@ class Core:
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
             reply.choices = []
             new_state["card"] = card
+        if reply.status == "answer":
+            new_state["plan"] = _plan_of(reply)       # what 'faster?' and 'why so many cards?' are about next
         reply.kb_version = self.version
         return reply, new_state
+
+    # ----- a follow-up about the plan just answered: 'faster?', 'why so many cards?', 'spot?' ------------------------
+    def _plan_asks(self, text: str) -> list[str]:
+        if not hasattr(self, "_plan_cues"):
+            from bot.conversation.cues import CueSet, _both
+            self._plan_cues = {k: CueSet(_both(v)) for k, v in (self.parser.lex.get("plan_asks") or {}).items()}
+        return [k for k, cues in self._plan_cues.items() if cues.any(text)]
+
+    def _about_the_plan(self, parse, state: dict[str, Any], asks: list[str]) -> dict[str, Any] | None:
+        """A follow-up that asks about the plan the last answer led with, naming no job of its own: 'faster?' / '能更快吗'
+        re-plans the same job for a quarter of its time (a service: half its time per token), 'why so many cards?' /
+        '为什么要这么多卡' answers the same job with why its fleet is that size first, 'spot?' / '用抢占式行吗' after a
+        training job answers it with the spot verdict first. The parse is turned into a refinement of the job."""
+        if not state.get("answered") or state.get("intent") not in JOB_INTENTS or parse.reset:
+            return None
+        s = parse.slots
+        if s.model or s.params_b or parse.ambiguous.get("model") or s.gpu_models or parse.versus:
+            return None
+        said = self._plan_asks(parse.text)
+        plan = state.get("plan") or {}
+        if "why" in said and parse.intent in (None, "explain", "compare"):
+            parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+            s.gpus = s.nodes = None         # 'why do we need 16 GPUs?' asks about the plan's count, it sets none
+            return {"ask": "why"}
+        if "spot" in asks and parse.intent in (None, "billing") and state["intent"] in ("train", "finetune") \
+                and not usage_hours(parse.text, self.parser._num):
+            parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+            s.topic = None
+            return {"ask": "spot"}
+        if "faster" not in said or parse.intent not in (None, "explain") or s.deadline_days or s.tpot_ms:
+            return None
+        parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+        if plan.get("hours"):
+            s.deadline_days = round(plan["hours"] / 4 / 24, 4)
+            return {"ask": "faster", "was_hours": plan["hours"], "target_hours": plan["hours"] / 4}
+        if plan.get("tpot_ms"):
+            s.tpot_ms = max(5.0, round(plan["tpot_ms"] / 2, 1))
+            return {"ask": "faster", "was_tpot": plan["tpot_ms"], "target_tpot": s.tpot_ms}
+        return {"ask": "faster"}
+
+    def _said_about_the_plan(self, reply: Reply, about: dict[str, Any], lang: str) -> None:
+        """The line that answers a follow-up about the plan, said first (after what changed, which it replaces for
+        'faster?': the target it set is the change)."""
+        t = self.templates
+        rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+        line = None
+        if about["ask"] == "faster" and about.get("was_hours"):
+            now = rec.get("job_hours") if rec else None
+            line = t.say("plan_ask.faster_hours", lang, was=_hours_text(about["was_hours"]),
+                         target=_hours_text(about["target_hours"]),
+                         now=_hours_text(now) if now else "-", cost=_money(rec, "job_cost"))
+        elif about["ask"] == "faster" and about.get("was_tpot"):
+            line = t.say("plan_ask.faster_tpot", lang, was=f"{about['was_tpot']:g}", target=f"{about['target_tpot']:g}")
+        elif about["ask"] == "faster":
+            line = t.say("plan_ask.faster_none", lang)
+        elif about["ask"] == "why" and rec:
+            line = self._why_line(rec, reply, lang)
+        if not line or reply.view is None:
+            return
+        if about["ask"] == "faster":
+            reply.view.sections = [x for x in reply.view.sections if x.key != "changed"]
+        reply.view.sections.insert(0, ViewSection(key="plan_ask", lines=[line]))
+        reply.text, reply.details = short_text(reply.view, self.templates, lang), details_text(reply.view,
+                                                                                                self.templates, lang)
+
+    def _why_line(self, rec: dict[str, Any], reply: Reply, lang: str) -> str:
+        """Why the plan is that many cards: a service's copies x cards a copy against its load; a job's cards against
+        the memory each holds and the time (or the deadline) they meet."""
+        t = self.templates
+        total = rec.get("gpus_total") or 1
+        per = rec.get("per_gpu_gib")
+        mem = rec.get("gpu_memory_gib")
+        cap = rec.get("capacity") or {}
+        base = dict(total=total, gpu=rec.get("gpu_name") or rec.get("gpu"), gib=f"{per:,.1f}" if per else "-",
+                    mem=f"{mem:g}" if mem else "-")
+        if cap.get("replicas") and cap.get("per_replica"):
+            unit = t.say(f"plan_ask.unit.{cap.get('unit')}", lang) if f"plan_ask.unit.{cap.get('unit')}" in t.table \
+                else str(cap.get("unit") or "")
+            per_copy = cap.get("gpus_per_replica") or max(1, total // max(1, cap["replicas"]))
+            base["total"] = per_copy * cap["replicas"]
+            return t.say("plan_ask.why_service", lang, **base, copies=cap["replicas"], per_copy=per_copy,
+                         rate=f"{cap['per_replica']:,.3g}", load=f"{cap.get('load') or 0:,.4g}", unit=unit)
+        hours = rec.get("job_hours")
+        deadline = (reply.slots or {}).get("deadline_days")
+        if hours and total > 1:
+            key = "plan_ask.why_deadline" if deadline else "plan_ask.why_job"
+            return t.say(key, lang, **base, hours=_hours_text(hours), half=max(1, total // 2),
+                         half_hours=_hours_text(hours * 2), days=f"{deadline:g}" if deadline else "")
+        return t.say("plan_ask.why_memory", lang, **base)
 
     def _said_first(self, reply: Reply, line: str, lang: str) -> None:
         """A line said before the reply, on every surface: into an answer's view (the text re-rendered from it)."""
@@ -1149,6 +1243,24 @@ class Core:
         if found:
             reply.rule_trace.append(_consistency_entry(found))
         return reply
+
+
+def _plan_of(reply: Reply) -> dict[str, Any]:
+    """The plan an answer led with, kept in the session for a follow-up about it ('faster?', 'why so many cards?')."""
+    rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None) or \
+        next(iter(reply.recommendations), None) or {}
+    return {k: rec.get(k) for k in ("flavor", "gpu", "gpus_total", "instances", "replicas", "tpot_ms")} | \
+        {"hours": rec.get("job_hours")}
+
+
+def _hours_text(h: float) -> str:
+    return f"{h:,.1f}" if h < 100 else f"{h:,.0f}"
+
+
+def _money(rec: dict[str, Any] | None, key: str) -> str:
+    if not rec or rec.get(key) is None:
+        return "-"
+    return f"{money_text(float(rec[key]))} {rec.get('currency') or ''}".strip()
 
 
 def _consistency_entry(found: list[dict[str, Any]]) -> dict[str, Any]:

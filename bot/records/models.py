@@ -46,6 +46,7 @@ class Slots(BaseModel):
     gpu_allowed: list[str] | None = None
     # 'what if usage triples', '用户翻倍': the load scaled by a factor; the dialogue turns it into the load slots
     load_scale: float | None = None
+    work_scale: float | None = None     # '数据量翻倍', 'the dataset triples': the job's amount of work by a factor
     renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
     budget: Literal["low", "medium", "high"] | None = None
     budget_amount: float | None = None

@@ -40,7 +40,10 @@ def value_text(slot: str, value: Any, t: Templates, lang: str, kb: KnowledgeBase
     if slot == "method" and f"method.{value}" in t.table:
         return t.say(f"method.{value}", lang)
     if slot == "budget_amount":
-        return f"{money_text(float(value))} {slots.get('budget_currency') or ''}".strip()
+        money = f"{money_text(float(value))} {slots.get('budget_currency') or ''}".strip()
+        return t.say("changed.unit.per_hour", lang, v=money) if slots.get("budget_period") == "hour" else money
+    if slot == "dataset_items" and f"changed.unit.{slots.get('dataset_unit')}" in t.table:
+        return t.say(f"changed.unit.{slots['dataset_unit']}", lang, n=_number(float(value)))
     if slot == "params_b":
         return f"{float(value):g}B"
     if isinstance(value, bool):
@@ -56,7 +59,8 @@ def changed_line(changes: list[tuple[str, Any, Any]], job: str, t: Templates, la
     """'Re-planned the same job (serving Qwen2.5-7B): requests/s 5/s -> 50/s.' in the reply's language."""
     parts = []
     for slot, before, after in changes:
-        name = t.say(f"changed.slot.{slot}", lang) if f"changed.slot.{slot}" in t.table else slot
+        said = "budget_hour" if slot == "budget_amount" and slots.get("budget_period") == "hour" else slot
+        name = t.say(f"changed.slot.{said}", lang) if f"changed.slot.{said}" in t.table else slot
         now = value_text(slot, after, t, lang, kb, slots)
         if slot in ("gpu_excluded", "gpu_allowed") or before is None:
             parts.append(t.say("changed.set", lang, name=name, after=now))
