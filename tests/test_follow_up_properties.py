@@ -254,3 +254,37 @@ def test_a_follow_up_about_the_plan_answers_that_plan(core, first, follow, what)
     elif what == "spot":
         assert (r2.verdict or {}).get("kind") == "spot", r2.verdict
         assert "spot" in line.lower() or "竞价" in line, line
+
+
+# a deadline alone, in the ways people say it, after a job was answered, asked about, or compared: a plan (or the
+# job's next question) with that deadline, never the help text or the comparison again
+DEADLINES = [("老板要求 5 天内跑完，怎么配？", 5), ("need it done in 3 days", 3), ("必须一周内完成", 7),
+             ("we have a deadline of 48 hours", 2), ("时间只有两天", 2), ("工期只剩一周", 7), ("can it finish by tomorrow?", 1)]
+AFTER = ["LoRA fine-tune Qwen2.5-14B on 200k samples of 2k tokens, 3 epochs",       # answered
+         "用 Qwen2.5-72B 离线跑 100 万条数据打标签，每条约 1k 输入 200 输出",                  # a batch job answered
+         "fine-tune llama 3 8b",                                                        # asked back (the method)
+         "H100 还是 A100 微调 Qwen2.5-14B 更划算？"]                                          # compared
+
+
+@pytest.mark.parametrize("first", AFTER)
+@pytest.mark.parametrize("follow, days", DEADLINES, ids=[d[0][:16] for d in DEADLINES])
+def test_a_deadline_alone_sizes_the_job(core, first, follow, days):
+    r1, state = core.turn(first, {})
+    r2, _ = core.turn(follow, state)
+    assert not any(h in r2.text for h in HELP), (first, follow, r2.text[:300])
+    assert r2.intent in ("finetune", "train", "inference") and r2.slots.get("deadline_days") == days, \
+        (first, follow, r2.intent, r2.slots)
+    if r1.status == "answer":
+        assert r2.status == "answer" and "deadline_days" in {c["slot"] for c in r2.changed}, (follow, r2.text[:300])
+
+
+@pytest.mark.parametrize("first, follow", [
+    ("serve bge-large embeddings at 200 QPS, 512 tokens per request", "use a smaller embedder, bge-small"),
+    ("部署bge-large做向量检索，QPS 200", "换成bge-small呢"),
+])
+def test_a_model_not_on_file_in_a_follow_up_is_asked_about(core, first, follow):
+    """A smaller model of a family on file that is not on file itself is named back with a question for its size,
+    never 'I only advise on cloud GPU instances'."""
+    _r1, state = core.turn(first, {})
+    r2, _ = core.turn(follow, state)
+    assert "bge-small" in r2.text and not any(h in r2.text for h in HELP), r2.text[:300]

@@ -106,10 +106,29 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
             and not (new_model or ambiguous) and not _says_new_job(parse, intent, state["intent"]):
         intent = None          # 'can our own 8 x 3090 run it?' after a fine-tune: the same job on other cards
 
-    if intent in ("explain", "help") and in_job and state["answered"] and new and _nothing_to_explain(parse, new):
-        intent = None          # 'ok so what's the cheapest setup that actually works?': the job again, refined
+    if intent in ("explain", "help") and in_job and (state["answered"] or state["pending"]) and new \
+            and _nothing_to_explain(parse, new):
+        # 'ok so what's the cheapest setup that actually works?', '必须一周内完成' (a job asked about or answered):
+        # the job again, refined
+        intent = None
     if intent == "billing" and in_job and state["answered"] and new.get("budget_amount") and not parse.slots.topic:
         intent = None          # 'we can't pay more than 2 USD per hour': a price cap on the job, not a billing question
+    aside = state.get("aside")
+    versus = state.get("versus") or {}
+    compared = versus.get("job_intent") or (aside or {}).get("job")
+    if intent in (None, "explain") and aside and aside.get("intent") == "compare" and compared in JOB_INTENTS \
+            and JOB_QUANTITIES & new.keys() and _nothing_to_explain(parse, new) \
+            and ((aside.get("slots") or {}).get("model") or (aside.get("slots") or {}).get("params_b")):
+        # '老板要求 5 天内跑完，怎么配？' after 'H100 or A100 for this fine-tune?': the job compared, planned now on the side
+        # the comparison preferred (else on either card compared), with what this turn adds
+        intent = compared
+        sides = (aside.get("slots") or {}).get("gpu_models")
+        chosen = versus.get("chosen") or ({"gpu_allowed": list(sides)} if sides else {})
+        state["aside"] = {**aside, "slots": {**aside["slots"], **chosen}}
+        if in_job:
+            _new_job(state, keep_slots=False)
+            in_job, before = False, None
+            state["intent"] = None
     if intent in INFO_INTENTS:
         # an aside: answer it, keep the job being discussed
         topic = {"topic": parse.slots.topic} if parse.slots.topic else {}   # what the aside is about, not kept
@@ -117,7 +136,9 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         before = (state.get("aside") or {}).get("slots") or {}
         cloud = {k: before[k] for k in ("provider", "provider_uncovered") if k in before}
         slots = {**_other_cloud({**state["slots"], **cloud}, new), **new, **topic}
-        state["aside"] = {"intent": intent, "slots": slots} if intent != "help" else None
+        jobs = {k: v for k, v in (parse.intent_scores or {}).items() if k in ("train", "finetune", "inference") and v > 0}
+        job = max(jobs, key=lambda k: (jobs[k], k)) if jobs else (state["intent"] if in_job else None)
+        state["aside"] = {"intent": intent, "slots": slots, "job": job} if intent != "help" else None
         return state, Decision("info", intent, slots)
     aside, state["aside"] = state.get("aside"), None
     asks_cheaper = False
@@ -127,7 +148,8 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
             return _refine_aside(state, aside, new)
         # any turn about the job refines it ('use unsloth', 'the dataset is 50k samples'); only turns with nothing
         # job-related are out of scope
-        refining = in_job and state["answered"] and bool(new or ambiguous or parse.job_words)
+        refining = in_job and state["answered"] and bool(new or ambiguous or parse.job_words) \
+            and not (parse.unknown_model and not new)      # '换成bge-small呢': a model not on file is asked about
         if not (answering or refining):
             if not parse.out_of_scope and (new_model or ambiguous or new.get("gpu_model")) and "intent" in forms:
                 return _ask_intent(state, new, ambiguous, parse, forms, lang)
@@ -164,6 +186,11 @@ SAID_SLOTS = ("model", "params_b", "method", "algorithm", "precision", "gpu_mode
               "request_tokens", "output_tokens", "ttft_ms", "tpot_ms", "deadline_days", "budget_amount", "tokens",
               "dataset_items", "items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
               "generations", "generation_tokens")
+
+
+# the quantities a job is planned on: one said after a comparison of the job asks for the job's plan
+JOB_QUANTITIES = frozenset({"deadline_days", "budget_amount", "qps", "concurrency", "dataset_items", "tokens", "items",
+                            "daily_users", "token_rate", "ttft_ms", "tpot_ms"})
 
 
 def changed_slots(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:

@@ -351,6 +351,18 @@ class EntityMatcher:
 
     def _unknown_model_word(self, text: str) -> str | None:
         m = re.search(r"(?<![a-z0-9])([a-z][a-z0-9.\-]*[a-z.\-]\d+(?:\.\d+)?[bm])(?![a-z0-9])", text)
+        return m.group(1) if m else self._unknown_family_size(text)
+
+    def _unknown_family_size(self, text: str) -> str | None:
+        """A size of a family on file that is not on file itself ('bge-small', 'e5 base', 'whisper-tiny'): a model
+        named, whose size is to be asked, never a question out of scope."""
+        if not hasattr(self, "_rx_family_size"):
+            fams = sorted({re.sub(r"\s+", "[ -]?", re.escape(m.family.lower()).replace("\\ ", " "))
+                           for m in self.kb.models.values() if m.family}, key=len, reverse=True)
+            self._rx_family_size = re.compile(r"(?<![a-z0-9])((?:" + "|".join(fams) + r")(?:[ _-]?v?\d+(?:\.\d+)?)?"
+                                              r"[ _-](?:small|base|mini|tiny|medium|large|xl|xxl)(?:[ _-]v?\d+(?:\.\d+)?)?"
+                                              r"(?:[ _-](?:en|zh))?)(?![a-z0-9])")
+        m = self._rx_family_size.search(text)
         return m.group(1) if m else None
 
     def pick_candidate(self, parse: Parse, candidates: list[str]) -> str | None:

@@ -189,6 +189,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         scores, recommend = self._intent_scores(work, slots)
         intent, oos = self._decide_intent(work, scores, recommend, slots, ambiguous)
         invalid, absurd = slots.pop("_bad", {}), slots.pop("_absurd", {})
+        if oos and unknown and self._unknown_family_size(unknown):
+            oos = False         # 'use a smaller embedder, bge-small': a model named, not a question out of scope
         if oos:
             slots, ambiguous, unknown, invalid, absurd = {}, {}, None, {}, {}
         self._scope_slots(intent, slots)

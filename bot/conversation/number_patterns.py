@@ -198,6 +198,10 @@ class NumberPatterns:
             re.compile(rf"{N}\s*-?\s*{unit}\s*(?:max|at most|or less|tops)(?![a-z])"),
             re.compile(rf"{N}\s*(?:个)?\s*{zh_unit}\s*(?:(?:内|之内|以内)(?!\s*的)|(?:能|可以|就)(?:搞定|跑完|完成|训完))"),
             re.compile(rf"(?:deadline|due)\s*(?:is|in|of)?\s*~?\s*{N}\s*(days?|weeks?|months?|天|周|个月|月)"),
+            # 'a deadline of 48 hours', 'deadline: 36h': hours and minutes too
+            re.compile(rf"(?:deadline|due|time limit)\s*(?:is|in|of|:)?\s*(?:only\s+|just\s+|about\s+|~\s*)?{N}\s*-?\s*{unit}"),
+            # '时间只有两天', '时间就3天', '工期只剩一周'
+            re.compile(rf"(?:时间|工期|期限)\s*(?:只有|只剩|就|仅|仅有|还剩|剩|有|是|为)\s*{N}\s*(?:个)?\s*{zh_unit}"),
             # the time the user has: 'we have one year', "we've got two months", 'timeline is 3 weeks'
             re.compile(rf"(?:(?:we|i|they)\s*(?:'ve|have|has)?\s*(?:only\s+)?(?:got|have)|there(?:'s| is)|time(?:line| ?frame|"
                        rf" budget)?\s*(?:is|of|:))\s+(?:only\s+|just\s+|about\s+|roughly\s+|around\s+|~\s*)?"
