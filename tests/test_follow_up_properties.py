@@ -288,3 +288,25 @@ def test_a_model_not_on_file_in_a_follow_up_is_asked_about(core, first, follow):
     _r1, state = core.turn(first, {})
     r2, _ = core.turn(follow, state)
     assert "bge-small" in r2.text and not any(h in r2.text for h in HELP), r2.text[:300]
+
+
+SERVE_EN = "serve Qwen2.5-14B for a chatbot at 10 requests/s, 800 input and 300 output tokens"
+SERVE_ZH = "部署Qwen2.5-14B做客服，QPS 10，输入800输出300 token"
+
+
+@pytest.mark.parametrize("first, follow, slot, value, said", [
+    (SERVE_EN, "TTFT must be under 200 ms", "ttft_ms", 200, "200 ms"),
+    (SERVE_ZH, "首token要200ms以内", "ttft_ms", 200, "200 毫秒"),
+    (SERVE_ZH, "输入改成8k", "request_tokens", 8192, "8,192"),
+    (SERVE_EN, "what if the prompts are 8k tokens?", "request_tokens", 8192, "8,192"),
+    (SERVE_EN, "budget is 3000 USD a month", "budget_amount", 3000, "3,000 USD/month"),
+    (SERVE_ZH, "每月预算3000美元", "budget_amount", 3000, "3,000 USD/月"),
+    ("train an SDXL LoRA on 2000 images", "in 2 hours", "deadline_days", 2 / 24, "deadline 2 h"),
+    ("训练YOLOv8x，12万张图，640分辨率，100个epoch", "图片变成30万张", "dataset_items", 300000, "300,000 张图"),
+])
+def test_each_slot_a_follow_up_restates_is_said_with_its_unit(core, first, follow, slot, value, said):
+    _r1, state = core.turn(first, {})
+    r2, _ = core.turn(follow, state)
+    assert r2.status == "answer" and slot in {c["slot"] for c in r2.changed}, (follow, r2.changed, r2.text[:200])
+    assert abs(float(r2.slots[slot]) - value) < 1e-3 * value, r2.slots
+    assert said in r2.text.splitlines()[0], r2.text.splitlines()[0]

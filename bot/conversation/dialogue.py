@@ -345,6 +345,9 @@ def _counted_as_the_job(state: dict[str, Any], new: dict[str, Any]) -> dict[str,
         count = float(new["items"])
         new = {k: v for k, v in new.items() if not k.startswith("item") and k not in ("offline", "batch_task")}
         return {**new, "dataset_items": count, "dataset_unit": unit}
+    if state.get("intent") == "inference" and old.get("request_tokens") and new.get("seq_len") \
+            and not new.get("request_tokens"):
+        new = {k: v for k, v in new.items() if k != "seq_len"} | {"request_tokens": int(new["seq_len"])}  # '输入改成8k'
     if old.get("items") and new.get("dataset_items") and not new.get("items") and new.get("dataset_unit") != "audio_hours":
         new = {k: v for k, v in new.items() if k not in ("dataset_items", "dataset_unit")} | \
             {"items": int(new["dataset_items"])}

@@ -112,10 +112,12 @@ class NumberPatterns:
         ms = r"(\d+(?:\.\d+)?)\s*(ms|milliseconds?|毫秒|s|secs?|seconds?|秒)(?![a-z])"
         under = (r"(?:under|below|<=?|≤|less than|within|at most|of|is|为|是|在|不超过|小于|低于|控制在|:|=|~)?\s*"
                  r"(?:(?:~|≈|about|around|roughly|approximately|约|大约|大概)\s*)?")
+        # 'TTFT must be under 200 ms', '首token要200ms以内': a target said with a modal before its number
+        modal = r"(?:(?:must|should|needs? to|has to|have to)\s+be\s+|要求?|需要|必须|得|应该)?\s*"
         self.rx_ttft = re.compile(rf"(?:ttft|time to first token|first[- ]token(?: latency)?|首\s*token(?:\s*延迟|\s*时间)?|"
-                                  rf"首字(?:延迟|时间)?|首包(?:延迟|时间)?)\s*(?:p\d+\s*)?{under}{ms}")
+                                  rf"首字(?:延迟|时间)?|首包(?:延迟|时间)?)\s*(?:p\d+\s*)?{modal}{under}{ms}")
         self.rx_tpot = re.compile(rf"(?<![*×] )(?<![*×])(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"
-                                  rf"每个?\s*token\s*(?:延迟|时间)?|token\s*间隔)\s*{under}{ms}|"
+                                  rf"每个?\s*token\s*(?:延迟|时间)?|token\s*间隔)\s*{modal}{under}{ms}|"
                                   rf"{ms}\s*(?:per|/|每个?)\s*(?:output\s*)?token")
         budget = r"(?:(?:budget|target|goal|sla|slo|预算|目标|要求)\s*)?(?:(?:要|需要|必须|得)\s*)?"
         # a whole answer within a time: 'end-to-end latency budget ~3s', 'answer within 3 s', '3 秒内返回'

@@ -41,7 +41,10 @@ def value_text(slot: str, value: Any, t: Templates, lang: str, kb: KnowledgeBase
         return t.say(f"method.{value}", lang)
     if slot == "budget_amount":
         money = f"{money_text(float(value))} {slots.get('budget_currency') or ''}".strip()
-        return t.say("changed.unit.per_hour", lang, v=money) if slots.get("budget_period") == "hour" else money
+        period = slots.get("budget_period")
+        return t.say(f"changed.unit.per_{period}", lang, v=money) if f"changed.unit.per_{period}" in t.table else money
+    if slot == "deadline_days" and isinstance(value, (int, float)) and value < 1:
+        return t.say("changed.unit.hours", lang, n=f"{float(value) * 24:.3g}")     # '2 h', not '0.083333 day(s)'
     if slot == "dataset_items" and f"changed.unit.{slots.get('dataset_unit')}" in t.table:
         return t.say(f"changed.unit.{slots['dataset_unit']}", lang, n=_number(float(value)))
     if slot == "params_b":
