@@ -229,6 +229,10 @@ ABOUT = [
     ("部署Llama-3.1-70B，QPS 10，输入1k输出300", "为什么要这么多卡", "why"),
     ("pre-train a 1B model from scratch on 20B tokens", "why do we need this many GPUs?", "why"),
     ("serve Llama-3.1-70B at 10 requests/s, 1k in 300 out", "why do we need 6 GPUs?", "why"),
+    ("pre-train a 1B model from scratch on 20B tokens", "can we use fewer cards?", "why"),
+    ("部署Qwen2.5-72B，200并发，输入2k输出500", "能不能少用点卡", "why"),
+    ("部署Qwen2.5-72B，200并发，输入2k输出500", "换个小点的模型", "smaller"),
+    ("serve Llama-3.1-70B at 10 requests/s, 1k in 300 out", "use a smaller model", "smaller"),
     ("full fine-tune Qwen2.5-7B on 2B tokens", "spot?", "spot"),
     ("全参微调Qwen2.5-7B，20亿token", "用抢占式行吗", "spot"),
 ]
@@ -239,7 +243,7 @@ def test_a_follow_up_about_the_plan_answers_that_plan(core, first, follow, what)
     r1, state = core.turn(first, {})
     r2, _ = core.turn(follow, state)
     assert r2.status == "answer" and not any(h in r2.text for h in HELP), (follow, r2.text[:300])
-    assert r2.slots.get("model") == r1.slots.get("model"), (r1.slots, r2.slots)
+    assert what == "smaller" or r2.slots.get("model") == r1.slots.get("model"), (r1.slots, r2.slots)
     line = r2.text.splitlines()[0]
     a, b = _rental(r1), _rental(r2)
     if what == "faster":
@@ -251,6 +255,12 @@ def test_a_follow_up_about_the_plan_answers_that_plan(core, first, follow, what)
     elif what == "why":
         assert line.startswith(("Why", "为什么")) and str(_cards(b)) in line, line
         assert b.get("flavor") == a.get("flavor") and _cards(a) == _cards(b), (a.get("flavor"), b.get("flavor"))
+    elif what == "smaller":
+        small = core.kb.models[r2.slots["model"]]
+        assert small.family == core.kb.models[r1.slots["model"]].family and small.params_b < r1.slots["params_b"], \
+            (r1.slots["model"], r2.slots["model"])
+        assert "model" in {c["slot"] for c in r2.changed} and MARK[r2.lang] in line, line
+        assert (b.get("per_gpu_gib") or 0) * _cards(b) < (a.get("per_gpu_gib") or 0) * _cards(a), (a, b)
     elif what == "spot":
         assert (r2.verdict or {}).get("kind") == "spot", r2.verdict
         assert "spot" in line.lower() or "竞价" in line, line

@@ -195,6 +195,13 @@ class Core:
             parse.intent, parse.out_of_scope, parse.job_words = None, False, True
             s.gpus = s.nodes = None         # 'why do we need 16 GPUs?' asks about the plan's count, it sets none
             return {"ask": "why"}
+        if "smaller" in said and parse.intent in (None, "explain", "inference", "finetune", "train"):
+            smaller = self._smaller_model((state.get("slots") or {}).get("model"))
+            parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+            if smaller:
+                s.model, s.params_b = smaller, self.kb.models[smaller].params_b
+                return None          # the model changed: the change line says it
+            return {"ask": "smaller_none"}
         if "spot" in asks and parse.intent in (None, "billing") and state["intent"] in ("train", "finetune") \
                 and not usage_hours(parse.text, self.parser._num):
             parse.intent, parse.out_of_scope, parse.job_words = None, False, True
@@ -211,6 +218,18 @@ class Core:
             return {"ask": "faster", "was_tpot": plan["tpot_ms"], "target_tpot": s.tpot_ms}
         return {"ask": "faster"}
 
+    def _smaller_model(self, mid: str | None) -> str | None:
+        """The next size down of the model planned, in its own line (same family and kind, the same name before the
+        size: Qwen2.5-72B -> Qwen2.5-32B, Llama 3.1 70B -> Llama 3.1 8B); None when it is the smallest on file."""
+        m = self.kb.models.get(mid or "")
+        if m is None or not m.family:
+            return None
+        stem = re.sub(r"[-_.]?\d+(?:\.\d+)?[bm](?:[-_].*)?$", "", m.id)
+        same = [x for x in self.kb.models.values() if x.family == m.family and x.id != m.id and x.params_b < m.params_b
+                and kind_of_model(x) == kind_of_model(m)
+                and re.sub(r"[-_.]?\d+(?:\.\d+)?[bm](?:[-_].*)?$", "", x.id) == stem]
+        return max(same, key=lambda x: (x.params_b, x.id)).id if same else None
+
     def _said_about_the_plan(self, reply: Reply, about: dict[str, Any], lang: str) -> None:
         """The line that answers a follow-up about the plan, said first (after what changed, which it replaces for
         'faster?': the target it set is the change)."""
@@ -226,6 +245,9 @@ class Core:
             line = t.say("plan_ask.faster_tpot", lang, was=f"{about['was_tpot']:g}", target=f"{about['target_tpot']:g}")
         elif about["ask"] == "faster":
             line = t.say("plan_ask.faster_none", lang)
+        elif about["ask"] == "smaller_none":
+            name = self.kb.models[reply.slots["model"]].name if reply.slots.get("model") in self.kb.models else ""
+            line = t.say("plan_ask.smaller_none", lang, model=name)
         elif about["ask"] == "why" and rec:
             line = self._why_line(rec, reply, lang)
         if not line or reply.view is None:
