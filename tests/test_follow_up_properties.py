@@ -233,6 +233,7 @@ ABOUT = [
     ("部署Qwen2.5-72B，200并发，输入2k输出500", "能不能少用点卡", "why"),
     ("部署Qwen2.5-72B，200并发，输入2k输出500", "换个小点的模型", "smaller"),
     ("serve Llama-3.1-70B at 10 requests/s, 1k in 300 out", "use a smaller model", "smaller"),
+    ("我们有8张A800，想全参微调Qwen2.5-14B，1亿token", "为什么要这么多卡", "why_own"),
     ("full fine-tune Qwen2.5-7B on 2B tokens", "spot?", "spot"),
     ("全参微调Qwen2.5-7B，20亿token", "用抢占式行吗", "spot"),
 ]
@@ -255,6 +256,13 @@ def test_a_follow_up_about_the_plan_answers_that_plan(core, first, follow, what)
     elif what == "why":
         assert line.startswith(("Why", "为什么")) and str(_cards(b)) in line, line
         assert b.get("flavor") == a.get("flavor") and _cards(a) == _cards(b), (a.get("flavor"), b.get("flavor"))
+    elif what == "why_own":
+        # about the cards the answer led with (theirs), and no claim that half of them holds what they do not
+        own = r2.recommendations[0]
+        assert own.get("label") == "yours" and own["gpu_name"] in line, line
+        half_gib = core.advisor.need_on(r2.intent, r2.slots, {}, r2.lang, own["gpus_total"] // 2)
+        if half_gib > 0.95 * own["gpu_memory_gib"]:
+            assert "放得下" not in line and "would fit" not in line, line
     elif what == "smaller":
         small = core.kb.models[r2.slots["model"]]
         assert small.family == core.kb.models[r1.slots["model"]].family and small.params_b < r1.slots["params_b"], \
@@ -312,6 +320,11 @@ SERVE_ZH = "部署Qwen2.5-14B做客服，QPS 10，输入800输出300 token"
     (SERVE_EN, "budget is 3000 USD a month", "budget_amount", 3000, "3,000 USD/month"),
     (SERVE_ZH, "每月预算3000美元", "budget_amount", 3000, "3,000 USD/月"),
     ("train an SDXL LoRA on 2000 images", "in 2 hours", "deadline_days", 2 / 24, "deadline 2 h"),
+    ("transcribe 12k hours of audio with whisper large-v3 within 3 days", "actually it's 40k hours, not 12k",
+     "dataset_items", 40000, "40,000 hours of audio"),
+    ("日活1万用户的客服机器人，用Qwen2.5-7B", "日活涨到5万呢", "daily_users", 50000, "50,000"),
+    ("LoRA fine-tune Qwen2.5-7B on 50k samples, budget 500 USD", "$2/hour cap", "budget_amount", 2,
+     "price cap 2.00 USD/hour."),
     ("训练YOLOv8x，12万张图，640分辨率，100个epoch", "图片变成30万张", "dataset_items", 300000, "300,000 张图"),
 ])
 def test_each_slot_a_follow_up_restates_is_said_with_its_unit(core, first, follow, slot, value, said):

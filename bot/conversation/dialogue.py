@@ -183,7 +183,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
 # what a follow-up can change about a job, in the order the answer says it (the rest are internal or derived)
 SAID_SLOTS = ("model", "params_b", "method", "algorithm", "precision", "gpu_model", "gpus", "nodes", "gpu_memory_gib",
               "gpu_excluded", "gpu_allowed", "max_gpus", "provider", "region", "qps", "concurrency", "audio_rate",
-              "request_tokens", "output_tokens", "ttft_ms", "tpot_ms", "deadline_days", "budget_amount", "tokens",
+              "request_tokens", "output_tokens", "ttft_ms", "tpot_ms", "deadline_days", "budget_amount", "daily_users", "tokens",
               "dataset_items", "items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
               "generations", "generation_tokens")
 
@@ -199,6 +199,9 @@ def changed_slots(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[s
            and before.get(k) != after.get(k)]
     if any(k == "model" for k, _, _ in out):
         out = [c for c in out if c[0] != "params_b"]
+    if before.get("budget_period") != after.get("budget_period"):
+        # a total budget become a price cap an hour (or the other way): another kind of limit, said as set anew
+        out = [(k, None if k == "budget_amount" else b, a) for k, b, a in out]
     return out
 
 

@@ -191,6 +191,7 @@ class Core:
             return None
         said = self._plan_asks(parse.text)
         plan = state.get("plan") or {}
+        self._bare_hours_of_audio(parse, state)
         if "why" in said and parse.intent in (None, "explain", "compare"):
             parse.intent, parse.out_of_scope, parse.job_words = None, False, True
             s.gpus = s.nodes = None         # 'why do we need 16 GPUs?' asks about the plan's count, it sets none
@@ -218,6 +219,23 @@ class Core:
             return {"ask": "faster", "was_tpot": plan["tpot_ms"], "target_tpot": s.tpot_ms}
         return {"ask": "faster"}
 
+    _HOURS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|w|万|千)?\s*(?:hours?|hrs?|h|小时)(?![a-z])")
+
+    def _bare_hours_of_audio(self, parse, state: dict[str, Any]) -> None:
+        """'actually it's 40k hours, not 12k' after a transcription of 12k hours of audio: hours with no word of audio
+        are the job's amount when its amount is hours of audio (a deadline said in hours is read as one before)."""
+        old = state.get("slots") or {}
+        s = parse.slots
+        if old.get("dataset_unit") != "audio_hours" or s.dataset_items or s.deadline_days or parse.intent:
+            return
+        m = self._HOURS.search(parse.text)
+        if not m:
+            return
+        hours = float(m.group(1)) * {"k": 1e3, "千": 1e3, "w": 1e4, "万": 1e4}.get(m.group(2) or "", 1)
+        if hours >= 24:           # less than a day of audio is more likely a time than the amount
+            s.dataset_items, s.dataset_unit = hours, "audio_hours"
+            parse.out_of_scope, parse.job_words = False, True
+
     def _smaller_model(self, mid: str | None) -> str | None:
         """The next size down of the model planned, in its own line (same family and kind, the same name before the
         size: Qwen2.5-72B -> Qwen2.5-32B, Llama 3.1 70B -> Llama 3.1 8B); None when it is the smallest on file."""
@@ -234,7 +252,9 @@ class Core:
         """The line that answers a follow-up about the plan, said first (after what changed, which it replaces for
         'faster?': the target it set is the change)."""
         t = self.templates
-        rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+        rental = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+        # 'why so many cards?' is about the plan the answer led with: the user's own cards when it did
+        rec = next(iter(reply.recommendations), None) if about["ask"] == "why" else rental
         line = None
         if about["ask"] == "faster" and about.get("was_hours"):
             now = rec.get("job_hours") if rec else None
@@ -278,8 +298,16 @@ class Core:
         hours = rec.get("job_hours")
         deadline = (reply.slots or {}).get("deadline_days")
         if hours and total > 1:
+            half = max(1, total // 2)
+            try:          # does half the cards hold the job at all? (the estimate's layout for that count)
+                need = self.advisor.need_on(reply.intent or "finetune", reply.slots or {}, {}, lang, half)
+            except (AdvisorError, KeyError, TypeError, ValueError, ZeroDivisionError):
+                need = None
+            if need is not None and mem and need > 0.95 * mem:
+                return t.say("plan_ask.why_half_oom", lang, **base, hours=_hours_text(hours), half=half,
+                             need=f"{need:,.1f}")
             key = "plan_ask.why_deadline" if deadline else "plan_ask.why_job"
-            return t.say(key, lang, **base, hours=_hours_text(hours), half=max(1, total // 2),
+            return t.say(key, lang, **base, hours=_hours_text(hours), half=half,
                          half_hours=_hours_text(hours * 2), days=f"{deadline:g}" if deadline else "")
         return t.say("plan_ask.why_memory", lang, **base)
 
