@@ -32,6 +32,7 @@ from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
+from bot.conversation.why_turn import answer_why, asks_why, can_run_first
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan.checklist import CARD_NOTES
@@ -101,6 +102,12 @@ class Core:
             return Reply(status="info", lang=lang, intent="explain", slots={}, kb_version=self.version, text=text,
                          citations=cite.citations(), verdict={**cap, "line": line}), dict(state or {})
         parse.capability = cap
+        why = asks_why(parse, state or {})
+        if why:
+            # 'why not just 4x4090?', '为什么会爆显存' after a plan: this job's numbers first, never a primer
+            found = answer_why(self, parse, dict(state or {}), why)
+            if found:
+                return found
         if self._asks_about_a_flavor(parse):
             parse.intent, parse.out_of_scope = "explain", False     # "which card is p2s?", "pi2 是什么卡"
         parse.versus = read_versus(self.parser, self.kb, parse, self.advisor.default_provider) or \
@@ -696,6 +703,10 @@ class Core:
             parse.intent, parse.out_of_scope = "compare", False
         elif parse.intent is None and not (state or {}).get("answered"):
             parse.intent, parse.out_of_scope = "compare", False
+        elif parse.intent is None and parse.out_of_scope:
+            # 'Alibaba or Tencent for this?' after a plan (no slot heard, the clouds by their companies' names): the
+            # comparison of the job just planned, never out of scope
+            parse.intent, parse.out_of_scope = "compare", False
 
     def _versus(self, parse, d: Decision, lang: str, job_intent: str | None, cite: Citer | None = None
                 ) -> tuple[list[str], dict[str, Any], list[str], dict[str, Any]] | None:
@@ -850,6 +861,10 @@ class Core:
             # 'can I serve Qwen2.5-32B in FP8 on an A100?': the card's answer first, then the job sized
             line = self._capability_line(cap, lang)
             first, verdict = [{"key": "verdict", "lines": [line], "sources": cap["sources"]}], {**cap, "line": line}
+        can = can_run_first(self, parse, d, lang) if not (one or cap or parse.versus) else None
+        if can:
+            # '910B 能跑 Qwen2.5-72B 推理吗': yes or no with the cards and the stack, then the plan
+            first, verdict = [can[0]], can[1]
         if parse.versus and d.intent in JOB_INTENTS:
             # 'how many H100s, and lambda vs aws cost?': the comparison first, then the job on the side it prefers
             found = self._versus(parse, d, lang, d.intent)
@@ -975,7 +990,9 @@ class Core:
             # a follow-up that changed the job: the same job planned again, and what changed, said first
             job = f"{t.say(f'task.{task}', lang)} {model_name or ''}".strip()
             reply.changed = changes_as_data(d.changed)
-            reply.view.sections.insert(0, ViewSection(key="changed", lines=[
+            # after a verdict the question asked for ('p4d or p5 for this run?'): the decision is the first line
+            at = next((i for i, s in enumerate(reply.view.sections) if s.key != "verdict"), len(reply.view.sections))
+            reply.view.sections.insert(at, ViewSection(key="changed", lines=[
                 changed_line(d.changed, job, t, lang, self.kb, d.slots)]))
         lead = next((s for s in reply.view.sections if s.key == "lead"), None)
         if advice.gpu_verdict and lead:

@@ -35,6 +35,11 @@ def said_in_order(cuesets: dict[str, Any], text: str, order: tuple[str, ...]) ->
 
 
 _CLOUD_RX: dict[str, list[tuple[re.Pattern, str]]] = {}
+# a company's bare name heard as its cloud only where two clouds are set against each other ('Alibaba or Tencent for
+# this?'): elsewhere 'Alibaba' is Qwen's maker and 'Tencent' Hunyuan's, so these are not provider aliases
+_COMPANY_CLOUD = {"alibaba": "aliyun", "tencent": "tencentcloud", "amazon": "aws", "google": "gcp",
+                  "microsoft": "azure", "volcano": "volcengine", "bytedance": "volcengine", "字节": "volcengine",
+                  "阿里": "aliyun", "腾讯": "tencentcloud", "谷歌": "gcp", "微软": "azure", "亚马逊": "aws"}
 
 
 def _cloud_patterns(kb) -> list[tuple[re.Pattern, str]]:
@@ -48,6 +53,8 @@ def _cloud_patterns(kb) -> list[tuple[re.Pattern, str]]:
                 continue
             body = r"[\s_-]?".join(re.escape(ch) for ch in a)
             out.append((re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])" if a.isascii() else body), pid))
+        out += [(re.compile(rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])" if a.isascii() else re.escape(a)), pid)
+                for a, pid in _COMPANY_CLOUD.items() if pid in kb.providers]
         _CLOUD_RX[kb.version] = out
     return _CLOUD_RX[kb.version]
 

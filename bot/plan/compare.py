@@ -49,7 +49,7 @@ class CompareStage:
         out["verdict"] = {**compare_verdict(self.kb, out, slots.get("precision")), "typical": typical,
                           "training": intent != "inference", "work_assumed": work_assumed}
         if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month",
-                                                                                                  "mtok"):
+                                                                                                  "mtok", "time"):
             out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
         return out
 
@@ -89,7 +89,7 @@ class CompareStage:
         out["verdict"] = {**compare_verdict(self.kb, out, precision), "typical": typical, "axis": axis,
                           "training": intent != "inference", "work_assumed": work_assumed}
         v = out["verdict"]
-        if v.get("factor") in ("bandwidth", "compute") and v.get("basis") in ("job", "month", "mtok") and \
+        if v.get("factor") in ("bandwidth", "compute") and v.get("basis") in ("job", "month", "mtok", "time") and \
                 len({s["gpu"] for s in v["sides"]}) > 1:
             v["figures"] = factor_figures(self.kb, v)
         return out
@@ -336,7 +336,10 @@ class CompareStage:
         return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
                 "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps, "gpus": plan.used,
                 "sharding": plan.workload.sharding, "changes": plan.changes,
-                "cards": plan.cards if plan.fits else None}
+                "cards": plan.cards if plan.fits else None,
+                # its time for the job's work on those cards (a training job with an amount of work): what a side no
+                # flavor rents (an H800, a 4090 cluster) is judged on against a rented one, time and cost per job
+                "hours": round(plan.hours, 2) if plan.fits and plan.hours else None}
 
 
 def _compare_intent(slots: dict[str, Any], job_intent: str | None) -> str | None:

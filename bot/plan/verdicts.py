@@ -47,12 +47,18 @@ def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
         cards = x.get("cards") or {}
         out.update(cards=cards.get("cards"), need_gib=cards.get("need_gib"), memory_gib=cards.get("memory_gib"),
                    fits=bool(cards.get("cards")))      # a card no flavor rents still holds the job on its cards
+        if out["fits"]:
+            # a training job's time on those cards (a service has none): what the side is timed on per job
+            out.update(hours=cards.get("hours"), gpus=cards.get("cards"))
         cp = x.get("card_price")
         conv = _converter(kb, cp["currency"], ccy or cp["currency"]) if cp else None
         if cp and conv and out["fits"]:
-            # the cards that hold it, at the price a card on file (a 1-card rental): priced per month of use
+            # the cards that hold it, at the price a card on file (a 1-card rental): priced per month of use, and per
+            # job when the job is timed on as many cards as are priced
             out.update(hourly=conv(cp["hourly"]), monthly=conv(cp["hourly"] * HOURS_MONTH), gpus=cp["cards"],
                        price_kind="per_card", currency=ccy or cp["currency"])
+            if out["hours"] and cp["cards"] == cards.get("cards"):
+                out["job_cost"] = conv(cp["hourly"] * out["hours"])
         return out
     conv = _converter(kb, p.get("currency"), ccy)
     hourly = p.get("hourly_total")

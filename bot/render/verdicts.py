@@ -51,11 +51,15 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
             shape = "cheaper"
         first = t.say(f"verdict.compare.{shape}", lang, best=best, other=other, speed=f"{v.get('speed_x') or 1:.1f}",
                       hourly_pct=v.get("hourly_pct"), cost_pct=v.get("cost_pct"), per=t.say(f"verdict.per.{basis}", lang),
-                      cost=_money(a[key], v["currency"]), other_cost=_money(b[key], v["currency"]))
+                      cost=_cost_time(t, a, key, v["currency"], lang),
+                      other_cost=_cost_time(t, b, key, v["currency"], lang))
     elif basis == "cards":
         why = v.get("factor")
         key = "verdict.compare.cards_" + why if why in ("bandwidth", "compute") else "verdict.compare.cards"
         first = t.say(key, lang, best=best)
+        counts = _cards_said(t, v, lang)
+        if counts:          # each side's count, the numbers the verdict rests on
+            first = first.rstrip(".。") + t.say("verdict.compare.counts", lang, counts=counts)
     elif basis == "priced_timed":
         first = _priced_timed_line(t, v, lang, best, other)
     elif basis == "cannot":
@@ -81,19 +85,39 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
     elif basis == "time":
         by = {s["name"]: s for s in v["sides"]}
         a, b = by[v["preferred"]], by[v["other"]]
-        first = t.say("verdict.compare.time", lang, best=best, other=other, speed=f"{v['speed_x']:.1f}",
+        rented = any(x.get("flavor") for x in (a, b))       # plans on offer with no public price, not your cards
+        first = t.say("verdict.compare.time" + ("_rented" if rented else ""), lang, best=best, other=other,
+                      speed=f"{v['speed_x']:.1f}",
                       time=t.say("verdict.hours", lang, h=hours_text(a["hours"])),
                       other_time=t.say("verdict.hours", lang, h=hours_text(b["hours"])))
     elif basis in ("fit", "priced"):
         first = t.say(f"verdict.compare.{basis}", lang, best=best, other=other)
+        by = {s["name"]: s for s in v["sides"]}
+        a, b = by.get(v.get("preferred")), by.get(v.get("other"))
+        said = _side_said(t, a, v.get("currency"), lang) if a else ""
+        if said:            # the preferred side's own numbers (time, cards, cost), and the other's where it has any
+            first = t.say("verdict.compare.with_numbers", lang, best=best, numbers=said,
+                          rest=first.split(": ", 1)[-1].split("：", 1)[-1].rstrip(".。"),
+                          other=(t.say("verdict.compare.other_numbers", lang, other=other,
+                                       numbers=_side_said(t, b, None, lang)) if b and _side_said(t, b, None, lang)
+                                 else ""))
     else:
         first = t.say("verdict.compare.none", lang)
+        why = [t.say("verdict.side_named", lang, gpu=s.get("label") or s["gpu_name"],
+                     what=cannot_text(t, s["why_not"], lang)) if s.get("why_not") and s["why_not"].get("need_gib") else
+               t.say("verdict.compare.none_side", lang, gpu=s.get("label") or s["gpu_name"],
+                     need=f"{s['need_gib']:,.1f}", mem=f"{s['memory_gib']:g}")
+               for s in v.get("sides", []) if (s.get("why_not") or {}).get("need_gib") or
+               (s.get("need_gib") and s.get("memory_gib"))]
+        if why:             # what each side would need a card against what it has
+            first = first.rstrip(".。") + t.say("verdict.compare.counts", lang, counts=t.say("list.sep", lang).join(why))
     lines = [first]
     factor = v.get("factor")
-    if basis in ("job", "month", "mtok") and factor in ("bandwidth", "compute") and figures:
+    if basis in ("job", "month", "mtok", "time") and factor in ("bandwidth", "compute") and figures:
         key = "compute_serving" if factor == "compute" and v.get("serving") else factor
         lines.append(t.say(f"verdict.factor.{key}", lang, **{k: _fig(x) for k, x in figures.items()}))
-    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time", "flagged") and factor:
+    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time", "flagged") and factor and \
+            not (factor in ("bandwidth", "compute") and not figures):      # those lines need their datasheet figures
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
         lines.append(t.say("verdict.factor.priced", lang, other=other))
@@ -110,6 +134,37 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
             continue
         lines.append(cite.after(line, c["sources"]) if cite and c.get("sources") else line)
     return lines
+
+
+def _cost_time(t: Templates, s: dict[str, Any], key: str, ccy: str | None, lang: str) -> str:
+    """A side's cost as compared, with its time for the job when the cost is per job ('923 USD in 24 h')."""
+    cost = _money(s[key], ccy)
+    if key == "job_cost" and s.get("hours"):
+        return t.say("verdict.cost_time", lang, cost=cost, h=hours_text(s["hours"]))
+    return cost
+
+
+def _side_said(t: Templates, s: dict[str, Any] | None, ccy: str | None, lang: str) -> str:
+    """One side's plan in numbers for a verdict that does not rest on costs: its time on its cards, and its cost per
+    job (or month) where it is priced ('24 h on 8 cards, about 923 USD'); '' when it has none."""
+    if not s:
+        return ""
+    parts = []
+    if s.get("hours") and s.get("gpus"):
+        parts.append(t.say("verdict.side_time", lang, h=hours_text(s["hours"]), n=s["gpus"]))
+    elif s.get("gpus") or s.get("cards"):
+        parts.append(t.say("verdict.side_cards", lang, n=s.get("gpus") or s.get("cards")))
+    if ccy and s.get("job_cost") is not None:
+        parts.append(t.say("verdict.side_cost", lang, cost=_money(s["job_cost"], ccy), per=t.say("verdict.per.job", lang)))
+    elif ccy and s.get("monthly") is not None:
+        parts.append(t.say("verdict.side_cost", lang, cost=_money(s["monthly"], ccy), per=t.say("verdict.per.month", lang)))
+    return t.say("list.sep", lang).join(parts)
+
+
+def _cards_said(t: Templates, v: dict[str, Any], lang: str) -> str:
+    return t.say("list.sep", lang).join(
+        t.say("verdict.side_named", lang, gpu=s.get("label") or s["gpu_name"], what=_side_said(t, s, None, lang))
+        for s in v.get("sides", []) if _side_said(t, s, None, lang))
 
 
 def _priced_timed_line(t: Templates, v: dict[str, Any], lang: str, best: str, other: str) -> str:

@@ -1,0 +1,96 @@
+"""A question about the job just planned that asks why ('why not just 4x4090?', '为什么不用4张4090', 'why does it OOM?',
+'为什么会爆显存'), or whether a card named can run a job named ('910B 能跑 Qwen2.5-72B 推理吗'): answered with THIS job's
+numbers first (bot/plan/why.py), never a primer on the topic. The job and what the dialogue assumed for it are the
+session's (the same plan the answer before gave); the session is left as it was, so the next turn refines that job.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.conversation.dialogue import _missing, _usual_method
+from bot.conversation.intents import JOB_INTENTS
+from bot.plan import why as why_math
+from bot.records.models import Reply
+from bot.render import why as say_why
+from bot.render.reply import Citer, sources_line
+
+WHY_NOT = re.compile(r"\bwhy (?:not|no|didn'?t you|don'?t (?:you|we|i)|wouldn'?t|isn'?t|wasn'?t|not just)\b|"
+                     r"\bhow come (?:not|you didn'?t)\b|\bwhat'?s wrong with\b|"
+                     r"为什么不|为啥不|为何不|怎么不|干嘛不|为什么没(?:有)?(?:用|选|推荐)|不用.{0,12}(?:吗|么)[?？]?$")
+OOM = re.compile(r"(?<![a-z])oom|out of memory|run(?:s|ning)? out of (?:gpu |vram |device )?memory|cuda error: out|"
+                 r"爆显存|显存(?:不够|不足|溢出|爆)|oom了|内存溢出")
+WHY = re.compile(r"\bwhy\b|\bhow come\b|为什么|为啥|为何|怎么会|原因")
+CAN_RUN = re.compile(r"能跑|能不能跑|跑得动|跑得了|能否运行|能运行|能不能部署|能部署|能推理|能不能推理|"
+                     r"\b(?:can|could) (?:an? |the |one )?(?:[\w.-]+ ){0,3}(?:run|serve|host|train|fine-?tune|handle)\b")
+
+
+def _assumed(state: dict[str, Any], forms: dict[str, Any]) -> dict[str, Any]:
+    """What the dialogue assumed for the job when it answered (the method the field settles, a default size)."""
+    intent, slots = state["intent"], state.get("slots") or {}
+    assumed: dict[str, Any] = (_usual_method(slots, forms) if intent in ("finetune", "train") else None) or {}
+    for slot in _missing(intent, slots, bool(state.get("candidates")), forms):
+        spec = forms["slots"][slot]
+        if slot == "model":
+            sizes = [p for p in (state.get("candidates") or {}).values() if p]
+            assumed["params_b"] = max(sizes) if sizes else spec.get("assume_params_b", 7)
+        elif "assume" in spec:
+            assumed[slot] = spec["assume"]
+    return assumed
+
+
+def _new_job(parse) -> bool:
+    s = parse.slots
+    return bool(s.model or s.params_b or s.arch or parse.reset or len(s.gpu_models or []) >= 2)
+
+
+def asks_why(parse, state: dict[str, Any]) -> str | None:
+    """'why_not' or 'why_oom' when the turn asks that about the job the session answered, else None."""
+    if not state or not state.get("answered") or state.get("intent") not in JOB_INTENTS or _new_job(parse):
+        return None
+    text = parse.text
+    if OOM.search(text) and (WHY.search(text) or not (parse.slots.gpu_model or parse.slots.gpu_excluded)):
+        return "why_oom"
+    if WHY_NOT.search(text) and (parse.slots.gpu_model or parse.slots.gpu_excluded):
+        return "why_not"
+    return None
+
+
+def answer_why(core, parse, state: dict[str, Any], kind: str) -> tuple[Reply, dict[str, Any]] | None:
+    """The reply to a why question about the session's job: its verdict line first, then the reasons or fixes."""
+    intent, slots = state["intent"], dict(state.get("slots") or {})
+    lang = state.get("lang") or parse.lang
+    assumed = _assumed(state, core.forms)
+    s = parse.slots
+    if kind == "why_not":
+        named = (s.gpu_excluded or [None])[0] or s.gpu_model
+        v = why_math.why_not(core.advisor, intent, slots, assumed, lang, named, s.gpus)
+        if v is None:
+            return None
+        cite = Citer(core.kb)
+        lines = say_why.why_not_lines(core.templates, v, lang, cite)
+    else:
+        v = why_math.why_oom(core.advisor, intent, slots, assumed, lang, s.gpu_model, s.gpus)
+        if v is None:
+            return None
+        cite = Citer(core.kb)
+        lines = say_why.why_oom_lines(core.templates, v, lang)
+    citations = cite.citations()
+    text = "\n".join(lines) + ("\n" + sources_line(citations, lang, core.templates) if citations else "")
+    reply = Reply(status="info", lang=lang, intent="explain", slots={k: v for k, v in slots.items() if k != "topic"},
+                  kb_version=core.version, text=text, citations=citations, verdict={**v, "line": lines[0]})
+    return reply, {**state, "lang": lang}
+
+
+def can_run_first(core, parse, d, lang: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """'910B 能跑 Qwen2.5-72B 推理吗', 'can an A100 serve llama 3 70b?': yes or no, the fewest cards and the stack, as the
+    section said before the plan (and the verdict), or None when the turn does not ask that."""
+    g = d.slots.get("gpu_model")
+    if not g or d.intent not in JOB_INTENTS or d.intent == "rendering" or not CAN_RUN.search(parse.text) or \
+            d.slots.get("gpus") or not (d.slots.get("model") or d.slots.get("params_b")):
+        return None
+    v = why_math.can_run(core.advisor, d.intent, d.slots, d.assumed, lang, g)
+    if v is None:
+        return None
+    line = say_why.can_run_line(core.templates, v, lang)
+    return {"key": "verdict", "lines": [line], "sources": v["sources"]}, {**v, "line": line}
