@@ -216,3 +216,50 @@ def test_a_follow_up_comparison_is_never_out_of_scope_and_its_verdict_comes_befo
     assert r["verdict"] and r["verdict"]["kind"] == "compare"
     first = r["text"].split("\n")[0]
     assert not first.startswith(("Re-planned", "按新条件")), first
+
+
+PHRASINGS = {
+    # a why-question naming the card set against the plan, in its several shapes: the card after 'not' is the one
+    "why_not": ["why H100 and not A100?", "为什么选 H100 而不是 A100", "why did you pick this instead of A100?",
+                "why not A100s instead?", "为啥不用 A100", "why didn't you pick A100?"],
+    # 'why 2 GPUs?': memory (one card cannot hold it, with its figure) or time/load
+    "why_count": ["why 2 GPUs?", "为什么要两张卡", "why do we need 2 cards?", "为什么需要 2 张卡"],
+}
+
+
+@pytest.mark.parametrize("kind, text", [(k, x) for k, xs in PHRASINGS.items() for x in xs])
+def test_why_phrasings_after_a_plan_get_this_jobs_verdict(kind, text):
+    r, plan = _run(_core(), ["full fine-tune llama 3 8b on 500M tokens", text])
+    v = r["verdict"]
+    assert v and v["kind"] == kind, (text, r["text"][:300])
+    first = r["text"].split("\n")[0]
+    rec = next(x for x in plan.recommendations if x.get("label") != "yours")
+    if kind == "why_not":
+        assert v["alt"]["gpu"].startswith("a100"), v["alt"]
+        assert money_text(rec["job_cost"]) in first and hours_text(rec["job_hours"]) in first, first
+    else:
+        assert f"{rec['per_gpu_gib']:,.1f}" in first and str(rec["gpus_total"]) in first, first
+
+
+REPLAN = {"en": ["wouldn't {n}x {g} be cheaper?", "would {n}x {g} work instead?", "is {n}x{g} enough?"],
+          "zh": ["{n} 张 {g} 行不行", "换成 {n} 张 {g} 会不会便宜点", "{n} 张 {g} 够不够"]}
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(lang=st.sampled_from(["en", "zh"]), job=st.integers(min_value=0, max_value=4),
+       form=st.integers(min_value=0, max_value=2), g=st.sampled_from(["4090", "A10", "L40S", "A100"]),
+       n=st.sampled_from([2, 4, 8]))
+def test_moving_the_job_to_other_cards_is_judged_against_the_plan_first(lang, job, form, g, n):
+    """'wouldn't 8x A10 be cheaper?' after a plan: the job re-planned on them, led by the verdict against the plan."""
+    r, plan = _run(_core(), [JOBS[lang][job], REPLAN[lang][form].format(n=n, g=g)])
+    v = r["verdict"] or {}
+    first = r["text"].split("\n")[0]
+    if v.get("kind") != "why_not":
+        # the plan was on those cards already: nothing to set against it
+        pick = next(x for x in plan.recommendations if x.get("label") != "yours")
+        assert g.lower() in (pick["gpu_name"] + pick["gpu"]).lower(), (r["text"][:300])
+        return
+    assert v["line"] == first and v["alt"]["gpu_name"] in first and v["alt"]["gpus"] == n, first
+    p = v["pick"]
+    if p.get("job_cost") is not None and v["cost_key"] == "job_cost":
+        assert money_text(p["job_cost"]) in first, first

@@ -32,7 +32,7 @@ from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
-from bot.conversation.why_turn import answer_why, asks_why, can_run_first
+from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan.checklist import CARD_NOTES
@@ -152,10 +152,17 @@ class Core:
                 reply, new_state = self._which_card(reply, new_state, lang)
             if reply.status == "answer" and about:
                 self._said_about_the_plan(reply, about, lang)
-            elif decision.kind == "answer" and state.get("answered") and parse.intent is None and parse.job_words \
+            if not about and decision.kind == "answer" and not (reply.verdict or {}).get("line"):
+                replan_verdict(self, parse, state, decision, reply, lang)   # 'wouldn't 8x A10 be cheaper?'
+            if not about and decision.kind == "answer" and state.get("answered") and parse.intent is None \
+                    and parse.job_words \
                     and not asks and not (parse.slots.filled().keys() - {"topic"}):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 self._said_first(reply, self.templates.say("refine.same", lang), lang)
+        if decision.kind == "ask" and asks_can_run(parse):
+            new_state["can_run_asked"] = True      # 'can a 910B serve llama 70b?' -> 'which llama?': still asked
+        elif decision.kind == "answer":
+            new_state.pop("can_run_asked", None)
         if parse.versus and decision.kind == "answer" and (reply.verdict or {}).get("chosen"):
             # the job was answered on the side the comparison preferred: its follow-ups ('cheaper?') stay there
             new_state["slots"] = {**(new_state.get("slots") or {}), **reply.verdict["chosen"]}
@@ -861,7 +868,8 @@ class Core:
             # 'can I serve Qwen2.5-32B in FP8 on an A100?': the card's answer first, then the job sized
             line = self._capability_line(cap, lang)
             first, verdict = [{"key": "verdict", "lines": [line], "sources": cap["sources"]}], {**cap, "line": line}
-        can = can_run_first(self, parse, d, lang) if not (one or cap or parse.versus) else None
+        can = can_run_first(self, parse, d, lang, state.get("can_run_asked")) if not (one or cap or parse.versus) \
+            else None
         if can:
             # '910B 能跑 Qwen2.5-72B 推理吗': yes or no with the cards and the stack, then the plan
             first, verdict = [can[0]], can[1]
@@ -1135,7 +1143,9 @@ class Core:
                                change=t.say(f"cheaper.change.{o.change}", lang, provider=where)))
         if not options:
             lines.append(t.say("cheaper.none", lang))
-        reply.view.sections.insert(0, ViewSection(key="cheaper", lines=lines))     # said first, on every surface
+        # said first, on every surface (after the verdict a comparison asked for: '阿里云和腾讯云哪个划算')
+        at = next((i for i, x in enumerate(reply.view.sections) if x.key != "verdict"), len(reply.view.sections))
+        reply.view.sections.insert(at, ViewSection(key="cheaper", lines=lines))
 
     def _job_verdict(self, reply: Reply, slots: dict[str, Any], asks: list[str], lang: str,
                      said_days: float | None = None, named: dict[str, Any] | None = None) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 from bot.conversation.dialogue import _missing, _usual_method
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan import why as why_math
-from bot.records.models import Reply
+from bot.records.models import Reply, ViewSection
 from bot.render import why as say_why
 from bot.render.reply import Citer, sources_line
+from bot.render.text import short_text
 
 WHY_NOT = re.compile(r"\bwhy (?:not|no|didn'?t you|don'?t (?:you|we|i)|wouldn'?t|isn'?t|wasn'?t|not just)\b|"
                      r"\bhow come (?:not|you didn'?t)\b|\bwhat'?s wrong with\b|"
@@ -21,6 +22,10 @@ WHY_NOT = re.compile(r"\bwhy (?:not|no|didn'?t you|don'?t (?:you|we|i)|wouldn'?t
 OOM = re.compile(r"(?<![a-z])oom|out of memory|run(?:s|ning)? out of (?:gpu |vram |device )?memory|cuda error: out|"
                  r"爆显存|显存(?:不够|不足|溢出|爆)|oom了|内存溢出")
 WHY = re.compile(r"\bwhy\b|\bhow come\b|为什么|为啥|为何|怎么会|原因")
+# 'why H100 and not A100?', '为什么选 H100 而不是 A100', 'why this instead of an A100?': the card after it is the one
+# set against the plan
+INSTEAD = re.compile(r"\band not\b|\bbut not\b|\binstead of\b|\brather than\b|而不是|而非|却不(?:用|选)")
+COUNT = re.compile(r"\bso many (?:gpus|cards)\b|\b(?:\d+|two|four|eight) (?:gpus|cards)\b|这么多(?:张)?卡|(?:\d+|两|二|四|八)\s*张(?:卡)?")
 CAN_RUN = re.compile(r"能跑|能不能跑|跑得动|跑得了|能否运行|能运行|能不能部署|能部署|能推理|能不能推理|"
                      r"\b(?:can|could) (?:an? |the |one )?(?:[\w.-]+ ){0,3}(?:run|serve|host|train|fine-?tune|handle)\b")
 
@@ -41,18 +46,37 @@ def _assumed(state: dict[str, Any], forms: dict[str, Any]) -> dict[str, Any]:
 
 def _new_job(parse) -> bool:
     s = parse.slots
-    return bool(s.model or s.params_b or s.arch or parse.reset or len(s.gpu_models or []) >= 2)
+    return bool(s.model or s.params_b or s.arch or parse.reset)
+
+
+def _alternative(parser, parse) -> tuple[str | None, int | None]:
+    """The card (and count) a why-question sets against the plan: the one after 'and not' / 'instead of' / '而不是',
+    else after 'why not' / '为什么不用', else the one named."""
+    text = parse.text
+    cue = INSTEAD.search(text) if WHY.search(text) else None
+    cue = cue or WHY_NOT.search(text)
+    if cue:
+        tail = parser.parse(text[cue.end():]).slots
+        named = tail.gpu_model or (tail.gpu_excluded or [None])[0] or (tail.gpu_models or [None])[0]
+        if named:
+            return named, tail.gpus
+    s = parse.slots
+    return (s.gpu_excluded or [None])[0] or s.gpu_model or (s.gpu_models or [None])[-1], s.gpus
 
 
 def asks_why(parse, state: dict[str, Any]) -> str | None:
-    """'why_not' or 'why_oom' when the turn asks that about the job the session answered, else None."""
+    """'why_not', 'why_oom' or 'why_count' when the turn asks that about the job the session answered, else None."""
     if not state or not state.get("answered") or state.get("intent") not in JOB_INTENTS or _new_job(parse):
         return None
     text = parse.text
-    if OOM.search(text) and (WHY.search(text) or not (parse.slots.gpu_model or parse.slots.gpu_excluded)):
+    s = parse.slots
+    named = s.gpu_model or s.gpu_excluded or s.gpu_models
+    if OOM.search(text) and (WHY.search(text) or not named):
         return "why_oom"
-    if WHY_NOT.search(text) and (parse.slots.gpu_model or parse.slots.gpu_excluded):
+    if (WHY_NOT.search(text) or (WHY.search(text) and INSTEAD.search(text))) and named:
         return "why_not"
+    if WHY.search(text) and COUNT.search(text) and not (s.gpu_excluded or s.gpu_models):
+        return "why_count"
     return None
 
 
@@ -63,12 +87,19 @@ def answer_why(core, parse, state: dict[str, Any], kind: str) -> tuple[Reply, di
     assumed = _assumed(state, core.forms)
     s = parse.slots
     if kind == "why_not":
-        named = (s.gpu_excluded or [None])[0] or s.gpu_model
-        v = why_math.why_not(core.advisor, intent, slots, assumed, lang, named, s.gpus)
+        named, count = _alternative(core.parser, parse)
+        v = why_math.why_not(core.advisor, intent, slots, assumed, lang, named, count) if named else None
         if v is None:
             return None
         cite = Citer(core.kb)
         lines = say_why.why_not_lines(core.templates, v, lang, cite)
+    elif kind == "why_count":
+        v = why_math.why_oom(core.advisor, intent, slots, assumed, lang)
+        if v is None or v["gpus"] < 2 or (s.gpu_model and s.gpu_model not in core.advisor._gpu_ids(s.gpu_model)):
+            return None
+        v = {**v, "kind": "why_count"}
+        cite = Citer(core.kb)
+        lines = say_why.why_count_lines(core.templates, v, lang)
     else:
         v = why_math.why_oom(core.advisor, intent, slots, assumed, lang, s.gpu_model, s.gpus)
         if v is None:
@@ -82,11 +113,18 @@ def answer_why(core, parse, state: dict[str, Any], kind: str) -> tuple[Reply, di
     return reply, {**state, "lang": lang}
 
 
-def can_run_first(core, parse, d, lang: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def asks_can_run(parse) -> bool:
+    """'910B 能跑 Qwen2.5-72B 推理吗', 'can Ascend 910B serve llama 70b': a card named and whether it can run a job."""
+    return bool(parse.slots.gpu_model and CAN_RUN.search(parse.text))
+
+
+def can_run_first(core, parse, d, lang: str, asked_before: bool = False
+                  ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """'910B 能跑 Qwen2.5-72B 推理吗', 'can an A100 serve llama 3 70b?': yes or no, the fewest cards and the stack, as the
     section said before the plan (and the verdict), or None when the turn does not ask that."""
     g = d.slots.get("gpu_model")
-    if not g or d.intent not in JOB_INTENTS or d.intent == "rendering" or not CAN_RUN.search(parse.text) or \
+    if not g or d.intent not in JOB_INTENTS or d.intent == "rendering" or \
+            not (CAN_RUN.search(parse.text) or asked_before) or \
             d.slots.get("gpus") or not (d.slots.get("model") or d.slots.get("params_b")):
         return None
     v = why_math.can_run(core.advisor, d.intent, d.slots, d.assumed, lang, g)
@@ -94,3 +132,28 @@ def can_run_first(core, parse, d, lang: str) -> tuple[dict[str, Any], dict[str, 
         return None
     line = say_why.can_run_line(core.templates, v, lang)
     return {"key": "verdict", "lines": [line], "sources": v["sources"]}, {**v, "line": line}
+
+
+# 'wouldn't 8x A10 be cheaper?', 'would 2x 4090 work instead?', 'is 4x4090 enough?', '4090 行不行': the job planned
+# again on those cards, with the verdict against the plan before said first
+REPLAN_ASK = re.compile(r"cheaper|faster|\bwork\b|\benough\b|\bok(?:ay)?\b|\bfit\b|\binstead\b|what about|"
+                        r"what if|how about|行不行|可以吗|可不可以|够吗|够不够|能不能|便宜|更快|换成|改用|呢[?？]?$")
+
+
+def replan_verdict(core, parse, before: dict[str, Any], decision, reply: Reply, lang: str) -> None:
+    """A follow-up that moves the job answered onto other cards and asks whether that is better ('wouldn't 8x A10
+    be cheaper?'): the re-planned answer is led by the verdict of those cards against the plan before (each side's
+    time and cost for the job, bot/plan/why.py why_not), on every surface."""
+    changed = {c[0] for c in (decision.changed or [])}
+    g = parse.slots.gpu_model
+    if not g or "gpu_model" not in changed or reply.view is None or reply.status != "answer" or \
+            not before.get("answered") or before.get("intent") not in JOB_INTENTS or not REPLAN_ASK.search(parse.text):
+        return
+    v = why_math.why_not(core.advisor, before["intent"], dict(before.get("slots") or {}), _assumed(before, core.forms),
+                         lang, g, parse.slots.gpus)
+    if v is None:
+        return
+    line = say_why.why_not_lines(core.templates, v, lang, reasons_below=False)[0]
+    reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))
+    reply.text = short_text(reply.view, core.templates, lang)
+    reply.verdict = {**v, "line": line}

@@ -301,6 +301,10 @@ def _caveats(kb, sides: list[dict[str, Any]], data: dict[str, Any], precision: s
             out.append({"kind": "no_fp8", "gpu": s["gpu_name"]})
         if "consumer" in g.positioning:
             out.append({"kind": "licensing", "gpu": s["gpu_name"], "sources": ["gpu-nvidia-geforce-license"]})
+        if data.get("training") and (s.get("gpus") or 1) > 1 and g.nvlink_capable is False and not g.nvlink_gbs:
+            # several cards with no NVLink (GeForce Ada: no P2P either): every step's all-reduce crosses PCIe
+            out.append({"kind": "pcie", "gpu": s["gpu_name"],
+                        "sources": ["gpu-tweaktown-ada-no-nvlink"] if "consumer" in g.positioning else []})
     return [c for i, c in enumerate(out) if c not in out[:i]]      # two sides on one card: its caveat once
 
 

@@ -27,7 +27,7 @@ def _pick_name(p: dict[str, Any]) -> str:
     return f"{p['gpus']} x {p['gpu_name']}" + (f" ({p['flavor']})" if p.get("flavor") else "")
 
 
-def why_not_lines(t: Templates, v: dict[str, Any], lang: str, cite=None) -> list[str]:
+def why_not_lines(t: Templates, v: dict[str, Any], lang: str, cite=None, reasons_below: bool = True) -> list[str]:
     """The verdict ('Not 4 x RTX 4090: on 4 cards this job needs 49 GiB a card ...; the plan does it in 16 h for
     about 230 USD'), then each reason with its number."""
     a, p, ccy = v["alt"], v["pick"], v["currency"]
@@ -40,7 +40,7 @@ def why_not_lines(t: Templates, v: dict[str, Any], lang: str, cite=None) -> list
                            flavor=a.get("price_flavor") or "", provider=a.get("price_provider_name") or
                            a.get("price_provider") or "") if a.get("hourly") is not None else "")
     x = a.get("pick_speed_x")
-    ctx["rest"] = t.say("why_not.rest.below", lang) if v["reasons"] else \
+    ctx["rest"] = t.say("why_not.rest.below", lang) if v["reasons"] and reasons_below else \
         t.say("why_not.rest.faster", lang, x=f"{x:.1f}", alt=a["gpu_name"]) if x and x >= 1.15 else ""
     if v["winner"] == "pick" and not a["fits"]:
         first = t.say("why_not.cannot", lang, **ctx,
@@ -84,6 +84,16 @@ def why_oom_lines(t: Templates, v: dict[str, Any], lang: str) -> list[str]:
         key = "why_oom.fixes_anyway" if v["fits"] else "why_oom.fixes" if fixes else "why_oom.fixes_none"
         lines.append(t.say(key, lang, fixes=said, usable=ctx["usable"]))
     return lines
+
+
+def why_count_lines(t: Templates, v: dict[str, Any], lang: str) -> list[str]:
+    """'Why 2 GPUs?': memory (one card would not hold it: its figure) or time (one would, the plan is faster)."""
+    one = v.get("one_card_gib")
+    ctx = dict(n=v["gpus"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}", usable=f"{v['usable_gib']:g}",
+               need=f"{v['need_gib']:,.1f}", terms=_terms(t, v["breakdown"], lang),
+               one=f"{one:,.1f}" if one else "?")
+    key = "why_count.memory" if one and one > v["usable_gib"] else "why_count.speed"
+    return [t.say(key, lang, **ctx)]
 
 
 def can_run_line(t: Templates, v: dict[str, Any], lang: str) -> str:
