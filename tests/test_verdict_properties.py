@@ -101,6 +101,10 @@ def _check_compare(r, text):
             assert money_text(best["monthly"]) in first, (best["monthly"], first)
         if best.get("hours") and v["basis"] in ("priced", "fit", "priced_timed") and best.get("gpus"):
             assert hours_text(best["hours"]) in first, (best["hours"], first)
+    elif v["basis"] == "time":
+        for s in v["sides"]:
+            if s["name"] in (v["preferred"], v["other"]):
+                assert hours_text(s["hours"]) in first, (s["hours"], first)
     assert re.search(r"\d", first), first          # a verdict with its numbers, never words alone
 
 

@@ -73,6 +73,12 @@ class CompareStage:
         if axis in ("provider", "flavor") and not named_job and slots.get("gpus") and rental_hours:
             # '8x H100 for 2 weeks: AWS p5 or GCP a3?': no job to plan, the rental itself is what is compared
             return self._compare_rentals(axis, values, keys, labels, slots, rental_hours, intent)
+        if intent is None and axis == "flavor" and not named_job:
+            # 'p4d or p5 for this run?' with no job said: 8-card training instances compare on a fine-tune, as two
+            # training GPUs named bare do (_typical_intent); serving instances (g6e, g6) on a service
+            cards = {self.kb.flavors[f].gpu for v in values if not isinstance(v, str) for f in v if f in self.kb.flavors}
+            if cards and all(g in self.kb.gpus and "training" in self.kb.gpus[g].positioning for g in cards):
+                intent = "finetune"
         intent, slots, typical, work_assumed = self._compared_job(intent, slots, bool(slots.get("kind")))
         named = slots.get("gpu_model") if axis != "flavor" else None      # a flavor is its own card
         ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus] if named else []

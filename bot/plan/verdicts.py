@@ -131,6 +131,16 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         v.update(preferred=best["name"], basis="priced", factor="availability", other=other["name"])
         v.update(_unpriced_terms(best, other))
         return v
+    timed = [s for s in fitting if s.get("hours")]
+    if not priced and len(timed) >= 2 and len(timed) == len(fitting):
+        # neither side priced, both timed for the job (a rented size with no public price, or the cards that hold
+        # it): the faster per card decides ('910B 和 H800 训练 70B 哪个快'), by their hours for the job
+        a, b = sorted(timed, key=lambda s: (s["hours"] * (s.get("gpus") or 1), s["name"]))[:2]
+        speed = (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
+        if speed >= SPEED_MATTERS:
+            v.update(preferred=a["name"], other=b["name"], basis="time", speed_x=round(speed, 2),
+                     factor=_speed_factor(kb, a, b, serving, axis))
+            return v
     planned = [s for s in fitting if s["flavor"]]
     if not priced and len(planned) == 1 and len(fitting) > 1:
         # one side has a rentable plan on file (with no public price: ask for a quote), the other holds the job only

@@ -87,7 +87,7 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         a, b = by[v["preferred"]], by[v["other"]]
         rented = any(x.get("flavor") for x in (a, b))       # plans on offer with no public price, not your cards
         first = t.say("verdict.compare.time" + ("_rented" if rented else ""), lang, best=best, other=other,
-                      speed=f"{v['speed_x']:.1f}",
+                      speed=f"{v['speed_x']:.1f}", cards=a.get("gpus") or 1, other_cards=b.get("gpus") or 1,
                       time=t.say("verdict.hours", lang, h=hours_text(a["hours"])),
                       other_time=t.say("verdict.hours", lang, h=hours_text(b["hours"])))
     elif basis in ("fit", "priced"):
