@@ -267,3 +267,21 @@ def test_moving_the_job_to_other_cards_is_judged_against_the_plan_first(lang, jo
     p = v["pick"]
     if p.get("job_cost") is not None and v["cost_key"] == "job_cost":
         assert money_text(p["job_cost"]) in first, first
+
+
+@pytest.mark.parametrize("text, counts", [
+    ("Should I rent 8xA100 or 4xH100 for a 70B LoRA?", {"a100": 8, "h100": 4}),
+    ("8 张 A100 还是 4 张 H100 训 70B LoRA", {"a100": 8, "h100": 4}),
+    ("4x4090 vs 1xA100 for llama 3.1 8b lora on 50k samples", {"rtx-4090": 4, "a100": 1}),
+    ("2 张 4090 还是 1 张 L40S 部署 qwen2.5 7b，10 个并发", {"rtx-4090": 2, "l40s": 1}),
+])
+def test_each_side_is_judged_on_the_cards_said_for_it(text, counts):
+    """'8xA100 or 4xH100': the count said with each card is that side's (the first count was both sides')."""
+    r, _ = _run(_core(), [text])
+    v = r["verdict"]
+    assert v and v["kind"] == "compare", r["text"][:300]
+    got = {s["name"]: s["gpus"] for s in v["sides"] if s["fits"]}
+    for name, n in counts.items():
+        if name in got:
+            assert got[name] == n, (name, got, r["text"][:300])
+    _check_compare(r, text)

@@ -32,7 +32,7 @@ from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
-from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict
+from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan.checklist import CARD_NOTES
@@ -1249,7 +1249,9 @@ class Core:
                 d.intent = "compare"
                 base["intent"] = "compare"
         if d.intent == "compare" and not lines:
-            plans = self.advisor.compare(d.slots, d.assumed, lang, _job_intent(parse, d))   # the same plans decide
+            counts = side_counts(self.parser, parse.text, d.slots.get("gpu_models") or [])
+            plans = self.advisor.compare({**d.slots, **({"gpu_counts": counts} if counts else {})}, d.assumed, lang,
+                                         _job_intent(parse, d))   # the same plans decide
             if plans:
                 verdict = plans["verdict"]
                 lines += say_verdict.compare_lines(t, verdict, lang, verdict.get("figures"), cite)

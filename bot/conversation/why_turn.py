@@ -157,3 +157,24 @@ def replan_verdict(core, parse, before: dict[str, Any], decision, reply: Reply, 
     reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))
     reply.text = short_text(reply.view, core.templates, lang)
     reply.verdict = {**v, "line": line}
+
+
+_SIDES = re.compile(r"\s+(?:or|vs\.?|versus|against|compared (?:to|with))\s+|还是|或者|或|和|跟|与|对比|比|/")
+
+
+def side_counts(parser, text: str, names: list[str]) -> dict[str, int]:
+    """'8xA100 or 4xH100', '4 张 4090 还是 1 张 A100': the count said with each GPU compared, by its side of the
+    'or'; {} unless every count said belongs to one GPU (a count said once for the job is both sides')."""
+    out: dict[str, int] = {}
+    for part in _SIDES.split(text):
+        s = parser.parse(part).slots
+        g = s.gpu_model or ((s.gpu_models or [None])[0] if len(s.gpu_models or []) == 1 else None)
+        if g in names and s.gpus and g not in out:
+            out[g] = int(s.gpus)
+    return out if len(out) >= 1 and sum(1 for n in names if n in out) == len(out) and \
+        (len(out) == len(names) or _said_beside(text, names, out)) else {}
+
+
+def _said_beside(text: str, names: list[str], out: dict[str, int]) -> bool:
+    """One side counted and the other not ('8xA100 or H100'): kept only when the count is written on its card."""
+    return bool(re.search(r"\d\s*(?:x|×|\*|张|块)\s*\S", text))

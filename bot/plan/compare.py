@@ -29,7 +29,14 @@ class CompareStage:
         if not (slots.get("model") or slots.get("params_b") or slots.get("arch")):
             intent = intent or self._typical_intent(names)
         intent, slots, typical, work_assumed = self._compared_job(intent, slots)
-        side = [self._compare_side(intent, name, slots, assumed, lang) for name in names]
+        counts = slots.pop("gpu_counts", None) or {}
+        if counts:
+            # '8xA100 or 4xH100': each side on the cards said for it (one count said once is not both sides')
+            bare = {k: v for k, v in slots.items() if k not in ("gpus", "nodes")}
+            side = [self._compare_side(intent, name, {**bare, **({"gpus": counts[name]} if name in counts else {})},
+                                       assumed, lang) for name in names]
+        else:
+            side = [self._compare_side(intent, name, slots, assumed, lang) for name in names]
         fitting = [x for x in side if x["pick"] and not x["pick"]["breaks"]]
         best = min(fitting, key=lambda x: (self._usd_cost(x["pick"]), x["gpu"])) if fitting else None
         out = {"intent": intent, "side": side, "best": best["name"] if best else None, "axis": "gpu",
@@ -280,12 +287,15 @@ class CompareStage:
         pick = advice.recommendations[0] if advice.recommendations else None
         gpu = self.kb.gpus[pick["gpu"] if pick else max(ids, key=lambda g: self.kb.gpus[g].memory_gib)]
         rented = any(f.gpu in ids for f in self.kb.flavors_of())
-        cards = None if rented and pick else self._cards_needed(intent, plain, assumed, lang, gpu)
+        counted = plain.get("gpus") if slots.get("gpus") and not slots.get("own") else None
+        need = (lambda: self._counted_cards(intent, plain, assumed, lang, gpu)) if counted else \
+            (lambda: self._cards_needed(intent, plain, assumed, lang, gpu))
+        cards = None if rented and pick else need()
         card_price = self._card_price(gpu.id, cards) if pick is None and cards else None
         if pick is not None and pick.get("price_per_hour") is None:
             # its sizes that hold the job have no public price (Alibaba's 8 x H20 host): the fewest of its cards that
             # hold it, as many replicas as the plan keeps, at the price a card on file (a 1 x H20 rental), if any
-            fewest = self._cards_needed(intent, plain, assumed, lang, gpu)
+            fewest = need()
             reps = max(1, pick.get("replicas") or 1)
             priced = self._card_price(gpu.id, {"cards": fewest["cards"] * reps}) if fewest.get("cards") else None
             if priced:
@@ -332,6 +342,18 @@ class CompareStage:
             if int4["cards"] and (verdict["cards"] is None or int4["cards"] < verdict["cards"]):
                 verdict["int4"] = {"cards": int4["cards"], "need_gib": int4["need_gib"]}
         return verdict
+
+    def _counted_cards(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
+                       gpu) -> dict[str, Any]:
+        """The job on as many of a GPU's cards as the question said ('4x4090 vs 1xA100'), in _fewest_cards' shape:
+        `cards` is that count when they hold it, else None."""
+        job = self._job(intent, slots, assumed, lang)
+        plan = self._fewest_that_hold(job, gpu, gpu.memory_gib)
+        return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
+                "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps, "gpus": plan.used,
+                "sharding": plan.workload.sharding, "changes": plan.changes,
+                "cards": plan.cards if plan.fits else None,
+                "hours": round(plan.hours, 2) if plan.fits and plan.hours else None}
 
     def _fewest_cards(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                       gpu) -> dict[str, Any]:
