@@ -285,3 +285,19 @@ def test_each_side_is_judged_on_the_cards_said_for_it(text, counts):
         if name in got:
             assert got[name] == n, (name, got, r["text"][:300])
     _check_compare(r, text)
+
+
+@pytest.mark.parametrize("job", ["serve qwen2.5 72b for 20 users", "full fine-tune llama 3 8b on 500M tokens"])
+@pytest.mark.parametrize("ask", ["why not just 1 GPU?", "为什么不用一张卡"])
+def test_why_not_fewer_of_the_plans_own_cards_is_judged_on_the_plans_weights(job, ask):
+    """'why not just 1 GPU?': the plan's own card on one, with the plan's precision (an FP8 plan is not set against
+    a bf16 model on one card), and the memory or cost that rules it out."""
+    r, plan = _run(_core(), [job, ask])
+    v = r["verdict"]
+    assert v and v["kind"] == "why_not", r["text"][:300]
+    rec = next(x for x in plan.recommendations if x.get("label") != "yours")
+    assert v["alt"]["gpu"] == rec["gpu"] and v["alt"]["gpus"] == 1
+    prec = (rec.get("layout") or {}).get("precision")
+    if prec in ("fp8", "int8", "int4"):
+        assert v["alt"]["precision"] == prec
+    assert v["winner"] in ("pick", "tie", "alt", "unpriced")

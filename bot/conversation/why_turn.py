@@ -73,7 +73,7 @@ def asks_why(parse, state: dict[str, Any]) -> str | None:
     named = s.gpu_model or s.gpu_excluded or s.gpu_models
     if OOM.search(text) and (WHY.search(text) or not named):
         return "why_oom"
-    if (WHY_NOT.search(text) or (WHY.search(text) and INSTEAD.search(text))) and named:
+    if (WHY_NOT.search(text) or (WHY.search(text) and INSTEAD.search(text))) and (named or s.gpus):
         return "why_not"
     if WHY.search(text) and COUNT.search(text) and not (s.gpu_excluded or s.gpu_models):
         return "why_count"
@@ -88,7 +88,7 @@ def answer_why(core, parse, state: dict[str, Any], kind: str) -> tuple[Reply, di
     s = parse.slots
     if kind == "why_not":
         named, count = _alternative(core.parser, parse)
-        v = why_math.why_not(core.advisor, intent, slots, assumed, lang, named, count) if named else None
+        v = why_math.why_not(core.advisor, intent, slots, assumed, lang, named, count) if named or count else None
         if v is None:
             return None
         cite = Citer(core.kb)

@@ -46,6 +46,12 @@ def _side_of_pick(kb, pick: dict[str, Any], ccy: str | None) -> dict[str, Any]:
             "currency": ccy}
 
 
+def _plan_precision(pick: dict[str, Any], slots: dict[str, Any]) -> str | None:
+    """The weights' precision the plan chose by itself (FP8, INT8, INT4), None when 16-bit or said by the user."""
+    p = ((pick or {}).get("layout") or {}).get("precision")
+    return p if p in ("fp8", "int8", "int4") and not slots.get("precision") else None
+
+
 def _estimate_on(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str, gpus: int):
     job = advisor._job(intent, {k: v for k, v in slots.items() if k not in ("gpus", "nodes", "gpu_model")},
                        assumed, lang)
@@ -57,9 +63,6 @@ def why_not(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
     """The plan the job was answered with against `count` x `gpu_model` (the fewest that hold it when no count is
     said): which does the job, in what time, for what, and why."""
     kb = advisor.kb
-    ids = [g for g in advisor._gpu_ids(gpu_model) if g in kb.gpus]
-    if not ids:
-        return None
     plain = {k: v for k, v in slots.items() if k not in ("gpus", "nodes", "gpu_model", "gpu_models", "gpu_excluded",
                                                          "gpu_allowed")}
     try:
@@ -69,8 +72,13 @@ def why_not(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
     pick = _pick(advice)
     if pick is None:
         return None
+    # 'why not just 1 GPU?': no card named is the plan's own card, on the count asked
+    ids = [g for g in advisor._gpu_ids(gpu_model) if g in kb.gpus] if gpu_model else [pick["gpu"]]
+    if not ids:
+        return None
     ccy = pick.get("currency")
     base = _side_of_pick(kb, pick, ccy)
+    base["precision"] = _plan_precision(pick, slots)
     if pick["gpu"] in ids:
         # the plan is on that card already: 'why not just one H100?' sets a count against it, else nothing to say
         if not count or count == base["gpus"]:
@@ -79,6 +87,11 @@ def why_not(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
     else:
         gpu = advisor._family_default(ids)
     serving = intent == "inference"
+    quant = base["precision"]
+    if quant and not (quant == "fp8" and not gpu.fp8_tflops):
+        # the plan serves quantized weights (FP8 on the cards that compute in it): the other cards are judged on the
+        # same weights, or the comparison would set a bf16 model against an FP8 one
+        plain = {**plain, "precision": quant, **({"kv_dtype": "fp8"} if quant == "fp8" else {})}
     try:
         if count:
             job = advisor._job(intent, {**plain, "gpus": count, "gpu_model": gpu.id}, assumed, lang)
@@ -95,7 +108,7 @@ def why_not(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
         n = fewest["cards"] or count or 1
         fits, need, hours = bool(fewest["cards"]), fewest["need_gib"], fewest.get("hours")
         offload = None
-    alt: dict[str, Any] = {"gpu": gpu.id, "gpu_name": gpu.name, "gpus": n, "need_gib": round(need, 1),
+    alt: dict[str, Any] = {"precision": plain.get("precision"), "gpu": gpu.id, "gpu_name": gpu.name, "gpus": n, "need_gib": round(need, 1),
                            "memory_gib": gpu.memory_gib, "usable_gib": round(gpu.memory_gib * (1 - MIN_HEADROOM), 1),
                            "fits": fits, "hours": round(hours, 2) if hours else None, "offload": offload,
                            "fewest": (fewest or {}).get("cards"), "job_cost": None, "monthly": None,

@@ -36,6 +36,7 @@ def why_not_lines(t: Templates, v: dict[str, Any], lang: str, cite=None, reasons
     ctx = dict(n=a["gpus"], alt_n=a["gpus"], alt=a["gpu_name"], need=f"{a['need_gib']:,.1f}", mem=f"{a['memory_gib']:g}",
                usable=f"{a['usable_gib']:g}", pick=_pick_name(p), per=t.say(f"verdict.per.{'job' if key == 'job_cost' else 'month'}", lang),
                pct=a.get("cost_pct"), alt_numbers=_numbers(t, a, key, ccy, lang),
+               cards_word="card" if a["gpus"] == 1 else "cards",
                price=t.say("why_not.price", lang, cost=_money(a["hourly"] / max(1, a["gpus"]), ccy),
                            flavor=a.get("price_flavor") or "", provider=a.get("price_provider_name") or
                            a.get("price_provider") or "") if a.get("hourly") is not None else "")
