@@ -49,6 +49,8 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
                      "faster_same_price") and \
                 v.get("hourly_pct") is None:
             shape = "cheaper"
+        elif shape in ("slower_cheaper", "faster_cheaper") and f"{v.get('speed_x') or 1:.1f}" == "1.0":
+            shape = "same_speed_cheaper"      # '1.0x slower' says nothing: the same speed, as said
         first = t.say(f"verdict.compare.{shape}", lang, best=best, other=other, speed=f"{v.get('speed_x') or 1:.1f}",
                       hourly_pct=v.get("hourly_pct"), cost_pct=v.get("cost_pct"), per=t.say(f"verdict.per.{basis}", lang),
                       cost=_cost_time(t, a, key, v["currency"], lang),
