@@ -58,6 +58,10 @@ class CompareStage:
         if out["verdict"].get("factor") in ("bandwidth", "compute") and out["verdict"].get("basis") in ("job", "month",
                                                                                                   "mtok", "time"):
             out["verdict"]["figures"] = factor_figures(self.kb, out["verdict"])
+        elif out["verdict"].get("basis") == "priced_timed" and out["verdict"].get("faster") != out["verdict"].get(
+                "preferred") and all(s["gpu"] in self.kb.gpus for s in out["verdict"]["sides"]):
+            # the unpriced side is the faster: its compute against the priced one's, said under the verdict
+            out["verdict"]["figures"] = factor_figures(self.kb, {**out["verdict"], "factor": "compute"})
         return out
 
     # ----- two ways to do one job: precisions, methods, clouds, flavors ------------------------------------------

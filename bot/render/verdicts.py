@@ -123,6 +123,9 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
         lines.append(t.say("verdict.factor.priced", lang, other=other))
+        if basis == "priced_timed" and figures and figures.get("fa") and figures.get("fb") and \
+                v.get("faster") == v.get("other"):
+            lines.append(t.say("verdict.factor.unpriced_faster", lang, **{k: _fig(x) for k, x in figures.items()}))
     served = [x for x in v.get("sides", []) if x.get("tps_card")]
     if len(served) >= 2 and v.get("serving"):
         # what 'which has more throughput?' asks: output tokens a second a card, at the users each serves
