@@ -235,9 +235,14 @@ PHRASINGS = {
 def test_why_phrasings_after_a_plan_get_this_jobs_verdict(kind, text):
     r, plan = _run(_core(), ["full fine-tune llama 3 8b on 500M tokens", text])
     v = r["verdict"]
-    assert v and v["kind"] == kind, (text, r["text"][:300])
     first = r["text"].split("\n")[0]
     rec = next(x for x in plan.recommendations if x.get("label") != "yours")
+    if kind == "why_count":
+        # answered by the plan's own account of its fleet (turn.py _about_the_plan) or the verdict: the cards it runs,
+        # each one's memory, and why that many, first
+        assert str(rec["gpus_total"]) in first and "GiB" in first, first
+        return
+    assert v and v["kind"] == kind, (text, r["text"][:300])
     if kind == "why_not":
         assert v["alt"]["gpu"].startswith("a100"), v["alt"]
         assert money_text(rec["job_cost"]) in first and hours_text(rec["job_hours"]) in first, first

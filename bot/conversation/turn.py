@@ -103,6 +103,10 @@ class Core:
                          citations=cite.citations(), verdict={**cap, "line": line}), dict(state or {})
         parse.capability = cap
         why = asks_why(parse, state or {})
+        if why == "why_count" and self._about_the_plan(parse, state or {}, self._asks(parse.text)):
+            # 'why so many cards?', 'why 6 GPUs?': the plan's own account of its whole fleet (replicas x cards for the
+            # load, memory, time), not one replica's cards against memory
+            why = None
         if why:
             # 'why not just 4x4090?', '为什么会爆显存' after a plan: this job's numbers first, never a primer
             found = answer_why(self, parse, dict(state or {}), why)
@@ -890,6 +894,8 @@ class Core:
         """What the card the answer leads with can't do for the job (bf16 on a V100, FP8 compute on an A100), as
         (line, sources): the user's or named card's when there is a verdict on it, else the pick's."""
         verdict = advice.gpu_verdict or {}
+        if advice.workload.kind not in ("llm", "multimodal"):
+            return []       # vision, speech, diffusion recipes train in fp16 AMP by default: no bf16 to give up
         if verdict.get("gpu"):
             said = verdict.get("caveats") or []
             return [(self.templates.say(key, lang), cite) for key, cite in said]

@@ -4,6 +4,7 @@ one has nothing that meets the job."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from bot.plan.checklist import pick_facts
@@ -78,7 +79,8 @@ class SearchStage:
                 or job.gpu_ids or job.flavor_ids is not None:
             return None
         wanted = set(self._gpu_ids(named))
-        if not wanted or any(f.gpu in wanted for f in self.kb.flavors_of(job.provider)):
+        # a sibling of the card on the default cloud will do ('A100 80GB' there as PCIe): not a reason to move
+        if not wanted or {_base(g) for g in wanted} & {_base(f.gpu) for f in self.kb.flavors_of(job.provider)}:
             return None
         others = [f for f in self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE) if f.gpu in wanted]
         alt = [r for r in self._sane(job, self._ranker.rank(others, job.sizer, job.shapes, job.slots, job.targets))
@@ -269,3 +271,8 @@ class SearchStage:
                 memo[id(r)] = all(c.status != "fail" for c, _cite, _rid in checks.checks)
             return memo[id(r)]
         return passes
+
+
+def _base(gpu_id: str) -> str:
+    """A card without its form factor ('a100-80gb-pcie' -> 'a100-80gb', 'h100-sxm' -> 'h100'): siblings alike."""
+    return re.sub(r"-(?:pcie|sxm\d?|nvl)$", "", gpu_id)

@@ -159,7 +159,8 @@ def _lead_sections(reply: dict[str, Any], extra: dict[str, Any], t: Templates, l
             short.append("      " + t.say("yours.implausible", lang, because=verdict["row"]["implausible"]["because"]))
         lines += short + _bridge(verdict, extra.get("recommendations") or [], t, lang)
     # what the card led with can't do for the job (bf16 on a V100): it decides whether the plan runs, so it is said here
-    lines += [cite.after("      " + line if lines else line, sources) for line, sources in extra.get("caveats") or []]
+    if verdict:             # with no verdict, they follow the pick they are about (_plan_sections)
+        lines += [cite.after("      " + line, sources) for line, sources in extra.get("caveats") or []]
     if extra.get("fallback") and not (verdict or {}).get("owned"):
         lines.append(_fallback_line(extra["fallback"], t, lang))
     return [ViewSection(key="lead", lines=lines, more=more)] if lines else []
@@ -185,8 +186,11 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
     # a cloud the user named: a plan on any other is labelled as elsewhere wherever it is shown
     named = extra.get("named_cloud")
     where = lambda r: t.say("label.elsewhere", lang) if named and r.get("provider") != named else ""  # noqa: E731
+    # what the pick's card can't do for the job (bf16 on a T4), under it, when no verdict on a card led the answer
+    caveats = [] if extra.get("gpu_verdict") else [cite.after("      " + line, sources)
+                                                   for line, sources in extra.get("caveats") or []]
     out += [ViewSection(key="pick", label=label("pick") + where(top),
-                       lines=[cite.after(head, flavor_sources(top))] + fleet_lines(t, top, lang))]
+                       lines=[cite.after(head, flavor_sources(top))] + fleet_lines(t, top, lang) + caveats)]
     task = t.say(f"task.{extra['task']}", lang)
     model = extra.get("model_name") or f"{extra['params_b']:g}B"
     method = extra.get("method")
