@@ -351,19 +351,15 @@ class CompareStage:
                        gpu) -> dict[str, Any]:
         """The job on as many of a GPU's cards as the question said ('4x4090 vs 1xA100'), in _fewest_cards' shape:
         `cards` is that count when they hold it, else None."""
-        job = self._job(intent, slots, assumed, lang)
-        plan = self._fewest_that_hold(job, gpu, gpu.memory_gib)
-        return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
-                "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps, "gpus": plan.used,
-                "sharding": plan.workload.sharding, "changes": plan.changes,
-                "cards": plan.cards if plan.fits else None,
-                "hours": round(plan.hours, 2) if plan.fits and plan.hours else None}
+        return self._held_on(self._job(intent, slots, assumed, lang), gpu)
 
     def _fewest_cards(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any], lang: str,
                       gpu) -> dict[str, Any]:
         """The fewest of a GPU's cards that hold the job: the one search a GPU named without a count gets
         (_fewest_that_hold: one server of 1, 2, 4 or 8, or two, least moved to host RAM first), as a dict."""
-        job = self._job(intent, {k: v for k, v in slots.items() if k != "gpus"}, assumed, lang)
+        return self._held_on(self._job(intent, {k: v for k, v in slots.items() if k != "gpus"}, assumed, lang), gpu)
+
+    def _held_on(self, job, gpu) -> dict[str, Any]:
         plan = self._fewest_that_hold(job, gpu, gpu.memory_gib)
         return {"memory_gib": gpu.memory_gib, "usable_gib": gpu.memory_gib * (1 - MIN_HEADROOM),
                 "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps, "gpus": plan.used,

@@ -132,15 +132,10 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
         v.update(_unpriced_terms(best, other))
         return v
     timed = [s for s in fitting if s.get("hours")]
-    if not priced and len(timed) >= 2 and len(timed) == len(fitting):
-        # neither side priced, both timed for the job (a rented size with no public price, or the cards that hold
-        # it): the faster per card decides ('910B 和 H800 训练 70B 哪个快'), by their hours for the job
-        a, b = sorted(timed, key=lambda s: (s["hours"] * (s.get("gpus") or 1), s["name"]))[:2]
-        speed = (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
-        if speed >= SPEED_MATTERS:
-            v.update(preferred=a["name"], other=b["name"], basis="time", speed_x=round(speed, 2),
-                     factor=_speed_factor(kb, a, b, serving, axis))
-            return v
+    # neither side priced, both timed for the job (a rented size with no public price, or the cards that hold it):
+    # the faster per card decides ('910B 和 H800 训练 70B 哪个快'), by their hours for the job
+    if not priced and len(timed) >= 2 and len(timed) == len(fitting) and _faster_side(v, timed, kb, serving, axis):
+        return v
     planned = [s for s in fitting if s["flavor"]]
     if not priced and len(planned) == 1 and len(fitting) > 1:
         # one side has a rentable plan on file (with no public price: ask for a quote), the other holds the job only
@@ -158,14 +153,9 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
             v.update(basis="cannot", why_not=other["why_not"], factor=_cannot_factor(other["why_not"]))
         return v
     timed = [s for s in fitting if s.get("hours")]
-    if len(timed) >= 2 and len(timed) == len(fitting):
-        # on the user's own cards (no price): the faster side, by its time for the job
-        a, b = sorted(timed, key=lambda s: (s["hours"] * (s.get("gpus") or 1), s["name"]))[:2]
-        speed = (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
-        if speed >= SPEED_MATTERS:
-            v.update(preferred=a["name"], other=b["name"], basis="time", speed_x=round(speed, 2),
-                     factor=_speed_factor(kb, a, b, serving, axis))
-            return v
+    # on the user's own cards (no price): the faster side, by its time for the job
+    if len(timed) >= 2 and len(timed) == len(fitting) and _faster_side(v, timed, kb, serving, axis):
+        return v
     if len(fitting) >= 2 and axis in ("precision", "method") and not priced:
         # both fit the user's cards and neither is priced or clearly faster: the one that keeps more quality
         rank = PRECISION_RANK if axis == "precision" else METHOD_RANK
@@ -487,3 +477,15 @@ def spot_verdict(rec: dict[str, Any] | None, share: float | None, interval_h: fl
     else:
         v.update(answer="yes_if")
     return v
+
+
+def _faster_side(v: dict[str, Any], timed: list[dict[str, Any]], kb, serving: bool, axis: str) -> bool:
+    """Sides timed for the job and not priced: the faster per card wins when it is clearly faster (card-hours for
+    the job, SPEED_MATTERS); the verdict is filled in and True returned, else v is left alone."""
+    a, b = sorted(timed, key=lambda s: (s["hours"] * (s.get("gpus") or 1), s["name"]))[:2]
+    speed = (b["hours"] * (b.get("gpus") or 1)) / (a["hours"] * (a.get("gpus") or 1))
+    if speed < SPEED_MATTERS:
+        return False
+    v.update(preferred=a["name"], other=b["name"], basis="time", speed_x=round(speed, 2),
+             factor=_speed_factor(kb, a, b, serving, axis))
+    return True
