@@ -36,7 +36,7 @@ from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_ru
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
 from bot.plan.checklist import CARD_NOTES
-from bot.plan.billing import checkpoint_gb, spot_overhead
+from bot.plan.billing import batch_spot_overhead, checkpoint_gb, spot_overhead
 from bot.plan.load import serving_load
 from bot.plan.capability import capability
 from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
@@ -221,7 +221,9 @@ class Core:
                 s.model, s.params_b = smaller, self.kb.models[smaller].params_b
                 return None          # the model changed: the change line says it
             return {"ask": "smaller_none"}
-        if "spot" in asks and parse.intent in (None, "billing") and state["intent"] in ("train", "finetune") \
+        done = state.get("slots") or {}
+        batch = state["intent"] == "inference" and any(done.get(k) for k in ("offline", "items", "dataset_items"))
+        if "spot" in asks and parse.intent in (None, "billing") and (state["intent"] in ("train", "finetune") or batch) \
                 and not usage_hours(parse.text, self.parser._num):
             parse.intent, parse.out_of_scope, parse.job_words = None, False, True
             s.topic = None
@@ -1067,7 +1069,10 @@ class Core:
         """'Is spot a good idea for our 4-day fine-tune on p4d?': for a training job, the verdict on the card and
         cloud named (else the pick), with the saving after reclaims, the checkpoint interval and the provider's
         interruption terms, cited."""
-        if intent not in ("train", "finetune"):
+        # a batch job (items, an offline flag, hours of audio to transcribe) resumes from its last written shard
+        batch = intent == "inference" and bool(advice.batch or d.slots.get("offline") or d.slots.get("items")
+                                               or (advice.speed or {}).get("hours"))
+        if intent not in ("train", "finetune") and not batch:
             return None
         named = d.slots.get("gpu_model")
         if named:          # the card (and cloud) named: its own plans, where the pick may be another card
@@ -1082,9 +1087,12 @@ class Core:
             # the pick has no spot price: judge the plan for the same job that has one (the cheapest on spot)
             rec = min(spot, key=lambda r: (self.kb.convert(r["spot_price_per_hour"] * (r.get("job_hours") or 1),
                                                            r["currency"], "USD"), r["id"]))
-        share, interval = spot_overhead(w, (rec or {}).get("instances") or 1)
-        v = verdict_math.spot_verdict(rec, share, interval, checkpoint_gb(w), span_days * 24 if span_days else None,
-                                      d.slots.get("deadline_days"))
+        share, interval = batch_spot_overhead() if batch else spot_overhead(w, (rec or {}).get("instances") or 1)
+        if batch:
+            interval /= 60          # minutes between result flushes, in hours as training's interval is
+        v = verdict_math.spot_verdict(rec, share, interval, 0.0 if batch else checkpoint_gb(w),
+                                      span_days * 24 if span_days else None, d.slots.get("deadline_days"))
+        v["batch"] = batch
         prov = self.kb.providers.get((rec or {}).get("provider") or "")
         mode = next((m for m in (prov.billing if prov else []) if "spot" in m.id and m.reclaim), None)
         reclaim = _in_lang(mode.reclaim, lang) if mode else None

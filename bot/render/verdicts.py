@@ -336,8 +336,8 @@ def spot_lines(t: Templates, v: dict[str, Any], lang: str, provider: str, reclai
                deadline=f"{v.get('deadline_days') or 0:g}", hours_spot=hours_text(v.get("hours_spot") or 0))
     key = v["answer"] if v["answer"] == "yes_if" else f"no_{v['why']}"
     first = t.say(f"verdict.spot.{key}" + ("" if hours else "_hourly"), lang, **ctx)
-    lines = [first, t.say("verdict.spot.how", lang, **ctx)]
-    if v["instances"] > 1:
+    lines = [first, t.say("verdict.spot.how_batch" if v.get("batch") else "verdict.spot.how", lang, **ctx)]
+    if v["instances"] > 1 and not v.get("batch"):     # a batch job's replicas are reclaimed and resume apart
         lines.append(t.say("verdict.spot.all_at_once", lang, n=v["instances"], flavor=v["flavor"]))
     if reclaim:
         lines.append(f"{provider}: {reclaim}")
