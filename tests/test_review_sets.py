@@ -16,7 +16,10 @@ FOLDER = Path(__file__).resolve().parent / "review"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # (set, conversation id) -> the class of defect that still breaks a property here; fixed ones must be taken off
-KNOWN: dict[tuple[str, str], str] = {}
+KNOWN: dict[tuple[str, str], str] = {
+    ("set5", "s5-02"): "a load factor with a hedge and a digit after a serving plan ('下个季度流量预计翻 3 倍，要加多少？') "
+                       "got the help text: follow-up not re-planned",
+}
 
 
 def _conversations():
@@ -31,8 +34,8 @@ CASES = list(_conversations())
 
 def test_the_sets_are_kept():
     sets = {s for s, _ in CASES}
-    assert {"set1", "set2", "set3"} <= sets
-    assert all(sum(s == name for s, _ in CASES) == 40 for name in ("set1", "set2", "set3"))
+    assert {"set1", "set2", "set3", "set5"} <= sets        # set4's file was lost with its machine (README)
+    assert all(sum(s == name for s, _ in CASES) == 40 for name in ("set1", "set2", "set3", "set5"))
 
 
 def _broken(core, conv) -> str | None:
