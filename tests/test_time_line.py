@@ -30,7 +30,8 @@ def test_days_match_hours(hours, answer, lang):
 def test_no_answer_says_zero_days(core):
     """Jobs of minutes to hours: no line of the answer says '0.0 days' / '0.0 天' or '(0 天)'."""
     for text in ("lora qwen2.5-7b on an A10, 20k samples x 2k tokens", "用 4090 微调 SDXL LoRA，30 张图",
-                 "LoRA 微调 Qwen2.5-7B，数据 1 万条，每条 2k token", "qlora llama 3 8b on 5k samples of 512 tokens"):
+                 "LoRA 微调 Qwen2.5-7B，数据 1 万条，每条 2k token", "qlora llama 3 8b on 5k samples of 512 tokens",
+                 "用 LoRA 微调 qwen2.5-7b，2万 条样本，每条约 512 token，3 个 epoch，30 分钟内完成"):
         reply, _ = core.turn(text, {})
-        for bad in ("0.0 days", "0.0 天", "(0 days)", "（0 天）"):
+        for bad in ("0.0 days", "0.0 天", "(0 days)", "（0 天）", "约 0 小时", "约 0 GPU 小时", " 0 h on", "About 0 GPU-hours"):
             assert bad not in reply.text, (text, reply.text)

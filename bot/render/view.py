@@ -278,9 +278,10 @@ def _compute_lines(c: dict[str, Any], kb: KnowledgeBase, t: Templates, lang: str
     """Training time: GPU-hours and days on the plan's GPUs, and a deadline it misses."""
     gpu = kb.gpus[c["gpu"]].name if c["gpu"] in kb.gpus else c["gpu"]
     # under a day the wall clock is said in hours ('0.0 days on 8 GPUs' read as no time at all)
+    # (the hours from the GPU-hours, not from the rounded days: a 20-minute job is not '0 h')
     key = "compute.short" if c["days"] >= 1 else "compute.short_hours"
-    line = t.say(key, lang, gpu_hours=f"{c['gpu_hours']:,.0f}", gpu=gpu, days=f"{c['days']:,.1f}",
-                 hours=hours_text(c["days"] * 24), gpus=c["gpus"])
+    line = t.say(key, lang, gpu_hours=hours_text(c["gpu_hours"]), gpu=gpu, days=f"{c['days']:,.1f}",
+                 hours=hours_text(c["gpu_hours"] / max(1, c["gpus"] or 1)), gpus=c["gpus"])
     lines = [cite.after(line, claims.get("compute"))]
     if c.get("deadline_days"):
         lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
