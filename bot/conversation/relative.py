@@ -25,14 +25,18 @@ _ZH = re.compile(rf"{_LOAD}\s*(?:要|会|将|可能|大概)?\s*(?:翻(?:了)?(?:
 
 def load_scale(text: str) -> float | None:
     """The factor a question scales the load by, or None when it names none."""
-    low = text.lower()
-    m = _EN.search(low)
+    if not _EN.search(text.lower()) and re.search(r"翻(?:了)?(?:一)?番", text):
+        return 2.0
+    return _scale(text, _EN, _ZH)
+
+
+def _scale(text: str, en: re.Pattern, zh: re.Pattern) -> float | None:
+    """The factor an English or Chinese pattern of this module reads ('triples', '翻 3 倍', '涨到原来的两倍')."""
+    m = en.search(text.lower())
     if m:
         word = next(g for g in m.groups() if g)
         return float(_WORDS.get(word, word)) if word in _WORDS or word.replace(".", "", 1).isdigit() else None
-    if re.search(r"翻(?:了)?(?:一)?番", text):
-        return 2.0
-    m = _ZH.search(text)
+    m = zh.search(text)
     if m:
         n = next((g for g in m.groups() if g), None)
         return 2.0 if n is None else float(_ZH_DIGITS.get(n, n))
@@ -47,13 +51,4 @@ _ZH_WORK = re.compile(_ZH.pattern.replace(_LOAD, _WORK))
 
 def work_scale(text: str) -> float | None:
     """The factor a question scales the job's amount of work by ('数据量翻倍', 'dataset triples'), or None."""
-    low = text.lower()
-    m = _EN_WORK.search(low)
-    if m:
-        word = next(g for g in m.groups() if g)
-        return float(_WORDS.get(word, word)) if word in _WORDS or word.replace(".", "", 1).isdigit() else None
-    m = _ZH_WORK.search(text)
-    if m:
-        n = next((g for g in m.groups() if g), None)
-        return 2.0 if n is None else float(_ZH_DIGITS.get(n, n))
-    return None
+    return _scale(text, _EN_WORK, _ZH_WORK)

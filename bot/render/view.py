@@ -349,20 +349,16 @@ def _speed_lines(reply: dict[str, Any], sp: dict[str, Any], t: Templates, lang: 
     if c.get("items") and c.get("deadline_days"):
         lines.append("      " + t.say("compute.deadline_miss", lang, deadline=f"{c['deadline_days']:g}",
                                       needed=c["gpus_for_deadline"]))
-    final = next((x for x in sp.get("terms") or [] if x.get("name") == "GPUs for final transcripts only"), None)
-    if sp.get("streams_per_gpu") and final and sp.get("target"):
-        # live calls: what interim results cost (each second re-transcribed) against final transcripts only
-        lines.append("      " + t.say("jobspeed.live_streams", lang, per=sp["streams_per_gpu"],
-                                      streams=f"{sp['target']:,.0f}", gpus=sp.get("gpus_for_target") or "?",
-                                      final=final["formula"].split(" / ")[1].split(" ")[0],
-                                      final_gpus=f"{final['value']:,.0f}"))
-    interim = next((x for x in sp.get("terms") or [] if x.get("name") == "GPUs with interim results"), None)
-    if sp.get("streams_per_gpu") and interim and sp.get("target"):
-        # live calls sized at final transcripts only (no real time said): what words shown live would cost
-        lines.append("      " + t.say("jobspeed.live_final", lang, per=sp["streams_per_gpu"],
-                                      streams=f"{sp['target']:,.0f}", gpus=sp.get("gpus_for_target") or "?",
-                                      interim=interim["formula"].split(" / ")[1].split(" ")[0],
-                                      interim_gpus=f"{interim['value']:,.0f}"))
+    # live calls: what the other way of showing words costs, against the plan's (interim results re-transcribe each
+    # second; final transcripts only transcribe each utterance once)
+    for term, key, field in (("GPUs for final transcripts only", "jobspeed.live_streams", "final"),
+                             ("GPUs with interim results", "jobspeed.live_final", "interim")):
+        other = next((x for x in sp.get("terms") or [] if x.get("name") == term), None)
+        if sp.get("streams_per_gpu") and other and sp.get("target"):
+            lines.append("      " + t.say(key, lang, per=sp["streams_per_gpu"], streams=f"{sp['target']:,.0f}",
+                                          gpus=sp.get("gpus_for_target") or "?",
+                                          **{field: other["formula"].split(" / ")[1].split(" ")[0],
+                                             f"{field}_gpus": f"{other['value']:,.0f}"}))
     if sp.get("gpus_for_target") and not (recs and recs[0].get("capacity")):     # the capacity line says it
         lines.append("      " + t.say("jobspeed.target", lang, target=f"{sp['target']:g}", gpus=sp["gpus_for_target"],
                                       unit=t.say(f"unit.{sp['unit']}", lang)))
