@@ -85,6 +85,24 @@ def _side_numbers(kb, x: dict[str, Any], ccy: str | None) -> dict[str, Any]:
     return out
 
 
+def _listed_span(kb, side: dict[str, Any], key: str, ccy: str | None) -> tuple[float, float] | None:
+    """A side whose own price is a flagged catalog row, priced instead at its card's list prices elsewhere (lowest
+    and highest list price a card-hour, on-demand, in the verdict's currency), over the same cards and hours: the
+    range its real price most likely falls in. None where no sound list price of that card is on file."""
+    per_card = []
+    for f in kb.flavors_with_gpu(side.get("gpu") or ""):
+        price = f.price
+        if not price or price.kind != "list" or price.on_demand is None or not f.gpu_count:
+            continue
+        conv = _converter(kb, price.currency, ccy)
+        if conv:
+            per_card.append(conv(price.on_demand / f.gpu_count))
+    hours = side.get("hours") if key == "job_cost" else HOURS_MONTH
+    if not per_card or not hours or not side.get("gpus"):
+        return None
+    return (round(min(per_card) * side["gpus"] * hours, 2), round(max(per_card) * side["gpus"] * hours, 2))
+
+
 def _converter(kb, src: str | None, dst: str | None):
     if not src or not dst or src == dst:
         return (lambda v: round(v, 2)) if src else None
@@ -111,10 +129,16 @@ def compare_verdict(kb, data: dict[str, Any], precision: str | None = None) -> d
     priced = [s for s in fitting if s["hourly"] is not None]
     sound = [s for s in priced if s.get("price_kind") != "flagged"]
     if len(priced) >= 2 and len(sound) == 1:
-        # a catalog row flagged as a data problem decides nothing: the side with a sound price, both numbers said
+        # a catalog row flagged as a data problem decides nothing alone: the flagged side is re-priced at its card's
+        # list prices on other clouds, and where the verdict holds over that whole range it is given
         best, other = sound[0], next(s for s in priced if s is not sound[0])
         key = "job_cost" if best.get("job_cost") is not None and other.get("job_cost") is not None else "monthly"
         v.update(preferred=best["name"], other=other["name"], basis="flagged", factor="flagged_price", cost_key=key)
+        span = _listed_span(kb, other, key, ccy)
+        if span and span[0] < best[key] and span[1] < best[key]:
+            v.update(preferred=other["name"], other=best["name"], basis="flagged_listed", span=span, factor="price")
+        elif span and span[0] > best[key]:
+            v.update(basis="flagged_dearer", span=span, factor="price")       # dearer even at the cheapest list price elsewhere
         return v
     if len(priced) >= 2:
         return _by_cost(kb, v, sound if len(sound) >= 2 else priced, serving)

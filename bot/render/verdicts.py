@@ -79,6 +79,16 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
         key = v["cost_key"]
         first = t.say("verdict.compare.flagged", lang, best=best, other=other, cost=_money(a[key], v["currency"]),
                       other_cost=_money(b[key], v["currency"]), per=t.say(f"verdict.per.{'job' if key == 'job_cost' else 'month'}", lang))
+    elif basis in ("flagged_listed", "flagged_dearer"):
+        by = {s["name"]: s for s in v["sides"]}
+        flagged, sound = (by[v["preferred"]], by[v["other"]]) if basis == "flagged_listed" else \
+            (by[v["other"]], by[v["preferred"]])
+        key = v["cost_key"]
+        first = t.say(f"verdict.compare.{basis}", lang, best=best, other=other,
+                      lo=_money(v["span"][0], v["currency"]), hi=_money(v["span"][1], v["currency"]),
+                      cost=_money(sound[key], v["currency"]), flagged=flagged.get("label") or flagged["gpu_name"],
+                      cards=flagged.get("gpus") or 1, other_cards=sound.get("gpus") or 1,
+                      per=t.say(f"verdict.per.{'job' if key == 'job_cost' else 'month'}", lang))
     elif basis == "both_fit":
         by = {s["name"]: s for s in v["sides"]}
         a, b = by[v["preferred"]], by[v["other"]]
@@ -118,7 +128,8 @@ def compare_lines(t: Templates, v: dict[str, Any], lang: str, figures: dict[str,
     if basis in ("job", "month", "mtok", "time") and factor in ("bandwidth", "compute") and figures:
         key = "compute_serving" if factor == "compute" and v.get("serving") else factor
         lines.append(t.say(f"verdict.factor.{key}", lang, **{k: _fig(x) for k, x in figures.items()}))
-    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time", "flagged") and factor and \
+    elif basis in ("job", "month", "mtok", "cannot", "both_fit", "time", "flagged", "flagged_listed",
+                   "flagged_dearer") and factor and \
             not (factor in ("bandwidth", "compute") and not figures):      # those lines need their datasheet figures
         lines.append(t.say(f"verdict.factor.{factor}", lang))
     elif basis in ("priced", "priced_timed"):
