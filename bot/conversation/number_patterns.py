@@ -97,6 +97,9 @@ class NumberPatterns:
             re.compile(rf"(?:并发|concurrency|concurrent users|simultaneous users)\s*(?:数|量)?\s*"
                        rf"(?:of|is|为|是|=|:|约|大概|大约|在|~)?\s*{N}{K}"),
             re.compile(rf"{N}{K}\s*路\s*(?:并发|摄像头|相机|视频|流|监控|通话|直播|电话|客服|语音|音频|会议|呼叫|坐席|实时|同时|通道)"),
+            # live meetings, calls or broadcasts ('300 场会议', '同时 300 路', '2000 通电话'): each one a live stream
+            re.compile(rf"{N}{K}\s*(?:场|通)\s*(?:会议|在线会议|直播|通话|电话|课|网课)"),
+            re.compile(rf"(?:同时|并发)\s*(?:在线)?\s*{N}{K}\s*(?:场|路|通)"),
             re.compile(rf"{N}{K}\s*个?人(?=\s*(?:[,.;!?]|$|同时|在线|使用|用|左右|呢|吧|啊|了|的话|怎么|要|会))"),      # '大概 500 人'
             re.compile(rf"(?:team of|group of)\s*{N}(?![\d.])|{N}\s*-?\s*(?:person|people|人)\s*(?:team|团队)"),
         ]

@@ -30,6 +30,29 @@ def real_time_factor(model: Model, gpu: GPU, gpus_by_id: dict, models: list[Mode
         raise LookupError("no measured speech rate on file for this model family")
     b = ref.speed_basis
     ref_gpu = gpus_by_id[b.gpu]
+    if b.scale_by == "compute":
+        # a non-autoregressive encoder (Paraformer, a streaming Conformer) is a stack of large matmuls: its rate
+        # follows the dense 16-bit peak, as the vision encoders' do
+        from bot.estimate.cost import peak_tflops
+        peak, which = peak_tflops(gpu, "fp16")
+        ref_peak, _ = peak_tflops(ref_gpu, "fp16")
+        if not peak or not ref_peak:
+            raise LookupError(f"no 16-bit throughput on file for {gpu.name}")
+        ratio = peak / ref_peak
+        capped = ref.streaming and ratio > 1
+        if capped:
+            # a small streaming model's batches of 600 ms chunks were measured at 60 concurrent tasks: nothing
+            # measured says a bigger card keeps scaling (feature extraction, launches and the CPU side bind), so
+            # the rate is never extrapolated above the card it was measured on
+            ratio = 1.0
+        how = (f"{b.rate:g}x real time for {ref.name} on {ref_gpu.name} ({b.at}) x {ratio:.2f} "
+               + (f"(not extrapolated above the {ref_gpu.name} it was measured on: {gpu.name} has {peak:g} TFLOPS "
+                  f"{which} but a small model's chunk batches do not fill it)" if capped else
+                  f"({which} peak ratio {peak:g} / {ref_peak:g} TFLOPS)"))
+        size = 1.0 if model is ref else ref.params_b / model.params_b
+        if model is not ref:
+            how += f" x {size:.2f} ({ref.params_b:g}B / {model.params_b:g}B parameters)"
+        return b.rate * ratio * size, how
     if not gpu.memory_bandwidth_gbs:        # the rate scales by bandwidth: without it there is no estimate
         raise LookupError(f"no memory bandwidth on file for {gpu.name}")
     bw = gpu.memory_bandwidth_gbs / (ref_gpu.memory_bandwidth_gbs or 1)
@@ -93,6 +116,8 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
     """x real time on w.gpus GPUs, the live streams they keep up with, and hours for w.dataset_items hours of
     audio; live streams asked for: the GPUs that carry them, as the division it is."""
     rtf, how = real_time_factor(model, gpu, gpus_by_id, models)
+    if is_streaming_model(model, models):
+        return _native_streaming_speed(w, model, rtf, how)
     batched = batched_transcription(w) or live_streams(w)
     if batched:
         rtf *= BATCHED_GAIN
@@ -143,6 +168,42 @@ def speech_speed(w: Workload, model: Model, gpu: GPU, gpus_by_id: dict, models: 
         terms.append(RateTerm(name="GPUs for final transcripts only", value=math.ceil(w.streams / final),
                               unit="GPUs", formula=f"{w.streams} streams / {final} per GPU (each utterance once, "
                                                    "after its pause: no interim results)"))
+    return JobSpeed(kind="speech", unit="x real time", rate=round(total, 2), gpus=w.gpus, hours=hours, terms=terms,
+                    target=target, gpus_for_target=need, streams_per_gpu=per_gpu if live else None,
+                    assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
+
+
+def is_streaming_model(model: Model, models: list[Model]) -> bool:
+    """A native streaming ASR model (Paraformer-streaming and kin): sized by its own measured rate, each second of a
+    live call encoded once; never by Whisper's re-transcription of a buffer."""
+    ref = _basis_model(model, models)
+    return bool(model.streaming or (ref is not None and ref.streaming))
+
+
+def _native_streaming_speed(w: Workload, model: Model, rtf: float, how: str) -> JobSpeed:
+    """A streaming model's rate is already measured with the requests of many streams batched together (Triton's
+    dynamic batching): one GPU carries floor(rate x STREAM_UTILISATION) live streams, each costing its own audio once;
+    w.streams need ceil(streams / that) GPUs, and hours of audio take hours / (rate x GPUs)."""
+    total = rtf * w.gpus
+    per_gpu = max(1, math.floor(rtf * STREAM_UTILISATION))
+    live = bool(w.streams) and w.task == "inference"
+    terms = [RateTerm(name="speed", value=round(total, 1), unit="x real time", formula=f"{w.gpus} GPU(s) x " + how),
+             RateTerm(name="live streams kept up with", value=per_gpu * w.gpus, unit="streams",
+                      formula=f"{w.gpus} GPU(s) x {rtf:.1f}x real time x {STREAM_UTILISATION:.0%} utilisation "
+                              "(each second of a call encoded once, in chunks against a cache)")]
+    notes = [Note("sp.native_stream", f"{model.name} is a streaming model: each chunk of a call is encoded once, the "
+                  f"streams of all calls batched on the GPU, sized at {STREAM_UTILISATION:.0%} of its measured rate",
+                  model=model.name, share=f"{STREAM_UTILISATION:.0%}")]
+    hours = target = need = None
+    if w.dataset_items and not w.streams:
+        hours = round(w.dataset_items / total, 4)
+        terms.append(RateTerm(name="transcription time", value=hours, unit="h",
+                              formula=f"{w.dataset_items:g} h of audio / {total:.1f}x real time"))
+    if live:
+        target, need = float(w.streams), math.ceil(w.streams / per_gpu)
+        terms.append(RateTerm(name="GPUs for the streams", value=need, unit="GPUs",
+                              formula=f"{w.streams} streams / {per_gpu} per GPU ({rtf:.1f}x real time x "
+                                      f"{STREAM_UTILISATION:.0%})"))
     return JobSpeed(kind="speech", unit="x real time", rate=round(total, 2), gpus=w.gpus, hours=hours, terms=terms,
                     target=target, gpus_for_target=need, streams_per_gpu=per_gpu if live else None,
                     assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])

@@ -32,8 +32,14 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
         notes.append(_second_job(kb, model, slots))
         return w, None, notes
     if model is None and kind in KIND_DEFAULT_MODEL and not slots.get("params_b"):
-        model = kb.models.get(KIND_DEFAULT_MODEL[kind])     # never a 7B language model for an image or audio job
-        notes.append(("assume.kind_model", {"model": model.name}))
+        if kind == "speech" and intent == "inference" and slots.get("concurrency"):
+            # live calls or meetings with no model named: a streaming ASR model, sized per stream (Whisper is not
+            # a streaming model and would need ~10x the GPUs; a language model is never the answer)
+            model = kb.models.get(LIVE_SPEECH_DEFAULT)
+            notes.append(("assume.live_speech_model", {"model": model.name}))
+        else:
+            model = kb.models.get(KIND_DEFAULT_MODEL[kind])     # never a 7B language model for an image or audio job
+            notes.append(("assume.kind_model", {"model": model.name}))
     if model is not None and slots.get("model_family"):
         notes.append(("assume.family_member", {"family": slots["model_family"], "model": model.name}))
     params_b = slots.get("params_b") or (model.params_b if model else None) or assumed.get("params_b", 7)
@@ -139,6 +145,8 @@ def _pasted_model(slots: dict[str, Any], notes: Assumptions) -> Model | None:
 # the model a job of this kind is sized with when none is named (said back as an assumption)
 KIND_DEFAULT_MODEL = {"vision": "yolov8s", "diffusion": "sdxl", "speech": "whisper-large-v3",
                       "multimodal": "qwen2.5-vl-7b"}
+# live audio (calls, meetings, captions) with no model named: a native streaming ASR model
+LIVE_SPEECH_DEFAULT = "paraformer-zh-streaming"
 
 
 def job_kind(intent: str, slots: dict[str, Any], model: Model | None) -> str:

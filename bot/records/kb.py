@@ -164,6 +164,9 @@ class Model(Record):
     # measured on an A100): scales a measured rate to a sibling better than the parameter count does where the
     # time is the decoder's (turbo keeps large-v3's encoder and cuts the decoder from 32 layers to 4)
     relative_speed: float | None = Field(default=None, gt=0)
+    # a native streaming speech model (Paraformer-streaming, streaming Conformer/Zipformer): each chunk of a live call
+    # is encoded once against a cache of the past, so a live stream costs its audio once (Whisper re-decodes a buffer)
+    streaming: bool = False
     # a vision-language model: the vision tower's parameters (inside params_b) and the image tokens it feeds the LLM
     vision_params_b: float | None = Field(default=None, gt=0)
     image_tokens: int | None = Field(default=None, ge=1)
