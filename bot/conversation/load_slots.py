@@ -74,6 +74,11 @@ PERIOD_APART = re.compile(r"(?P<day>每天|每日|天天|(?<![a-z])(?:every|each
                           r"(?P<month>每月|每个月|(?<![a-z])(?:every|each|per|a) month(?![a-z])|(?<![a-z])monthly(?![a-z]))")
 CLAUSE_END = re.compile(r"[.,;!?。，；！？\n]")
 MIN_APART_COUNT = 100          # '4 images every day' is not a service's load; '10k images every day' is
+# a rate of images said with the bare measure word ('白天高峰每分钟大概 120 张', '每小时 3000 张'): 张 after a rate said
+# before its count, with no card word after it ('每分钟 2 张卡' is not a load), is images; read as '张图'
+BARE_IMAGE_RATE = re.compile(r"(每\s*(?:秒钟?|分钟|分|小时|个小时|天|日)[^，。；,;!?\d]{0,8}?(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百千万]+)"
+                             r"\s*(?:万|千|k)?\s*(?:多|余)?\s*)张(?!\s*(?:卡|显卡|gpu|[a-z]|\d|图|照片|图片|图像))")
+CONTROLNET = re.compile(r"control\s*-?\s*net")
 THROUGHPUT = re.compile(r"(?<![a-z])(?:throughput|total|aggregate|overall|in all|cluster)(?![a-z])|吞吐|总|整体|合计")
 
 
@@ -91,8 +96,12 @@ class LoadReader:
 
     def _serving_load(self, t: str, slots: dict[str, Any]) -> str:
         """The load of a service: its rate, each request's lengths and fan-out. Nothing in a training question."""
+        if CONTROLNET.search(t):
+            slots["controlnet"] = True
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
+        # same length: '120 张' -> '120 帧' (frames: the lexicon's images), so that spans still line up
+        t = BARE_IMAGE_RATE.sub(lambda m: m.group(1) + "帧", t)
         t = self._daily_users(t, slots)
         t = self._share_at_once(t, slots)
         m = PEAK_FACTOR.search(t)

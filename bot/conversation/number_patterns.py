@@ -38,7 +38,7 @@ class NumberPatterns:
             # a launcher's flags: '--nproc_per_node 8', '--num_gpus=4', '--tensor-parallel-size 4'
             re.compile(r"(?:nproc[_-]per[_-]node|num[_-]gpus|n[_-]gpus|gpus[_-]per[_-]node)\s*[= ]\s*(\d+)(?![\d.])"),
         ]
-        self.rx_single = re.compile(r"单卡|单张|单块|一张卡|一块卡|(?<![a-z])(?:a )?(?:single|one) (?:gpu|card)(?![a-z])")
+        self.rx_single = re.compile(r"单卡|单张(?!\s*(?:图|出图|图片|照片|生成|推理|耗时|延迟|出))|单块|一张卡|一块卡|(?<![a-z])(?:a )?(?:single|one) (?:gpu|card)(?![a-z])")
         self.rx_per_node_between = re.compile(r"^\s*[,(]?\s*(?:[x×*]|each having|each has|each with|each|with|of|每台机器|每台|每机|每个节点|"
                                               r"每节点|per node)?\s*[(]?\s*$")
         # '需要几台8卡机器', 'how many 8-GPU machines': a count that is a machine's size, asked how many of them
@@ -132,6 +132,16 @@ class NumberPatterns:
                                  rf"{ms}\s*(?:内|以内|之内)\s*(?:要|需要|必须|得)?\s*(?:返回|回复|回答|出结果|给出(?:结果|答案|回答)?"
                                  rf"|答完|回完|返回结果)|"
                                  rf"(?:返回|回复|回答|出结果)\s*(?:时间)?\s*(?:要|需要|必须|得)?\s*(?:在|控制在)?\s*{ms}\s*(?:内|以内|之内)")
+        # one item's time (an image, a clip): '单张出图要 8 秒内', '每张图 8 秒以内出', '8 秒内出图', 'each image within
+        # 8 s', '8 s per image', 'per-image latency under 8s': the wait for one item, the request latency
+        item_zh = r"(?:单张|每张|一张)\s*(?:图|图片|图像|照片)?\s*(?:的)?\s*(?:出图|生成|推理)?\s*(?:时间|耗时|延迟|时延)?"
+        item_en = (r"(?:(?:each|every|one|a|single|per)[- ]image|images?)\s*(?:generation|latency|time)?\s*"
+                   r"(?:must|should|has to|needs? to)?\s*(?:be\s+)?(?:done|ready|finish(?:ed)?|generated|returned|complete[d]?)?\s*")
+        self.rx_item_latency = re.compile(
+            rf"{item_zh}\s*{modal}{under}{ms}\s*(?:内|以内|之内)?|"
+            rf"{ms}\s*(?:内|以内|之内)\s*(?:要|需要|必须|得)?\s*(?:出图|出一张|生成一张|出结果)|"
+            rf"(?<![a-z]){item_en}(?:in|within|under|below|in\s+under|in\s+less\s+than|<=?|≤|at most)\s*~?\s*{ms}|"
+            rf"{ms}\s*(?:per|/|an?|each)\s*image")
         # a bare percentile is a latency: 'p99 要在 300ms 以内', 'p95 under 2s'
         self.rx_latency = re.compile(rf"(?:(?:p\d+|response|request)\s*)?(?:latency|response time|延迟|时延|响应时间|响应)"
                                      rf"\s*(?:p\d+\s*)?{budget}{under}{ms}|"

@@ -264,6 +264,14 @@ class SlotReader:
             if 1 <= ms <= 600_000:
                 slots[slot] = ms
                 t = self._blank(t, m.span())
+        m = self.rx_item_latency.search(t) if not slots.get("latency_ms") else None
+        if m:                               # one image's wait: the request latency of an image service
+            num, unit = [g for g in m.groups() if g][:2]
+            val = self._num(num)
+            ms = (val if unit.lower().startswith(("ms", "milli")) or unit == "毫秒" else val * 1000) if val else 0
+            if 1 <= ms <= 600_000:
+                slots["latency_ms"] = ms
+                t = self._blank(t, m.span())
         # a first token within a second, or a token every 50 ms, is what 'low latency' means elsewhere
         if slots.get("ttft_ms", 1e9) <= 1000 or slots.get("tpot_ms", 1e9) <= 50 or slots.get("latency_ms", 1e9) <= 1000:
             slots.setdefault("latency", "low")

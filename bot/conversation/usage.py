@@ -27,7 +27,9 @@ _WORDS = {"a few": 3, "few": 3, "a couple of": 2, "a": 1, "one": 1, "two": 2, "t
 # the working week and the working day said in words: 5 days a week; office hours with no figure are 9 to 6 (9 h)
 WEEKDAYS = re.compile(r"(?<![a-z])(?:on\s+)?(?:weekdays|working days|business days|work days|workdays|mon(?:day)?\s*(?:-|to|through)\s*fri(?:day)?)"
                       r"(?![a-z])|工作日|周一到周五|周一至周五|星期一到星期五")
-OFFICE_HOURS = re.compile(r"(?<![a-z])(?:office|working|business|work)\s+hours(?![a-z])|工作时间|上班时间|办公时间|白天")
+OFFICE_HOURS = re.compile(r"(?<![a-z])(?:office|working|business|work)\s+hours(?![a-z])|工作时间|上班时间|办公时间|"
+                          # '白天高峰每分钟 120 张', '晚上流量只有白天的 1/5': the busy time of day, not a schedule
+                          r"白天(?!\s*(?:高峰|峰值|流量|的|最忙|忙时|请求|访问|用户))")
 OFFICE_DAY_H = 9.0
 # a clock range ('9-6', '9am-6pm', '9:00-18:00', '9点到18点', '早9晚6'): its hours (6 after 9 is 18)
 CLOCK_RANGE = re.compile(r"(?<![\d:.])(\d{1,2})(?::00)?\s*(?:am|点)?\s*(?:-|–|to|until|到|至)\s*(\d{1,2})(?::00)?\s*(?:pm|点)?(?![\d%.:])"

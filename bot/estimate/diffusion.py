@@ -25,6 +25,12 @@ DEFAULT_STEPS = 30
 # run (diffusers 0.19.3, RTX 4090, 25,200 images in 12.5 h = 0.56 images/s) is 3.5x slower still: the README bench
 # keeps it as a row the estimate misses.
 TRAIN_SHARE = 0.173
+# A ControlNet is a trainable copy of the denoiser's encoder and middle blocks, run beside it at every step (Zhang &
+# Agrawala, 'Adding Conditional Control to Text-to-Image Diffusion Models', arXiv 2302.05543: 'about 23% more GPU
+# memory and 34% more time in each training iteration' on an A100 PCIe 40GB); serving guides time its inference
+# overhead at 35-50% ('a ControlNet inference pass adds 35-50% overhead to base diffusion (e.g., 8 seconds -> 11
+# seconds on an A100)', theneuralbase.com ControlNet ROI guide). 1.4 x the denoiser's time per step, the middle.
+CONTROLNET_FACTOR = 1.4
 
 
 def pixels(w: Workload, model: Model | None) -> int:
@@ -55,6 +61,14 @@ def denoiser_evals(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) ->
     raise LookupError("no speed basis or FLOPs on file for this diffusion model")
 
 
+def image_seconds(w: Workload, model: Model | None, evals: float) -> float:
+    """Seconds one image takes on one GPU (its steps one after another, each with its guidance passes and the
+    ControlNet branch): the shortest wait a user can get from that card, whatever the fleet's size."""
+    steps = w.steps or DEFAULT_STEPS
+    passes = (model.guidance_passes if model and model.guidance_passes else 2)
+    return steps * passes * (CONTROLNET_FACTOR if w.controlnet else 1.0) / evals
+
+
 def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -> JobSpeed:
     """Images per second on w.gpus GPUs (one image per GPU at a time: no tensor parallelism for denoisers)."""
     evals, how = denoiser_evals(w, model, gpu, kb_gpus)
@@ -67,10 +81,19 @@ def diffusion_speed(w: Workload, model: Model | None, gpu: GPU, kb_gpus: dict) -
         if not w.steps:
             notes.append(Note("dif.steps", f"{DEFAULT_STEPS} sampling steps assumed", steps=DEFAULT_STEPS))
         passes = (model.guidance_passes if model and model.guidance_passes else 2)
-        rate = w.gpus * evals / (steps * passes)
+        control = CONTROLNET_FACTOR if w.controlnet else 1.0
+        rate = w.gpus * evals / (steps * passes * control)
         terms.append(RateTerm(name="images per second", value=round(rate, 3), unit="images/s",
                               formula=f"{w.gpus} GPU(s) x {evals:.1f} / ({steps} steps x {passes} pass"
-                                      f"{'es' if passes > 1 else ''} per step)"))
+                                      f"{'es' if passes > 1 else ''} per step"
+                                      + (f" x {CONTROLNET_FACTOR:g} ControlNet branch" if w.controlnet else "") + ")"))
+        terms.append(RateTerm(name="seconds per image", value=round(image_seconds(w, model, evals), 2), unit="s",
+                              formula=f"one image on one GPU: {steps} steps x {passes} x {control:g} / {evals:.1f} "
+                                      "passes/s (batching adds throughput, not a shorter wait)"))
+        if w.controlnet:
+            notes.append(Note("dif.controlnet", f"ControlNet: {CONTROLNET_FACTOR:g} x the denoiser's time per step "
+                              "(ControlNet paper: +34% per training step; serving guides: +35-50%)",
+                              factor=f"{CONTROLNET_FACTOR:g}"))
         hours = None
     else:
         cost = 2 if w.method in ("lora", "qlora") else 3

@@ -21,6 +21,13 @@ PERIOD_HOURS = {"hour": 1, "day": 24, "month": 730, "year": 8760}
 Row = dict[str, Any]
 
 
+def item_seconds(speed: Any) -> float | None:
+    """Seconds one item (an image) takes on one GPU, where the kind's speed model says it (diffusion.py)."""
+    if speed is None:
+        return None
+    return next((term.value for term in speed.terms if term.name == "seconds per image"), None)
+
+
 class Ranker:
     """Ranks flavors for one job. Flavor attributes are cached per flavor: the knowledge base is immutable."""
 
@@ -164,6 +171,13 @@ class Ranker:
         s = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas, hours=hours, capacity=cap)
         if cap is None and speed is None and (targets.qps or targets.concurrency) and hours is None:
             s.breaks.append("untimed")     # no speed on file: it cannot be said to carry the load
+        item_s = item_seconds(speed)
+        if item_s is not None and w.task == "inference":
+            # one image's wait on this card: more copies add images a second, never a shorter wait, so a card
+            # slower per image than the target misses it whatever the fleet (one T4 at 17 s for '8 s per image')
+            s.request_ms = item_s * 1000
+            if targets.latency_stated and s.request_ms > targets.request_ms:
+                s.breaks.append("latency")
         return s
 
     def _transcription(self, sizer: Sizer, gpu, n: int, replicas: int, targets: Targets) -> tuple[int, float | None]:

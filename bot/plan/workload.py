@@ -210,6 +210,8 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update["image_size"] = int(slots["image_size"])     # FLOPs and activations grow with the square of it
     if kind == "diffusion" and w.method == "inference" and slots.get("sampling_steps"):
         update["steps"] = int(slots["sampling_steps"])
+    if kind == "diffusion" and slots.get("controlnet"):
+        update["controlnet"] = True
     if kind in ("vision", "diffusion", "speech") and (slots.get("qps") or slots.get("audio_rate")):
         update["target_rate"] = float(sized_rate(slots))     # a day's images at its busy hours' rate
     if kind in ("vision", "speech") and w.method == "inference" and slots.get("concurrency"):

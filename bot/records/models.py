@@ -105,6 +105,7 @@ class Slots(BaseModel):
     image_size: int | None = None            # the image side a vision or diffusion job runs at ('1280px', '1024x1024')
     train_steps: int | None = None           # optimizer steps said ('3000 步', '1,500 steps'): steps x batch = samples
     sampling_steps: int | None = None        # a diffusion model's denoising steps per image ('30 steps')
+    controlnet: bool | None = None           # 'SDXL + ControlNet': a control branch runs beside the denoiser each step
     # a language model's training work in the user's units (bot/conversation/work_slots.py): each sample's tokens
     # (a pair's: prompt + one response), whether sequences are packed, and for online RL (GRPO/PPO) the completions
     # sampled per prompt and the tokens each generates
@@ -296,6 +297,7 @@ class Workload(BaseModel):
     ref_offload: bool = False      # the frozen reference/reward weights live in host memory (verl/OpenRLHF offload)
     image_size: int | None = Field(default=None, ge=8, le=16384)     # pixels per side (vision, diffusion)
     steps: int | None = Field(default=None, ge=1, le=1000)           # diffusion sampling steps per image
+    controlnet: bool = False                                         # a ControlNet branch beside the denoiser
     dataset_items: float | None = Field(default=None, gt=0)          # images / samples / hours of audio in one epoch
     dataset_clips: int | None = Field(default=None, ge=1)            # audio: the utterances those hours are cut into
     epochs: float | None = Field(default=None, gt=0)

@@ -239,7 +239,8 @@ def cost_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
         out.append("      " + t.say("why.job_cost", lang, cost=f"{money_text(top['job_cost'])} {top['currency']}",
                                     hours=hours_text(top['job_hours']),
                                     instances=top["instances"] * max(1, top.get("replicas") or 1)))
-    elif top.get("monthly_cost") is not None and top.get("request_ms") is not None and (top.get("replicas") or 1) > 1:
+    elif top.get("monthly_cost") is not None and top.get("request_ms") is not None and top.get("encoder_batch") \
+            and (top.get("replicas") or 1) > 1:
         # an encoder: requests, each one forward pass; no output tokens and no KV cache
         out.append("      " + t.say("plan.encoder_fleet", lang, replicas=top.get("replicas") or 1,
                                     gpus=top["gpus_total"]))
