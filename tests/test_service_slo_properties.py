@@ -90,3 +90,50 @@ def test_a_rate_said_with_the_bare_measure_word_is_a_load(text, per_s):
     p = _core().parser.parse(text)
     assert p.slots.qps == pytest.approx(per_s, rel=0.01) and not p.slots.dataset_items
     assert not p.slots.usage_hours_month          # '白天高峰' is the busy time of day, not a schedule
+
+
+RERANK = {
+    "zh": ["RAG 里要上 {m}，每个 query 对 top-{k} 文档打分，每个 doc 截断 {n} token，QPS 峰值 {q}，P99 < 300ms，要几张卡",
+           "用 {m} 做重排，峰值 {q} QPS，每个查询对 {k} 篇文档打分，每篇 {n} token"],
+    "en": ["serve {m}, {q} QPS peak, each query reranks the top-{k} docs of {n} tokens, p99 under 300ms. How many GPUs?",
+           "{m} as a reranker: {q} QPS at peak, {k} documents per query, {n} tokens each"],
+}
+
+
+@st.composite
+def rerank_services(draw):
+    lang = draw(st.sampled_from(["en", "zh"]))
+    return (draw(st.sampled_from(RERANK[lang])), draw(st.sampled_from(["bge-reranker-v2-m3", "bge-large-en-v1.5", "roberta-large"])),
+            draw(st.integers(2, 200)), draw(st.sampled_from([10, 20, 50, 100])), draw(st.sampled_from([128, 256, 512])))
+
+
+@given(job=rerank_services())
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+def test_reranker_fleet_is_sized_from_queries_times_pairs(job):
+    """A reranker's load is QPS x top-k pairs of that length (2 A10 had been picked for 40 QPS x 50 x 512 tokens):
+    the fleet carries the pairs a second at the per-card rate shown, and a query's whole fan-out is checked
+    against the latency (split over enough cards when one card is too slow)."""
+    template, model, qps, k, n = job
+    r = _ask(template.format(m=model, q=qps, k=k, n=n))
+    pick = _pick(r)
+    cap = pick["capacity"]
+    assert cap is not None and cap["unit"] == "pairs/s", r.text
+    assert cap["load"] == pytest.approx(qps * k, rel=0.01), (cap, r.text)
+    assert cap["per_replica"] * cap["replicas"] >= cap["load"] * 0.999, (cap, r.text)
+    if pick.get("query_split") and not pick.get("breaks"):
+        assert pick["gpus_total"] * pick["replicas"] >= pick["query_split"], r.text
+
+
+def test_reranker_follow_up_with_a_smaller_top_k_re_plans():
+    from bot.conversation.turn import Core
+    core = _core()
+    for first, follow in (("RAG 里要上 bge-reranker-v2-m3，每个 query 对 top-50 文档打分，每个 doc 截断 512 token，"
+                           "QPS 峰值 40，P99 < 300ms，要几张 A10", "如果 top-k 降到 20、长度截到 256 呢"),
+                          ("serve bge-reranker-v2-m3, 40 QPS peak, each query reranks top-50 docs of 512 tokens, "
+                           "p99 under 300ms, how many A10?", "what if top-k is 20 and length 256?")):
+        r1, state = core.turn(first, None)
+        r2, _ = core.turn(follow, state)
+        c1, c2 = _pick(r1)["capacity"], _pick(r2)["capacity"]
+        assert c1["load"] == pytest.approx(2000) and c2["load"] == pytest.approx(800), r2.text
+        assert c2["replicas"] < c1["replicas"], r2.text
+    assert Core

@@ -78,6 +78,12 @@ MIN_APART_COUNT = 100          # '4 images every day' is not a service's load; '
 # before its count, with no card word after it ('每分钟 2 张卡' is not a load), is images; read as '张图'
 BARE_IMAGE_RATE = re.compile(r"(每\s*(?:秒钟?|分钟|分|小时|个小时|天|日)[^，。；,;!?\d]{0,8}?(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百千万]+)"
                              r"\s*(?:万|千|k)?\s*(?:多|余)?\s*)张(?!\s*(?:卡|显卡|gpu|[a-z]|\d|图|照片|图片|图像))")
+# a reranker's top-k changed or said by its name ('top-k 降到 20', 'what if top-k is 20', 'topk=30'), and each
+# document's length cut ('长度截到 256', '截断到 256', 'length 256', 'truncate to 256 tokens'): the fan-out and the pair length
+TOP_K = re.compile(r"(?<![a-z])top[-_\s]?k\s*(?:再|又)?(?:降到|降至|减到|减少到|改成|改为|变成|设为|提到|升到|涨到|到|为|是|=|:|is|of|to|"
+                   r"becomes?|goes\s+(?:down|up)\s+to|drops?\s+to|of\s+just|at)?\s*(?:约|only|just)?\s*(\d{1,5})(?![\d.])")
+CUT_LENGTH = re.compile(r"(?:长度|截断|截)\s*(?:再|又)?(?:降到|降至|截到|截断到|截成|改成|改为|到|为|成|在)\s*(\d{2,6})\s*(?:个)?\s*(?:token|tokens|词元)?|"
+                        r"(?<![a-z])(?:length|truncat\w*|cut)\s*(?:to|is|of|=|at|down\s+to)?\s*(\d{2,6})\s*(?:tokens?)?(?![\d.a-z])")
 CONTROLNET = re.compile(r"control\s*-?\s*net")
 THROUGHPUT = re.compile(r"(?<![a-z])(?:throughput|total|aggregate|overall|in all|cluster)(?![a-z])|吞吐|总|整体|合计")
 
@@ -100,6 +106,12 @@ class LoadReader:
             slots["controlnet"] = True
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
+        if (m := TOP_K.search(t)) and 1 <= int(m.group(1)) <= MAX_FANOUT:
+            slots["fanout"] = int(m.group(1))
+            t = self._blank(t, m.span())
+            if (c := CUT_LENGTH.search(t)) and "context" not in t and "上下文" not in t:
+                slots["seq_len"] = slots["request_tokens"] = int(c.group(1) or c.group(2))
+                t = self._blank(t, c.span())
         # same length: '120 张' -> '120 帧' (frames: the lexicon's images), so that spans still line up
         t = BARE_IMAGE_RATE.sub(lambda m: m.group(1) + "帧", t)
         t = self._daily_users(t, slots)

@@ -295,6 +295,9 @@ def _plan_fields(r: dict[str, Any]) -> dict[str, Any]:
         "requests_per_s": round(r["sized"].items_per_s, 1)
         if r.get("sized") and r["sized"].request_ms and r["sized"].items_per_s else None,
         "encoder_batch": r["sized"].encoder_batch if r.get("sized") else None,
+        # one query's fan-out on one GPU, and the GPUs each query is split over to meet the latency target
+        "query_ms": round(r["sized"].query_ms, 1) if r.get("sized") and r["sized"].query_ms else None,
+        "query_split": r["sized"].query_split if r.get("sized") else None,
         # the load in its own unit, what one replica carries and the replicas (capacity.py): every served kind
         "capacity": r["capacity"].record() if r.get("capacity") is not None else None,
     }

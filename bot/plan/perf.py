@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bot.estimate import cost
 from bot.estimate.posttrain import posttrain_speed
 from bot.estimate.speed import training_speed
-from bot.estimate.speed_encoder import EncoderSpeed, encoder_speed, generates
+from bot.estimate.speed_encoder import EncoderSpeed, encoder_speed, encoder_speed_at, generates
 from bot.plan.links import LinkEvidence
 from bot.records.kb import GPU, Model
 from bot.records.models import Link, Workload
@@ -93,6 +93,13 @@ def encoder_replica(w: Workload, model: Model | None, gpu: GPU, seq: int, latenc
     """One GPU's copy of an encoder at the largest batch within the latency target and `max_batch` (what its
     memory holds); None where the card's peak is not on file."""
     return encoder_speed(w, model, gpu, seq, latency_ms, max_batch)
+
+
+def encoder_query_ms(w: Workload, model: Model | None, gpu: GPU, seq: int, fanout: int) -> float | None:
+    """One query's wait on one GPU: its `fanout` pairs (or texts) in one forward pass of that batch; None where the
+    card's peak is not on file."""
+    sp = encoder_speed_at(w, model, gpu, seq, fanout)
+    return sp.forward_ms if sp is not None else None
 
 
 def link_gain(w: Workload, model: Model | None, gpu: GPU, n: int, gpus_per_instance: int, link: LinkEvidence,

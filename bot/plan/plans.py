@@ -74,6 +74,7 @@ class Targets:
     min_replicas: int = 1                    # a production service keeps serving while one replica is down
     users: int | None = None                 # concurrent users said, when `concurrency` is their requests in flight
     think_s: float = 0.0                     # an encoder's users: the pause between one's requests (load.MIN_THINK_S)
+    fanout: int | None = None                # pairs (a reranker's documents) or texts one query brings
 
     @classmethod
     def from_slots(cls, slots: dict[str, Any], context: int, in_flight: bool = True,
@@ -110,7 +111,7 @@ class Targets:
                    ttft_ms=ttft, latency_stated=stated, window=context,
                    kv_tokens=in_len + out_len if (buckets or (in_flight and not slots.get("seq_len")))
                    and in_len + out_len < context else None,
-                   buckets=tuple(buckets) if len(buckets) > 1 else ())
+                   buckets=tuple(buckets) if len(buckets) > 1 else (), fanout=slots.get("fanout"))
 
     def for_bucket(self, share: float, prompt: int) -> "Targets":
         """The targets of one request-size bucket of a mix: its share of the load, its own prompt, and a window
@@ -180,6 +181,10 @@ class Sized:
     # the load in its own unit and what one replica carries (capacity.Capacity), set where a kind's own speed
     # model sized it (live streams, images/s); the others' is derived from the fields above (capacity.of_sized)
     capacity: Any = None
+    # an encoder whose query brings many pairs (a reranker's top-k): one query's pairs on one GPU, and the GPUs each
+    # query's pairs are split over so that it returns within the latency target
+    query_ms: float | None = None
+    query_split: int | None = None
 
 
 def layout_of(sizer: Sizer, n: int, k: int, replicas: int = 1, sharding: str | None = None) -> dict[str, Any]:
@@ -491,8 +496,30 @@ def size_encoder(f: Flavor, gpu: GPU, k: int, n: int, est: MemoryEstimate, sizer
         sized.estimate = _replica_estimate(sizer, n, k, speed.batch, t)
     if speed.forward_ms * 2 > t.request_ms and not t.items and (t.qps or t.concurrency or t.latency_stated):
         sized.breaks.append("latency")
+    _query_split(sized, sizer, gpu, n, engines, t)
     sized.layout = {**layout_of(sizer, n, k, sized.replicas * engines), "engines_per_replica": engines}
     return sized
+
+
+def _query_split(sized: Sized, sizer: Sizer, gpu: GPU, n: int, engines: int, t: Targets) -> None:
+    """A query that brings many pairs (a reranker scoring its top 50 documents) waits for all of them: on one GPU
+    that is one forward pass over the whole fan-out, not one pair's. When that misses half the latency target (a
+    query may wait for the batch in flight), each query's pairs are split over enough GPUs to return in time
+    (scatter-gather), and the fleet has at least those GPUs; the rate sized above still sets the fleet beyond that."""
+    if not t.fanout or t.fanout <= 1 or t.items or not (t.qps or t.concurrency or t.latency_stated):
+        return
+    one = perf.encoder_query_ms(sizer.w, sizer.model, gpu, sizer.w.context, t.fanout)
+    if one is None:
+        return
+    sized.query_ms = one
+    split = max(1, math.ceil(one * 2 / t.request_ms - 1e-9))
+    sized.query_split = split
+    if split > 1:
+        per_replica = max(1, n * engines)
+        sized.replicas = max(sized.replicas, math.ceil(split / per_replica))
+        part = perf.encoder_query_ms(sizer.w, sizer.model, gpu, sizer.w.context, math.ceil(t.fanout / split))
+        if (part is None or part * 2 > t.request_ms) and "latency" not in sized.breaks:
+            sized.breaks.append("latency")      # even split, a query's share misses (a batch of one already does)
 
 
 def _sized_by_memory(sized: Sized, sizer: Sizer, n: int, k: int, max_c: int, t: Targets) -> Sized:

@@ -244,6 +244,10 @@ def cost_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool
         # an encoder: requests, each one forward pass; no output tokens and no KV cache
         out.append("      " + t.say("plan.encoder_fleet", lang, replicas=top.get("replicas") or 1,
                                     gpus=top["gpus_total"]))
+    if top.get("query_ms") and top.get("query_split"):
+        # a query's whole fan-out (a reranker's top-k pairs) on one card, against the latency asked
+        key = "plan.encoder_query_split" if top["query_split"] > 1 else "plan.encoder_query"
+        out.append("      " + t.say(key, lang, ms=f"{top['query_ms']:,.0f}", split=top["query_split"]))
     elif top.get("monthly_cost") is not None and (top.get("replicas") or 1) > 1 and top.get("tpot_ms") is None:
         # images, audio, scenes: copies side by side reach the rate asked; no token latency applies to them
         out.append("      " + t.say("plan.copies", lang, replicas=top["replicas"], gpus=top["gpus_total"],
