@@ -147,11 +147,21 @@ class BatchReader:
         slots["item_input_tokens"] = q.as_length()
         return self._blank(t, q.span)
 
+    def _image_model(self, slots: dict[str, Any]) -> bool:
+        kb = getattr(self, "kb", None)
+        model = kb.models.get(slots.get("model") or "") if kb is not None else None
+        return model is not None and model.kind in ("cnn", "detector", "vision-transformer")
+
     def _batch_decide(self, slots: dict[str, Any]) -> None:
         """A batch job: a strong word, or a task with an amount of work (items or tokens). Tokens counted in a batch
         job are its input, not training tokens."""
         cue = slots.pop("_batch", None)
         work = slots.get("items") or slots.get("tokens")
+        if not (cue and (cue["strong"] or cue["task"])) and slots.get("items") and self._image_model(slots) and not (
+                slots.get("concurrency") or slots.get("qps") or slots.get("epochs")):
+            # '1.5M product images' through a named image model (SAM, YOLO, CLIP): a count of images to get
+            # through is a batch job with a total time and cost, not a service (nor a training set without epochs)
+            cue = {"strong": True, "task": None}
         if not cue or not (cue["strong"] or (cue["task"] and work)):
             return
         slots["offline"] = True
