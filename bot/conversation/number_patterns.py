@@ -28,7 +28,7 @@ class NumberPatterns:
         G = G_MARK
         card = r"(?:卡|显卡|gpus?|cards?|accelerators?|npus?)"
         self.rx_nodes = re.compile(rf"(单|{N[1:-1]})\s*(?:(?:different|separate|physical|gpu)\s+)?(?:台机器|台服务器|台主机|台|机(?!器|房|构)|个节点|节点|nodes?|"
-                                   r"machines?|servers?|boxes|hosts?)(?![a-z])")
+                                   r"machines?|servers?|boxes|hosts?|instances?|vms?|个实例|台实例)(?![a-z])")
         self.rx_gpu_counts = [
             re.compile(rf"{N}\s*-?\s*(?:张|块|个|枚)?\s*{card}(?![a-z])"),
             re.compile(rf"{N}\s*(?:[x×*]\s*)?(?:张|块|个)?\s*{G}"),

@@ -566,6 +566,12 @@ class Core:
         if groups:
             f = self.kb.flavors[groups[0][0]]
             s.gpu_model, s.provider = f.gpu, s.provider or f.provider
+            if not s.nodes and not s.gpus and named["groups"]:
+                s.nodes = _count_of_flavor(parse.text, f.flavor)
+            if s.nodes and not s.gpus and named["groups"]:
+                # '40 台 g6.xlarge', 'run 40 p4d instances': that size's cards on each machine, not a guessed 8
+                s.gpus = s.nodes * f.gpu_count
+                s.renting = True          # a flavor is a cloud's: the count is to rent, priced, not cards owned
 
     def _cloud_of_flavors(self, parse) -> None:
         """Flavors named that are all one cloud's ('g6e.xlarge vs g6.xlarge'): that cloud is named, so a follow-up
@@ -1462,3 +1468,11 @@ def served_as(w) -> str | None:
         return None
     return "fp8_kv" if w.precision == "fp8" and w.kv_dtype == "fp8" else w.precision
 
+
+def _count_of_flavor(text: str, flavor: str) -> int | None:
+    """A count said with a flavor's name ('4 g5.12xlarge instances', '4 x p4d.24xlarge', '3 台 g6.xlarge',
+    'g6.xlarge x 4'): the instances meant, else None."""
+    name = re.escape(flavor.lower())
+    m = re.search(rf"(?<![\d.])(\d{{1,4}})\s*(?:[x×*]|台|个)?\s*{name}(?![\w.])", text.lower()) or \
+        re.search(rf"(?<![\w.]){name}\s*(?:[x×*])\s*(\d{{1,4}})(?![\d.])", text.lower())
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None

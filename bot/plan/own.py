@@ -403,6 +403,7 @@ def _time(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets,
         return
     if w.kind not in ("llm", "multimodal"):
         plan.capacity = _kind_capacity(plan, model, gpu, speed_ctx)
+        _kind_batch_hours(plan, model, gpu, speed_ctx)
         return
     sw = w.model_copy(update={"input_len": targets.input_len, "output_len": targets.output_len})
     cap = max(1, (plan.kv_tokens or 0) // max(1, plan.request_tokens or 1))
@@ -422,6 +423,18 @@ def _kind_capacity(plan: OwnPlan, model: Model | None, gpu: GPU, speed_ctx: tupl
     gpus_by_id, models = speed_ctx or ({}, [])
     speed = job_speed(plan.workload.model_copy(update={"gpus": 1, "nodes": 1}), model, gpu, gpus_by_id, models)
     return of_kind_speed(speed, 1, plan.used)
+
+
+def _kind_batch_hours(plan: OwnPlan, model: Model | None, gpu: GPU, speed_ctx: tuple[dict, list] | None) -> None:
+    """Hours of audio to transcribe on their cards ('50k hours of whisper on our 40 L4s'): the time on all of them,
+    a copy on each, from the speed model that times the rented plans (it was asked for tokens instead)."""
+    w = plan.workload
+    if not w.dataset_items or plan.hours is not None or w.kind != "speech":
+        return
+    gpus_by_id, models = speed_ctx or ({}, [])
+    speed = job_speed(w.model_copy(update={"gpus": plan.used, "nodes": 1}), model, gpu, gpus_by_id, models)
+    if speed is not None and speed.hours:
+        plan.hours, plan.rate = speed.hours, speed.rate
 
 
 def _encoder_rate(plan: OwnPlan, model: Model | None, gpu: GPU, targets: Targets) -> dict[str, Any] | None:

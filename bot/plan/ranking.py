@@ -126,7 +126,7 @@ class Ranker:
                 # a batch job: throughput, items and a deadline, not latency and users (batch.py)
                 memo[key] = size_batch(f, gpu, p, sizer, targets, link, self.kb)
             elif sizer.w.method == "inference" and sizer.w.kind not in ("llm", "multimodal"):
-                memo[key] = self._kind_sized(sizer, gpu, k, n, est, targets)
+                memo[key] = self._kind_sized(sizer, gpu, k, n, est, targets, f.gpu_count)
             elif sizer.w.method == "inference":
                 memo[key] = self._serving_sized(f, gpu, p, sizer, targets, link)
             else:
@@ -155,11 +155,15 @@ class Ranker:
                 best = alt
         return best
 
-    def _kind_sized(self, sizer: Sizer, gpu, k: int, n: int, est, targets: Targets) -> Sized:
+    def _kind_sized(self, sizer: Sizer, gpu, k: int, n: int, est, targets: Targets, per_instance: int = 1) -> Sized:
         """Images, audio, scenes: their own speed model (bot/estimate/kinds.py) sizes them. A load asked (live
         streams, images/s, hours of audio a day) sets how many copies of the n-GPU plan run side by side: the
         load over one copy's capacity, at least the production minimum; the capacity goes on the plan, so the
-        answer shows the division and the critic checks it. Hours of audio to transcribe are a job instead."""
+        answer shows the division and the critic checks it. Hours of audio to transcribe are a job instead.
+        An instance of more cards than one copy needs runs a copy on each (an 8-GPU p6-b200 for Whisper was once
+        timed on one of its cards while all eight were paid for)."""
+        copies = per_instance // n if k == 1 and n < per_instance and per_instance % n == 0 else 1
+        n_copy, n = n, n * copies
         w = sizer.w.model_copy(update={"gpus": n})
         speed = job_speed(w, sizer.model, gpu, self.kb.gpus, list(self.kb.models.values()))
         replicas = max(1, math.ceil(speed.gpus_for_target / n)) if speed is not None and speed.gpus_for_target else 1
@@ -168,7 +172,8 @@ class Ranker:
         if cap is not None:
             replicas = max(replicas, targets.min_replicas)
             cap = capacity.Capacity(cap.unit, cap.load, cap.per_replica, replicas, n)
-        s = Sized(k, n, est, layout_of(sizer, n, k, replicas), replicas=replicas, hours=hours, capacity=cap)
+        s = Sized(k, n, est, {**layout_of(sizer, n_copy, k, replicas * copies), "copies_per_instance": copies},
+                  replicas=replicas, hours=hours, capacity=cap)
         if cap is None and speed is None and (targets.qps or targets.concurrency) and hours is None:
             s.breaks.append("untimed")     # no speed on file: it cannot be said to carry the load
         item_s = item_seconds(speed)
