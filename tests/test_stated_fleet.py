@@ -93,3 +93,20 @@ def test_renting_many_cards_for_a_small_model_never_shards_one_copy_over_them(co
     for rec in r["recommendations"]:
         layout = rec.get("layout") or {}
         assert (layout.get("tp") or 1) <= 8 and (layout.get("pp") or 1) == 1, (text, rec["flavor"], layout)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.sampled_from([4, 8, 16]), gpu=st.sampled_from(["A100", "L4", "H100"]), lang=st.sampled_from(["en", "zh"]))
+def test_a_count_to_rent_is_priced_for_the_hours_it_takes(core, n, gpu, lang):
+    """'rent 16 A100 to transcribe ...': the count they mean to rent costs its cards' price a card-hour x cards x the
+    hours the job takes on them, said on the same line family as the time."""
+    text = f"rent {n} {gpu} to transcribe 10000 hours of audio with whisper-large-v3, how long and how much?" \
+        if lang == "en" else f"租 {n} 张 {gpu} 用 whisper-large-v3 转写 1 万小时录音，要多久、多少钱？"
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"] or {}
+    rent = v.get("rent")
+    assert rent, f"no rental cost for the count asked: {r['text'][:400]}"
+    assert rent["cards"] == n == v["cards"] and abs(rent["hours"] - v["hours"]) <= 0.05, (rent, v)
+    assert v["line"] == r["text"].split("\n")[0] and f"{rent['cost']:,.0f}" in v["line"], (v["line"], rent)
+    assert abs(rent["cost"] - rent["per_card"] * n * rent["hours"]) <= 0.01 * rent["cost"] + 0.05, rent
+    assert f"{rent['cost']:,.0f}" in r["text"] or f"{rent['cost']:,.2f}" in r["text"], r["text"][:500]

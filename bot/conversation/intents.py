@@ -91,6 +91,11 @@ class IntentScorer:
             return "help", False
         if n_gpus >= 2 and compare > 0:
             return "compare", False
+        # 'how long and how much' for a named model's job with its work said ('用 whisper 转写 1 万小时录音，要多久、
+        # 多少钱'): the job's plan and cost, not how billing works; a billing word (spot, 包月) keeps it billing
+        work = any(slots.get(k) for k in ("tokens", "dataset_items", "items", "batch_tokens"))
+        if has_model and work and job > 0 and not slots.get("topic"):
+            billing = 0.0
         # how billing works is a billing question ('how does spot pricing work')
         if billing >= 2.5 and (job == 0 or billing > job or (not has_model and (not recommend or billing >= job))):
             return "billing", False

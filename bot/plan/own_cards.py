@@ -38,6 +38,21 @@ class OwnCardsStage:
         if job.targets.deadline_h and hours > job.targets.deadline_h:
             row["breaks"] = ["deadline"]
 
+    def _rented_cost(self, gid: str, cards: int, hours: float, provider: str | None) -> dict[str, Any] | None:
+        """The count the user means to rent ('rent 16 A100 for it', '40 台 g6.xlarge'), for the hours the job takes on
+        them: at the named cloud's cheapest price a card when it rents the card, else the cheapest on file, said with
+        its flavor; None where no price of the card is on file."""
+        priced = [f for f in self.kb.flavors_with_gpu(gid) if f.price and f.price.on_demand is not None
+                  and f.price.kind != "flagged" and f.gpu_count]
+        ours = [f for f in priced if f.provider == provider]
+        if not (ours or priced):
+            return None
+        f = min(ours or priced, key=lambda f: (self.kb.convert(f.price.on_demand / f.gpu_count, f.price.currency,
+                                                               "USD"), f.id))
+        per = f.price.on_demand / f.gpu_count
+        return {"cards": cards, "per_card": round(per, 4), "hours": hours, "cost": round(per * cards * hours, 2),
+                "currency": f.price.currency, "flavor": f.flavor, "provider": f.provider, "kind": f.price.kind}
+
     # ----- the user's GPU ----------------------------------------------------------------------------------------
     def _gpu_ids(self, named: str) -> list[str]:
         from bot.knowledge.loader import GPU_FAMILIES
@@ -134,6 +149,10 @@ class OwnCardsStage:
         row["work_said"] = bool(job.w.tokens or job.slots.get("dataset_items"))    # an untimed row says why
         if job.targets.items and plan.fits and plan.gpu is not None:
             self._own_batch(job, plan, row)
+        if job.slots.get("renting") and plan.fits and plan.gpu is not None and row.get("job_hours"):
+            row["rent"] = self._rented_cost(plan.gpu.id, plan.used, row["job_hours"], job.slots.get("provider"))
+            if row["rent"]:
+                row["rent"]["provider_name"] = self.kb.providers[row["rent"]["provider"]].display_name(job.lang)
         if plan.fits:
             # their cards hold it, but would they do it? 20 years, or 1 % MFU, is a verdict, not a plan
             broken = self._critic.own_verdict(row, job.view(), job.lang)

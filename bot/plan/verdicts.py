@@ -450,6 +450,8 @@ def time_verdict(plan: dict[str, Any] | None, deadline_days: float | None, work_
     cards = plan.get("gpus_total") or plan.get("cards") or 1
     v.update(hours=round(hours, 1), days=round(hours / 24, 1), cards=cards, gpu_name=plan.get("gpu_name"),
              yours=plan.get("label") == "yours")
+    if plan.get("rent"):        # the count they mean to rent: what those hours cost on it
+        v["rent"] = plan["rent"]
     if deadline_days:
         met = hours <= deadline_days * 24 * 1.0001
         v["answer"] = "yes" if met else "no"

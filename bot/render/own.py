@@ -158,6 +158,11 @@ def _details(row: dict[str, Any], t: Templates, lang: str) -> tuple[list[str], l
                          ms=f"{e['request_ms']:.0f}", qps=f"{e['qps'] or 0:,.0f}", need=e["cards_for_qps"] or "?"))
     elif row["fits"] and row.get("tpot_ms") and row.get("users"):
         out.append(t.say("yours.tpot", lang, tpot=f"{row['tpot_ms']:.0f}", users=row["users"]))
+    rent = row.get("rent")
+    if row["fits"] and rent:          # the count they mean to rent, priced for the hours it takes
+        out.append(t.say("yours.rent_cost", lang, n=rent["cards"], cost=money_text(rent["cost"]),
+                         ccy=rent["currency"], per=f"{rent['per_card']:.2f}", flavor=rent["flavor"],
+                         provider=rent.get("provider_name") or rent["provider"], hours=f"{rent['hours']:,.1f}"))
     return out, more
 
 

@@ -222,7 +222,11 @@ def time_line(t: Templates, v: dict[str, Any], lang: str) -> str:
                deadline=f"{v['deadline_days']:g}" if v.get("deadline_days") else "", need=v.get("cards_needed"))
     # a job under a day is said in hours alone: '0.80 h (0 days)' reads as a contradiction
     short = "_hours" if v["answer"] in ("estimate", "yes") and v["hours"] < 24 else ""
-    return t.say(f"verdict.how_long.{v['answer']}{short}", lang, **ctx)
+    line = t.say(f"verdict.how_long.{v['answer']}{short}", lang, **ctx)
+    if v.get("rent"):           # renting that count: the cost of those hours, in the same line
+        line = line.rstrip(".。") + t.say("verdict.how_long.rented", lang, cost=_money(v["rent"]["cost"],
+                                                                                    v["rent"]["currency"]))
+    return line
 
 
 # ----- explain a flavor --------------------------------------------------------------------------------------------
