@@ -1021,7 +1021,10 @@ class Core:
             reply.notes.insert(0, lead.lines[0])
         if d.cheaper:
             self._cheaper(reply, d, intent, advice, lang)
-        self._job_verdict(reply, d.slots, asks or [], lang, said_days, advice.gpu_verdict)
+        self._job_verdict(reply, d.slots, [a for a in asks or [] if a != "memory"], lang, said_days,
+                          advice.gpu_verdict)
+        if "memory" in (asks or []) and advice.one_copy is not None:
+            self._memory_first(reply, advice, lang)
         if (reply.verdict or {}).get("kind") == "enough" and reply.verdict.get("answer") == "no":
             self._budget_paths(reply, d, intent, advice, lang)
         if spot:
@@ -1198,6 +1201,31 @@ class Core:
         elif "enough" in asks or "how_long" in asks:
             reply.text = line + "\n" + reply.text
         reply.verdict = {**v, "line": line}
+
+    def _memory_first(self, reply: Reply, advice, lang: str) -> None:
+        """'How much memory does it need?': the whole job on one card as stated (weights, gradients, optimizer
+        state, activations, KV cache, overhead), then what the plan below does about it; first, on every surface."""
+        one, t = advice.one_copy, self.templates
+        parts = t.say("list.sep", lang).join(
+            t.say(f"memory_ask.term.{k}", lang, gib=f"{v:,.1f}") for k, v in one.breakdown.items() if v >= 0.05)
+        pick = next((r for r in reply.recommendations if r.get("fits")), None)
+        gv = advice.gpu_verdict or {}
+        if gv.get("fits") and gv.get("need_gib") is not None and abs(gv["need_gib"] - one.per_gpu_gib) > 0.5:
+            after = t.say("memory_ask.yours", lang, need=f"{gv['need_gib']:,.1f}", gpu=gv["gpu_name"],
+                          n=gv.get("gpus") or 1)
+        elif pick and pick.get("per_gpu_gib") and abs(pick["per_gpu_gib"] - one.per_gpu_gib) > 0.5:
+            after = t.say("memory_ask.split", lang, need=f"{pick['per_gpu_gib']:,.1f}", n=pick.get("gpus_total") or 1,
+                          gpu=pick.get("gpu_name") or "")
+        else:
+            after = ""
+        line = t.say("memory_ask.line", lang, total=f"{one.per_gpu_gib:,.1f}", parts=parts) + after
+        if reply.view is not None:
+            reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))
+        else:
+            reply.text = line + "\n" + reply.text
+        reply.verdict = reply.verdict or {"kind": "memory", "one_copy_gib": round(one.per_gpu_gib, 1),
+                                          "breakdown": {k: round(v, 2) for k, v in one.breakdown.items()},
+                                          "line": line}
 
     def _fits_for_line(self, fits_for: tuple, lang: str) -> str:
         """'fits your cards: QLoRA; does not fit: full fine-tuning, LoRA. Answered for QLoRA (choose another below)'."""

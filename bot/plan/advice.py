@@ -35,6 +35,8 @@ class Advice:
     speed: dict[str, Any] | None = None          # JobSpeed of a non-LLM or post-training job (bot/estimate/kinds.py)
     batch: dict[str, Any] | None = None          # a batch job's numbers (bot/plan/batch.py summary)
     gpu_verdict: dict[str, Any] | None = None
+    # the whole job on one card as stated, nothing sharded or offloaded: what 'how much memory?' asks first
+    one_copy: MemoryEstimate | None = None
     fallback: dict[str, Any] | None = None
     billing: list[str] = field(default_factory=list)
     plans_searched: int = 0      # flavor x instances x replicas evaluated for this answer

@@ -139,7 +139,7 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
                       considered=[public(self.kb, r) for r in considered], checklist=checklist, notes=notes,
                       trace=select.trace + checks.trace,
                       claim_sources=claim_sources(self.kb, job.w, job.model, pick),
-                      fallback=fallback, billing=billing)
+                      fallback=fallback, billing=billing, one_copy=job.sizer.est(1))
 
 
 __all__ = ["Advisor", "Advice", "tp_degrees", "user_fixed_plan"]
