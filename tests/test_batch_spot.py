@@ -14,5 +14,7 @@ def test_spot_after_a_batch_job_is_a_verdict(core, lang, job, ask):
     _, state = core.turn(job, {})
     reply, _ = core.turn(ask, state)
     first = reply.text.split("\n")[0]
-    assert first.startswith(("可以", "不建议", "Yes", "No", "知识库中没有")) or "spot price" in first, first
-    assert "分片" in reply.text or "shard" in reply.text or "spot price" in first, reply.text[:400]
+    no_spot_price = "spot price" in first or first.startswith("知识库中没有") and "竞价价格" in first
+    assert first.startswith(("可以", "不建议", "Yes", "No")) or no_spot_price, first
+    # a verdict says how a batch resumes; a pick with no spot price on file says that, in the question's language
+    assert "分片" in reply.text or "shard" in reply.text or no_spot_price, reply.text[:400]
