@@ -118,7 +118,7 @@ def _simpler(pick: Row | None, meeting: list[Row], passes: Callable[[Row], bool]
         return job_price(pick) * (1 + min(SIMPLER_MAX, SIMPLER_WORTH * (c - _complexity(r))))
     simpler = [r for r in meeting[:12] if _complexity(r) < c and job_price(r) <= worth(r) and passes(r)
                and not (r.get("tight") and not pick.get("tight"))      # critic.prefer_roomy: not back to an OOM risk
-               and not _slower(r, pick) and _no_more_demoted(r, pick) and _no_more_demoted(r, pick, "borrowed")
+               and (pick.get("frugal") or not _slower(r, pick)) and _no_more_demoted(r, pick) and _no_more_demoted(r, pick, "borrowed")
                and (r.get("named") or not pick.get("named"))]
     return min(simpler, key=lambda r: (_complexity(r), job_price(r), r["id"])) if simpler else pick
 

@@ -96,6 +96,9 @@ class Ranker:
             bonus += min(link_weight, row["link_gain"])
         if demoted:
             row["demoted"] = demoted      # e.g. several instances over a network no source documents as RDMA
+        # QLoRA is chosen to fit the job on one small card: with no deadline, fewer cards beat a faster node of them
+        # at about the same job cost (choose._simpler): 8 x A100 for a 14B QLoRA is a plan no engineer would sign
+        row["frugal"] = w.method == "qlora" and not sizing[0].deadline_h
         self._price(row, f, s, bonus, slots)
         return row
 
