@@ -567,8 +567,10 @@ class SlotReader:
         the lexicon's job_kinds / algorithms (first listed wins: GRPO before the RLHF that would mean PPO)."""
         named = self.kb.models.get(slots.get("model") or "")
         text_model = named is not None and named.kind in ("llm", "encoder", "encoder-decoder")
+        # a vision-language model named ('caption 2M images with Qwen2.5-VL'): its captions are not live speech
+        vlm = named is not None and named.kind == "multimodal"
         for kind, words in self.job_kinds.items():
-            if words.any(text) and not (text_model and kind == "vision"):    # BERT classification is text
+            if words.any(text) and not (text_model and kind == "vision") and not (vlm and kind == "speech"):
                 slots["kind"] = kind
                 break
         for alg, words in self.algorithms.items():

@@ -48,7 +48,9 @@ def choose(rows: list[Row], passes: Callable[[Row], bool]) -> tuple[list[Row], l
                 and _no_more_demoted(r, pick, "borrowed")] or \
         [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
     cheap = min(sensible, key=lambda r: (job_price(r), r.get("hours") or 0, r["id"]))
-    if cheap is not pick and job_price(cheap) < job_price(pick):
+    # cheaper by more than the rounding of the figures shown: 3,486 against 3,486 USD is the same price (copies of a
+    # one-card job cost the same on any instance size of the card), and 'the cheaper plan below' would contradict it
+    if cheap is not pick and job_price(cheap) < job_price(pick) * (1 - SAME_PRICE):
         recs.append(_label(cheap, "cheapest"))
     # nor is a plan faster only by a leap the pick does not take (several instances over a network no source
     # documents as RDMA, timed over TCP): 1,024 V100s over an unknown network are no 'fastest' beside a RoCE pool
@@ -93,6 +95,7 @@ def saves_time(fast_hours: float, pick_hours: float) -> bool:
     return fast_hours < pick_hours * FASTER_BY and pick_hours - fast_hours >= MIN_HOURS_SAVED
 
 
+SAME_PRICE = 0.01            # policy: plans within 1 % of each other's price are shown as the same price
 SIMPLER_WORTH = 0.10         # policy: each halving of the cards to run, or of a replica's split, is worth 10 %
 SIMPLER_MAX = 0.30           # and a simpler plan is never worth more than 30 % extra
 

@@ -558,7 +558,7 @@ def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
         return False
     if not slots.get("gpus") and (slots.get("nodes") or 0) <= 1:
         return False              # 'on one machine', 'a local machine': no count to hold every plan to
-    if w is not None and w.method == "inference":
+    if w is not None and w.method == "inference" and slots.get("renting"):
         # 'rent 16 H100 to serve an 8B', '40 台 g6.xlarge 转写': a fleet of copies, never one copy sharded over all of
         # them (TP16 over two machines for a model one card holds); the count said is judged on the named-GPU line
         # (copies of the fewest cards that hold it, their time and load), the pick sized on its own merits
