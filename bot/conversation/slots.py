@@ -58,10 +58,17 @@ class SlotReader:
         if slots.get("gpu_model") and not slots.get("gpus") and not slots.get("renting") and self._ONE_OF_MINE.search(t):
             slots["gpus"] = 1
 
+    # 'how many extra A800s would we rent', '还需要在阿里云上再租多少卡': cards rented beside the user's own, which stay theirs
+    _MORE = re.compile(r"(?<![a-z])(?:extra|additional|more|another|add|adding)(?![a-z])"
+                       r"|再|额外|另外|追加|增加|扩容|加租|多租|还(?:需要?|要|得)")
+
     def _renting(self, t: str, slots: dict[str, Any]) -> None:
         """'rent 8 x H100 ...', '租 8 张 A100': the GPUs named are to be rented, not the user's own; a question that
-        also says they have cards ('实验室就一张3090 ... 不行的话租什么') is about their cards first."""
-        if self._RENT.search(t) and not self._MINE.search(t):
+        also says they have cards ('实验室就一张3090 ... 不行的话租什么') is about their cards first. Renting more
+        ('how many extra A800s would we rent', '还要再租多少卡') keeps the cards said as theirs (`rent_more`)."""
+        if self._RENT.search(t) and self._MORE.search(t):
+            slots["rent_more"] = True
+        elif self._RENT.search(t) and not self._MINE.search(t):
             slots["renting"] = True
 
     # ----- numbers ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 job and meet its deadline, with the verdict the answer leads with."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
@@ -11,6 +12,13 @@ from bot.plan.engine import evaluate
 from bot.plan.batch import job_hours
 from bot.plan.own import OwnPlan, bracket, card_decides, cards_of_memory, fabric_sources, own_row, plan_own
 from bot.plan.plans import (HORIZON_DAYS, MAX_SCALE_GPUS)
+
+CARDS_PER_SERVER = 8          # a training server of the classes teams own in clusters (HGX/DGX, Atlas 800T)
+
+
+def _servers(cards: float) -> int:
+    """`cards` rounded up to whole 8-card servers."""
+    return CARDS_PER_SERVER * max(1, math.ceil(cards / CARDS_PER_SERVER - 1e-9))
 from bot.plan.workload import own_cards, tp_degrees
 from bot.plan.advice import Advice, _Job
 
@@ -160,6 +168,8 @@ class OwnCardsStage:
                 row["implausible"] = {"rule": broken[0], "because": broken[1]}
                 job.critic[f"critic.{broken[0]}"] = {"rule": f"critic.{broken[0]}", "fired": True,
                                                      "because": broken[1]}
+        if own_cards(job.slots) and plan.fits and plan.gpu is not None:
+            row["extra"] = self._extra_for_deadline(job, plan)
         advice.gpu_verdict = {"gpu": plan.gpu.id if plan.gpu else None, "gpu_name": name, "memory_gib": plan.memory_gib,
                               "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
                               "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
@@ -179,6 +189,43 @@ class OwnCardsStage:
         advice.gpu_verdict["sources"] = sources + extra        # the verdict line cites them
         if plan.gpu is not None:
             advice.gpu_verdict["caveats"] = self._card_caveats(job, plan.gpu)
+
+    def _extra_for_deadline(self, job: _Job, plan: OwnPlan) -> dict[str, Any] | None:
+        """Their cluster misses the deadline ('we own 8 x 8 H800; boss wants it in 10 days, how many more to rent?'):
+        the cards of their class the job needs in all to meet it (whole 8-card servers, timed by the same speed
+        model as their own plan, so scaling losses count), the extra over what they own, and what that means: cards
+        rented on a cloud do not join a job on their own InfiniBand/RoCE fabric over the internet (a data-parallel
+        step all-reduces every gradient each step; a WAN link is orders of magnitude below the fabric), so the
+        deadline is met by running the whole job on a cloud cluster of that many cards with RDMA, or the job stays
+        on their cards (their time) or shrinks to the work their cards finish in time. None when the deadline holds
+        or the job is not training with its work known."""
+        deadline = job.targets.deadline_h
+        if not deadline or not plan.hours or plan.hours <= deadline or job.w.method == "inference" \
+                or not job.w.tokens:
+            return None
+        owned = plan.cards
+        network = (job.slots.get("network") or "rdma", job.slots.get("network_gbps"))
+        n = max(owned + CARDS_PER_SERVER, _servers(owned * plan.hours / deadline))
+        found = None
+        while n <= MAX_SCALE_GPUS:
+            trial = plan_own(job.w, job.model, plan.gpu, plan.memory_gib, n, job.targets,
+                             bool(job.slots.get("batch_size")), (self.kb.gpus, list(self.kb.models.values())),
+                             network=network)
+            if trial.fits and trial.hours and trial.hours <= deadline:
+                found = trial
+                break
+            n += max(CARDS_PER_SERVER, _servers(n * 0.125))       # an eighth more at a time, in whole servers
+        provider = job.slots.get("provider")
+        sells = [f for f in self.kb.flavors_with_gpu(plan.gpu.id) if not provider or f.provider == provider]
+        return {"needed": found.cards if found else None, "extra": found.cards - owned if found else None,
+                "owned": owned, "hours": round(found.hours, 1) if found else None,
+                "own_hours": round(plan.hours, 1), "deadline_h": deadline,
+                # the work their own cards finish by the deadline, at their time per token
+                "tokens_in_time": job.w.tokens * deadline / plan.hours,
+                "provider": provider, "provider_name": self.kb.providers[provider].display_name(job.lang)
+                if provider in self.kb.providers else None,
+                "same_card_flavors": sorted({f.flavor for f in sells if f.gpu_count >= CARDS_PER_SERVER})[:3],
+                "gpu_name": plan.gpu.name, "separate_clusters": True}
 
     def _card_caveats(self, job: _Job, gpu) -> list[tuple[str, list[str]]]:
         """What the card named can't do for this job (bf16 before Ampere, FP8 compute before Ada, 4-bit or INT8

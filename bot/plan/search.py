@@ -29,7 +29,12 @@ class SearchStage:
     def _candidates(self, job: _Job, *args: Any, **kw: Any) -> list:
         """The knowledge base's candidate flavors; for a precision the planner chose itself (FP8 serving), only
         those whose GPU computes in it: a quantized plan is never offered on hardware that lacks the format."""
-        pool = list(self.kb.candidates(*args, **kw))
+        return self._usable(job, list(self.kb.candidates(*args, **kw)))
+
+    def _usable(self, job: _Job, pool: list) -> list:
+        """The flavors of `pool` the user can use: never a GPU they ruled out ('no A100/H100 for us'), only those
+        they allowed ('only A10 and L20'), whichever way the pool was drawn (the default search, one side of a
+        comparison of clouds or flavors); for an FP8 plan the planner chose, only cards that compute in FP8."""
         allowed, excluded = self._limited(job.slots)
         if allowed or excluded:
             # 'we don't have H100 quota, only A100 and A10': only the GPUs the user can get, never the others
@@ -49,9 +54,7 @@ class SearchStage:
         the provider's ranked rows; if none passes, the other providers' passing rows first, and why."""
         region = job.slots.get("region")
         if job.flavor_ids is not None:      # one side of a comparison of clouds or flavors: those flavors only
-            pool = [self.kb.flavors[i] for i in job.flavor_ids if i in self.kb.flavors]
-            if job.native == "fp8":
-                pool = [f for f in pool if f.gpu in self.kb.gpus and self.kb.gpus[f.gpu].fp8_tflops]
+            pool = self._usable(job, [self.kb.flavors[i] for i in job.flavor_ids if i in self.kb.flavors])
             return self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets)), None
         if region and not job.gpu_ids:
             pool = self._candidates(job, job.slots.get("provider"), per_shape=SHOWN_PER_SHAPE, region=region)

@@ -556,6 +556,8 @@ def user_fixed_plan(w: Workload, slots: dict[str, Any]) -> bool:
     if (slots.get("gpu_model") or slots.get("gpu_memory_gib")) and not slots.get("nodes") \
             and not slots.get("renting"):
         return False
+    if own_cards(slots) and (slots.get("rent_more") or slots.get("deadline_days")):
+        return False              # their cluster misses a deadline: the rental is sized for it, not to their count
     if not slots.get("gpus") and (slots.get("nodes") or 0) <= 1:
         return False              # 'on one machine', 'a local machine': no count to hold every plan to
     if w is not None and w.method == "inference" and slots.get("renting"):

@@ -48,6 +48,7 @@ class Slots(BaseModel):
     load_scale: float | None = None
     work_scale: float | None = None     # '数据量翻倍', 'the dataset triples': the job's amount of work by a factor
     renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
+    rent_more: bool | None = None     # "how many extra A800s to rent": cards rented beside the user's own ones
     budget: Literal["low", "medium", "high"] | None = None
     budget_amount: float | None = None
     budget_currency: str | None = None

@@ -38,6 +38,8 @@ def own_lines(verdict: dict[str, Any], t: Templates, lang: str, refs: str, owned
     else:
         first = t.say("why.user_gpu", lang, gpu=row["gpu_name"], verdict=v)
     short, more = _details(row, t, lang)
+    if owned and row.get("extra"):
+        short += extra_lines(row["extra"], t, lang)
     if not owned and verdict.get("rentable") is False:
         short.append(t.say("yours.not_rented", lang, gpu=row["gpu_name"]))
     return [f"{first} {refs}".rstrip()] + ["      " + x for x in short], more
@@ -268,3 +270,28 @@ def hours_text(hours: float) -> str:
 def money_text(amount: float) -> str:
     """A job's cost as shown: whole units, cents under ten ('0.07 USD', not '0 USD')."""
     return f"{amount:,.2f}" if amount < 10 else f"{amount:,.0f}"
+
+
+def extra_lines(x: dict[str, Any], t: Templates, lang: str) -> list[str]:
+    """Their cluster misses the deadline: the cards of their class it needs in all and the extra over theirs, then
+    why rented cards do not simply join their job, and the ways that do meet it (the whole job on a cloud cluster of
+    that size, on the named cloud's servers of that card when it sells them; or their cards, with their time or the
+    work they finish in time)."""
+    days = f"{x['deadline_h'] / 24:g}"
+    if x.get("needed"):
+        head = t.say("yours.extra", lang, days=days, needed=f"{x['needed']:,}", extra=f"{x['extra']:,}",
+                     owned=f"{x['owned']:,}", gpu=x["gpu_name"], hours=f"{x['hours']:,.0f}",
+                     run_days=days_text(x["hours"]))
+    else:
+        head = t.say("yours.extra_none", lang, days=days, gpu=x["gpu_name"])
+    where = ""
+    if x.get("provider_name") and x.get("same_card_flavors"):
+        where = t.say("yours.extra_where", lang, provider=x["provider_name"], gpu=x["gpu_name"],
+                      flavors=", ".join(x["same_card_flavors"]))
+    elif x.get("provider_name"):
+        where = t.say("yours.extra_not_sold", lang, provider=x["provider_name"], gpu=x["gpu_name"])
+    tokens = x["tokens_in_time"]
+    cut = f"{tokens / 1e9:,.0f}B" if lang == "en" else f"{tokens / 1e8:,.0f} 亿"
+    caveat = t.say("yours.extra_caveat", lang, needed=f"{x['needed']:,}" if x.get("needed") else "?",
+                   owned=f"{x['owned']:,}", own_days=days_text(x["own_hours"]), tokens=cut, days=days)
+    return [head, caveat + (" " + where if where and lang == "en" else where)]
