@@ -152,16 +152,17 @@ def test_s3_01_stays_on_alibaba_cloud_through_the_cheaper_follow_up(core):
     ("lora finetune qwen2.5 7b on volcano engine", "en"),
     ("serve llama 3.1 70b for 30 users on volcengine", "en"),
 ])
-def test_a_cloud_with_no_instances_on_file_says_so_and_shows_other_clouds(core, kb, question, lang):
-    # Volcano Engine is recognised by name, but no table of its GPU instances was read: the answer says that (not
-    # that its instances are too small) and plans on other clouds
-    assert not kb.flavors_of("volcengine")
+def test_volcano_engine_has_sizes_on_file_and_is_planned_on(core, kb, question, lang):
+    # Volcano Engine was recognised by name with no instance table (answers said so and planned elsewhere; set5 s5-04,
+    # s5-17, s5-38 graded that wrong): its GPU families (vendor) and sizes (users' job files) are on file now, so a
+    # question naming it is planned there, priced indicatively or 'ask for a quote'
+    assert kb.flavors_of("volcengine")
     r = ask(core, question)
     assert r["slots"]["provider"] == "volcengine" and r["lang"] == lang
     first = r["text"].split("\n")[0]
-    assert ("No Volcano Engine instance types are on file" in first if lang == "en" else "还没有火山引擎的实例规格" in first)
-    assert "big enough" not in first and r["recommendations"]
-    assert all(x["provider"] != "volcengine" for x in r["recommendations"])
+    assert "No Volcano Engine instance types are on file" not in first and "还没有火山引擎的实例规格" not in first
+    lead = next(x for x in r["recommendations"] if x["label"] != "yours")
+    assert lead["provider"] == "volcengine", r["text"][:600]
 
 
 def test_ascend_is_priced_only_from_a_labelled_source_else_the_answer_says_ask_for_a_quote(core, kb):
