@@ -91,6 +91,8 @@ def test_an_owned_cluster_that_misses_a_deadline_gets_the_extra_cards_and_the_ca
         assert not extra, (first, second, extra)
         return
     assert extra, (first, second, r["text"][:800])
+    trace = {t["rule"]: t for t in r["rule_trace"]}
+    assert trace["critic.own-deadline-extra"]["fired"] is False, trace["critic.own-deadline-extra"]
     assert extra["owned"] == owned
     if extra["needed"] is None:          # no cluster the planner sizes meets it: said so
         assert ("cut the work" in r["text"]) if lang == "en" else ("减少工作量" in r["text"])
@@ -102,7 +104,7 @@ def test_an_owned_cluster_that_misses_a_deadline_gets_the_extra_cards_and_the_ca
     assert extra["hours"] <= deadline_h
     text = r["text"]
     assert f"{extra['needed']:,}" in text and f"{extra['extra']:,}" in text, text[:1200]
-    caveat = "cannot join your cluster's job" if lang == "en" else "无法加入你机房的同一个训练任务"
+    caveat = "cannot join a training job on your own machines" if lang == "en" else "无法加入你自己机器上的同一个训练任务"
     assert caveat in text, text[:1200]
     # the rental is sized on its own merits for the deadline, never held to their card count
     lead = _lead(r)
@@ -124,6 +126,27 @@ def test_set5_owned_clusters(first, second, owned, needed_min, needed_max):
     extra = _yours(r)["extra"]
     assert extra["owned"] == owned and needed_min <= extra["needed"] <= needed_max, extra
     assert _lead(r)["gpus_total"] != 1709
+
+
+def _row(**extra):
+    x = {"needed": 48, "extra": 32, "owned": 16, "hours": 219.0, "separate_clusters": True, **extra}
+    return {"label": "yours", "fits": True, "job_hours": 657.0, "mfu": 0.42, "extra": x}
+
+
+@pytest.mark.parametrize("row, deadline_h, broken", [
+    (_row(), 240.0, []),                                          # s5-40 as answered now
+    ({**_row(), "extra": None}, 240.0, ["no extra count"]),       # the set5 answer: no count at all
+    (_row(needed=24, extra=8), 240.0, ["under their"]),           # fewer than linear scaling allows
+    (_row(extra=48), 240.0, ["is not"]),                          # the extra is not in-all minus theirs
+    (_row(hours=300.0), 240.0, ["not timed within"]),             # the count does not meet the deadline
+    (_row(separate_clusters=False), 240.0, ["cannot join"]),      # no caveat
+    (_row(), 700.0, []),                                          # their cards meet it: nothing to check
+    ({**_row(), "label": "pick"}, 240.0, []),                     # a rental row: not theirs
+])
+def test_the_critic_checks_the_extra_count(row, deadline_h, broken):
+    from bot.plan.critic import own_extra_problems
+    got = own_extra_problems(row, deadline_h)
+    assert len(got) == len(broken) and all(b in g for b, g in zip(broken, got)), got
 
 
 # ----- 'rent more' keeps the cards theirs ---------------------------------------------------------------------------

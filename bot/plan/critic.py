@@ -45,6 +45,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "targets-stated": (),
     "work-timed-and-costed": (),
     "serving-targets-judged": (),
+    "own-deadline-extra": (),
     "answer-consistency": (),        # checked over the rendered answer: bot/render/consistency.py
 }
 PRUNING = ("memory-slack", "serving-load", "fleet-size", "replica-span", "wall-time-horizon", "mfu-floor",
@@ -522,3 +523,28 @@ def is_implausible(r: Row) -> bool:
 
 
 __all__ = ["CHECKS", "Critic", "Invariant", "JobView", "check_invariants", "is_implausible", "stated_targets"]
+
+
+def own_extra_problems(row: Row | None, deadline_h: float | None) -> list[str]:
+    """`own-deadline-extra`: the user's own cards hold a training job and miss its deadline, so the answer must carry
+    the cards of their class it takes in all and the extra over theirs, consistent with their capacity (at least
+    their cards x their time / the deadline: scaling out never beats linear; the extra is the cards in all less
+    theirs; timed within the deadline), and the caveat that rented cards run apart from theirs. What is wrong, or []."""
+    if not row or row.get("label") != "yours" or not row.get("fits") or not deadline_h or not row.get("job_hours") \
+            or row["job_hours"] <= deadline_h or row.get("mfu") is None:
+        return []
+    x = row.get("extra")
+    if not x:
+        return ["no extra count"]
+    if x.get("needed") is None:
+        return []                       # no cluster the planner sizes meets it: said so
+    out = []
+    if x["needed"] < x["owned"] * row["job_hours"] / deadline_h * 0.98:
+        out.append(f"{x['needed']} in all is under their {x['owned']} x {row['job_hours']:.0f} h / {deadline_h:.0f} h")
+    if x["extra"] != x["needed"] - x["owned"]:
+        out.append(f"extra {x['extra']} is not {x['needed']} - {x['owned']}")
+    if not x.get("hours") or x["hours"] > deadline_h:
+        out.append(f"{x['needed']} cards are not timed within the deadline")
+    if not x.get("separate_clusters"):
+        out.append("no word that rented cards cannot join their job")
+    return out

@@ -9,7 +9,7 @@ from bot.knowledge.loader import MAINLAND_CHINA
 from bot.plan.load import (one_copy_note, request_tokens, think_seconds, with_daily_users, with_reasoning_output,
                             with_retrieved_prompt)
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.critic import stated_targets, unjudged_serving_targets
+from bot.plan.critic import own_extra_problems, stated_targets, unjudged_serving_targets
 from bot.plan.batch import batch_spec, batch_targets, is_batch
 from bot.plan.plans import (SIZING_CONCURRENCY, Targets, sizing_workload)
 from bot.plan.workload import user_fixed_plan
@@ -39,6 +39,10 @@ class JobStage:
             wrong = unjudged_serving_targets(job.slots, advice.targets)
             job.critic["critic.serving-targets-judged"] = self._critic.trace_entry(
                 "serving-targets-judged", bool(wrong), job.lang, problems="; ".join(wrong))
+        if first and first.get("label") == "yours" and job.targets.deadline_h and job.w.method != "inference":
+            wrong = own_extra_problems(first, job.targets.deadline_h)
+            job.critic["critic.own-deadline-extra"] = self._critic.trace_entry(
+                "own-deadline-extra", bool(wrong), job.lang, problems="; ".join(wrong))
         if first and first.get("label") != "yours" and (job.w.tokens or job.targets.items):
             lacking = [name for name, value in (("time", first.get("job_hours")), ("cost", first.get("job_cost")))
                        if value is None and (name == "time" or first.get("price_per_hour") is not None)]

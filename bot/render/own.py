@@ -292,6 +292,7 @@ def extra_lines(x: dict[str, Any], t: Templates, lang: str) -> list[str]:
         where = t.say("yours.extra_not_sold", lang, provider=x["provider_name"], gpu=x["gpu_name"])
     tokens = x["tokens_in_time"]
     cut = f"{tokens / 1e9:,.0f}B" if lang == "en" else f"{tokens / 1e8:,.0f} 亿"
-    caveat = t.say("yours.extra_caveat", lang, needed=f"{x['needed']:,}" if x.get("needed") else "?",
-                   owned=f"{x['owned']:,}", own_days=days_text(x["own_hours"]), tokens=cut, days=days)
+    caveat = t.say("yours.extra_caveat" if x.get("needed") else "yours.extra_caveat_none", lang,
+                   needed=f"{x['needed']:,}" if x.get("needed") else "", owned=f"{x['owned']:,}",
+                   own_days=days_text(x["own_hours"]), tokens=cut, days=days)
     return [head, caveat + (" " + where if where and lang == "en" else where)]
