@@ -36,6 +36,8 @@ TTFT_MS = {"low": 450.0, "normal": 2000.0}
 ENCODER_LATENCY_MS = {"low": 30.0, "normal": 130.0}
 OUTPUT_LEN = CHAT_OUTPUT     # tokens a chat request generates when the user does not say
 INPUT_LEN = CHAT_PROMPT      # prompt tokens per request when the user does not say
+# ZeRO-3 across RDMA-joined instances under this MFU is waiting on the fabric: hybrid sharding is timed beside it
+RDMA_ZERO3_MFU = 0.3
 MAX_SCALE_GPUS = 4096       # the largest training plan searched (a big pre-training cluster)
 # Scaling out over a network no source documents as RDMA (timed as TCP) stops where the GPUs would do less than 30 %
 # of the work per GPU-hour they do on the fewest instances: past that point they mostly wait on the network, the job
@@ -251,8 +253,11 @@ def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Siz
     if hours is None:
         return None
     plan = Sized(k, n, sizer.est(n), layout_of(sizer, n, k), hours=hours, mfu=share)
-    if k > 1 and f.gpu_count > 1 and link.inter != "rdma" and _fits(sizer.est(f.gpu_count), f):
-        # over RDMA the two layouts time within a few percent of each other: ZeRO-3 is kept, and the search stays fast
+    if k > 1 and f.gpu_count > 1 and (link.inter != "rdma" or share is None or share < RDMA_ZERO3_MFU) \
+            and _fits(sizer.est(f.gpu_count), f):
+        # over a fast RDMA fabric the two layouts time within a few percent of each other: ZeRO-3 is kept, and the
+        # search stays fast; over a thin one (Alibaba's eRDMA, 20 GB/s an instance) ZeRO-3's per-layer gathers sink
+        # it (7B on 2 x 8 A100: 10 % MFU, slower than one instance), and hybrid sharding is timed too
         hybrid, hybrid_share = _hours(sizer, gpu, n, f.gpu_count, link, "hsdp")
         if hybrid is not None and hybrid < hours:
             sizer.searched += 1
