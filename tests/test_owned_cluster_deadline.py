@@ -285,3 +285,22 @@ def test_set5_alibaba_rental_is_a100_class_cluster_not_thousands_of_h20():
                 "老板要求 10 天内训完，还需要在阿里云上再租多少卡？")
     lead = _lead(r)
     assert lead["provider"] == "aliyun" and lead["gpus_total"] <= 600 and lead["job_hours"] <= 240, lead
+
+
+@pytest.mark.parametrize("text, nodes, gpus", [
+    ("we have 4x8 H100 with IB, pretrain llama 3 8b on 2T tokens, how long?", 4, 32),
+    ("we have 4 x 8 H100, pretrain an 8B model on 2T tokens", 4, 32),
+    ("我们有 4*8 张 H100，预训练 8B，2T tokens", 4, 32),
+    ("2x8 A800 RoCE, continued pretraining of 14b on 50b tokens, how long?", 2, 16),
+    ("我们自己机房有 8 台 8卡 H800（IB 互联），预训练 7B，1T tokens", 8, 64),
+    ("We have 2 nodes of 8x A800 80GB, continued pretraining of Qwen2.5-14B on 50B tokens", 2, 16),
+])
+def test_an_owned_cluster_is_read_as_machines_x_cards(text, nodes, gpus):
+    _r, state = _ask(text)
+    assert state["slots"].get("nodes") == nodes and state["slots"].get("gpus") == gpus, state["slots"]
+
+
+@pytest.mark.parametrize("text", ["we'd rent the rest on volcano engine", "剩下的在火山引擎上租"])
+def test_renting_the_rest_keeps_the_cards_theirs(text):
+    _r, state = _ask("we have 2 nodes of 8x H100, pretrain a 7B model on 300B tokens, how long?", text)
+    assert state["slots"].get("rent_more") and not state["slots"].get("renting") and state["slots"]["gpus"] == 16

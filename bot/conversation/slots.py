@@ -59,8 +59,8 @@ class SlotReader:
             slots["gpus"] = 1
 
     # 'how many extra A800s would we rent', '还需要在阿里云上再租多少卡': cards rented beside the user's own, which stay theirs
-    _MORE = re.compile(r"(?<![a-z])(?:extra|additional|more|another|add|adding)(?![a-z])"
-                       r"|再|额外|另外|追加|增加|扩容|加租|多租|还(?:需要?|要|得)")
+    _MORE = re.compile(r"(?<![a-z])(?:extra|additional|more|another|add|adding|the rest|remaining)(?![a-z])"
+                       r"|再|额外|另外|追加|增加|扩容|加租|多租|剩下|其余|不够的|还(?:需要?|要|得)")
 
     def _renting(self, t: str, slots: dict[str, Any]) -> None:
         """'rent 8 x H100 ...', '租 8 张 A100': the GPUs named are to be rented, not the user's own; a question that
@@ -340,7 +340,15 @@ class SlotReader:
             return nodes, nodes_m
         return None, None
 
+    # '4x8 H100', '4 x 8 A800', '4*8 张 H100': machines x cards a machine, before the card's name (a card's own
+    # memory, '4*80G', is read by the GPU counts)
+    _GRID = re.compile(r"(?<![\d.])(\d{1,3})\s*[x×*]\s*(1|2|4|8|16)\s*(?:张|块|卡|gpus?|cards?)?\s*(?:(?:nvidia|rtx)\s*)?\ue001")
+
     def _gpus_and_nodes(self, t: str, slots: dict[str, Any]) -> None:
+        grid = self._GRID.search(t)
+        if grid and 2 <= int(grid.group(1)) <= MAX_NODES and int(grid.group(1)) * int(grid.group(2)) <= MAX_GPUS:
+            slots["nodes"], slots["gpus"] = int(grid.group(1)), int(grid.group(1)) * int(grid.group(2))
+            return
         nodes, nodes_m = self._nodes(t, slots)
         counts = []
         for rx in self.rx_gpu_counts:
