@@ -174,6 +174,8 @@ def test_renting_the_cards_named_is_still_renting(text):
 
 # ----- GPUs ruled out never appear ----------------------------------------------------------------------------------
 EXCLUDE = {("A100", "H100"): ("no A100/H100 for us", "我们用不了 A100 和 H100"),
+           ("H100", "A100"): ("H100 and A100 are both unavailable to us", "H100 和 A100 都用不了"),
+           ("A100", "H800"): ("we can use neither A100 nor H800", "A100、H800 我们都租不到"),
            ("H100",): ("we don't have H100 quota", "没有 H100 配额"),
            ("A10", "T4"): ("no A10 or T4 please", "不要 A10 和 T4"),
            ("L20",): ("L20 is not available to us", "L20 我们用不了")}

@@ -10,7 +10,7 @@ from typing import Any
 
 _JOIN = re.compile(r"\s*(?:,|/|、|and|or|nor|&|和|跟|与|及|或者?|以及)?\s*(?:the\s+|an?\s+)?$")
 _NOT_BEFORE = re.compile(
-    r"(?:(?<![a-z])(?:no|not|without|except|lack|lacking|excluding|never)"
+    r"(?:(?<![a-z])(?:no|not|without|except|lack|lacking|excluding|never|neither)"
     r"|(?<![a-z])(?:don't|dont|do not|doesn't|does not|can't|cannot|can not|couldn't|won't)\s+(?:have|get|use|access|rent)"
     r"|(?<![a-z])(?:no|without)\s+access\s+to|(?<![a-z])(?:not|never)\s+(?:allowed|able)\s+to\s+use"
     # (a question's A-not-A form is no refusal: '能不能用 L4', '有没有 H100', '要不要 A100', '可不可以用')
@@ -19,6 +19,8 @@ _NOT_BEFORE = re.compile(
     r"\s*(?:any\s+|an?\s+)?(?:(?:quota|access|capacity)\s+(?:for|to|on)\s+)?$")
 _NOT_AFTER = re.compile(
     r"^\s*(?:gpus?|cards?|instances?|nodes?|卡|显卡|实例|机器|的)?\s*(?:quota|capacity|配额|资源|库存|额度)?\s*"
+    # 'A100 和 H100 都用不了', 'A100 and H100 are both unavailable': an adverb of the whole run before the refusal
+    r"(?:我们|我|咱们|公司)?\s*(?:都|也|均|全都|全|(?:are\s+|is\s+)?(?:both|all|either)(?![a-z]))?\s*"
     r"(?:(?:is|are)\s+(?:not\s+available|unavailable|sold\s+out|out\s+of\s+stock|not\s+an\s+option|off\s+the\s+table)"
     r"|(?:not\s+available|unavailable|sold\s+out|out\s+of\s+stock)"
     r"|没有|没了|不够|用不了|不可用|没货|缺货|售罄|申请不到|拿不到|租不到|不能用|不行)")
