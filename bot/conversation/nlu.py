@@ -58,6 +58,14 @@ __all__ = ["Parser", "Parse", "Match", "Cue", "CueSet", "load_lexicon", "JOB_INT
            "G_MARK"]
 
 
+# 'assume 40% MFU', '40 % model flops utilization', 'MFU of 0.4', 'mfu=45%', 'MFU 按 40%', 'MFU 取 0.4'
+_MFU_WORD = r"(?:(?<![a-z])mfu(?![a-z])|model\s+flops?\s+utili[sz]ation|模型算力利用率|算力利用率)"
+STATED_MFU = re.compile(
+    rf"(?<![\d.])(\d{{1,3}}(?:\.\d+)?)\s*%\s*(?:的\s*)?{_MFU_WORD}"
+    rf"|{_MFU_WORD}\s*(?:\(mfu\)\s*)?(?:(?:of|at|is|=|:|按|为|是|取|假设|约|大概|around|about|~|≈|用|算|能到|达到|到)\s*)*"
+    r"(\d{1,3}(?:\.\d+)?)\s*(%)?(?![\d.])")
+
+
 class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, LoadReader, BatchReader,
              DatasetReader, IntentScorer):
     """Built once per (knowledge base, lexicon); `parse` is a pure function of the text. Each step lives in its own
@@ -122,6 +130,19 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self.long_days = float(lx.get("long_days", 180))
         self.qlora_precisions = set(lx.get("qlora_precisions", ["int4", "nf4"]))
 
+    def _stated_mfu(self, t: str, slots: dict[str, Any]) -> str:
+        """An MFU the user tells us to assume ('assume 40% MFU', 'MFU of 0.4', 'MFU 按 40%', '假设 MFU 40%'): a fraction
+        of the dense peak, kept for the speed model; blanked so that no other reader takes '40%'."""
+        m = STATED_MFU.search(t)
+        if m is None:
+            return t
+        num, pct = (m.group(1), True) if m.group(1) else (m.group(2), bool(m.group(3)))
+        value = float(num) / (100 if pct or float(num) > 1 else 1)
+        if 0.01 <= value <= 1:
+            slots["mfu"] = round(value, 4)
+            return self._blank(t, m.span())
+        return t
+
     # ----- the parse ---------------------------------------------------------------------------------------------
     def parse(self, raw: str, today: dt.date | None = None) -> Parse:
         """`today` dates 'by Friday' and '12月20日前' (a fixed day in tests; the real date otherwise)."""
@@ -164,6 +185,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             if 0 < fps <= 1000:
                 slots["fps"] = fps
             work = self._blank(work, m.span())
+        work = self._stated_mfu(work, slots)
         work = self._numbers(mark_before_count(work), slots, "model" in slots or "model" in ambiguous,
                              today or dt.date.today())
         if sched := schedule_hours(text, self._num):     # '8 hours a day on weekdays': a service's hours of use

@@ -211,6 +211,10 @@ class NumberPatterns:
             re.compile(rf"(?:within|in|under|before|by)\s*(?:~|about|around|roughly|approximately|the next)?\s*"
                        rf"{NA}\s*-?\s*{unit}{not_data}"),
             re.compile(rf"{N}\s*-?\s*{unit}\s*(?:max|at most|or less|tops)(?![a-z])"),
+            # a bound said with a comparison: 'in <= 60 days', '≤ 8 weeks', 'no more than 45 days', '不超过 60 天'
+            re.compile(rf"(?:(?:within|in|under|by)\s*)?(?:<=|=<|≤|<|(?<![a-z])(?:at most|no more than|not more than|"
+                       rf"less than|no longer than|under)(?![a-z]))\s*(?:~|about|around|roughly)?\s*{NA}\s*-?\s*{unit}{not_data}"),
+            re.compile(rf"(?:不超过|不超出|最多|最长|少于|不到|<=|≤|<)\s*{N}\s*(?:个)?\s*{zh_unit}(?!\s*(?:的)?\s*(?:数据|音频|录音|日志))"),
             re.compile(rf"{N}\s*(?:个)?\s*{zh_unit}\s*(?:(?:内|之内|以内)(?!\s*的)|(?:能|可以|就)(?:搞定|跑完|完成|训完))"),
             re.compile(rf"(?:deadline|due)\s*(?:is|in|of)?\s*~?\s*{N}\s*(days?|weeks?|months?|天|周|个月|月)"),
             # 'a deadline of 48 hours', 'deadline: 36h': hours and minutes too

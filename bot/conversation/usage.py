@@ -10,16 +10,32 @@ from typing import Any, Callable
 HOURS_MONTH, DAYS_MONTH, WEEKS_MONTH = 730, 30.4, 4.35
 _N = r"(?<![a-z0-9.])(\d+(?:\.\d+)?|a few|few|a couple of|a|one|two|three|four|five|six|seven|eight|ten|twelve|几|两|[一二三四五六七八九十半]+)"
 _EVERY = r"(?:a|an|per|each|every|/)"
+# a few words may stand between the hours and their period ('6 hours of offline inference per day', '每天要跑 6 个小时',
+# '一天大概用 6 小时'), none with a digit or a clause break, so that another amount's period is not taken
+_GAP_EN = r"(?:\s+(?!(?:for|and|or)\s)[^\d,.;:!?()]{0,40}?)?"
+_GAP_ZH = r"[^\d，。,;；:：！？!?()（）]{0,8}?"
+_DAILY = r"(?:\s*(?:(?:a|an|per|each|every|/)\s*day|daily|a\s+night|per\s+night|每天|每日|/天|一天))(?![a-z])"
+_HOURS = r"\s*(?:hours?|hrs?|h)(?![a-z])"
+_ZH_HOURS = r"\s*(?:个)?\s*(?:多)?\s*小时"
 _PATTERNS = {
-    "hours_day": [rf"{_N}\s*(?:hours?|hrs?|h)\s*{_EVERY}\s*day", rf"(?:每天|一天|每日)\s*(?:用|跑|开)?\s*{_N}\s*(?:个)?\s*小时"],
-    "days_week": [rf"{_N}\s*days?\s*{_EVERY}\s*week", rf"(?:每周|一周|每星期)\s*(?:用|跑|开)?\s*{_N}\s*天"],
-    "days_month": [rf"{_N}\s*days?\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月)\s*(?:只)?\s*(?:用|跑|开)?\s*{_N}\s*天"],
-    "hours_month": [rf"{_N}\s*(?:hours?|hrs?|h)\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月)\s*(?:用|跑|开)?\s*{_N}\s*(?:个)?\s*小时"],
+    "hours_day": [rf"{_N}{_HOURS}{_GAP_EN}{_DAILY}",
+                  rf"(?:(?<![a-z])(?:every|each|per)\s+day|(?<![a-z])daily)(?![a-z])[^\d,.;:!?]{{0,30}}?{_N}{_HOURS}",
+                  rf"(?:每天|一天|每日|天天|日均){_GAP_ZH}{_N}{_ZH_HOURS}", rf"{_N}{_ZH_HOURS}\s*(?:每天|每日|/天|一天)"],
+    "days_week": [rf"{_N}\s*days?{_GAP_EN}\s*{_EVERY}\s*week", rf"(?:每周|一周|每星期|每个星期){_GAP_ZH}{_N}\s*天"],
+    "days_month": [rf"{_N}\s*days?{_GAP_EN}\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月){_GAP_ZH}{_N}\s*天"],
+    "hours_week": [rf"{_N}{_HOURS}{_GAP_EN}\s*(?:{_EVERY}\s*week|weekly)(?![a-z])",
+                   rf"(?:每周|一周|每星期|每个星期){_GAP_ZH}{_N}{_ZH_HOURS}"],
+    "hours_month": [rf"{_N}{_HOURS}{_GAP_EN}\s*(?:{_EVERY}\s*month|monthly)(?![a-z])",
+                    rf"(?:每月|一个月|每个月){_GAP_ZH}{_N}{_ZH_HOURS}"],
     "span": [rf"(?:for|over|about|around|~)?\s*{_N}\s*-?\s*(weeks?|days?|months?)(?![a-z])(?!\s*{_EVERY})",
              rf"{_N}\s*(?:个)?\s*(周|星期|天|月)"],
     # a job's own length in hours ('a 72-hour job', '72小时的LoRA任务'): its hours, not a rate
     "span_hours": [rf"{_N}\s*-?\s*(?:hours?|hrs?)(?!\s*{_EVERY})(?![a-z])", rf"{_N}\s*(?:个)?\s*小时(?!\s*(?:每|/))"],
 }
+_NOT_USE = re.compile(r"audio|speech|recordings?|video|footage|podcasts?|calls|音频|录音|语音|视频|数据")
+# the most hours in one period: more than a day's 24 is an amount of something else ('每天转写 2000 小时录音')
+_MAX_HOURS = {"hours_day": 24.0, "hours_week": 168.0, "hours_month": float(HOURS_MONTH), "days_week": 7.0,
+              "days_month": 31.0}
 _WORDS = {"a few": 3, "few": 3, "a couple of": 2, "a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
           "six": 6, "seven": 7, "eight": 8, "ten": 10, "twelve": 12, "几": 3, "两": 2, "半": 0.5}
 
@@ -60,10 +76,26 @@ def _number(word: str, zh_number: Callable[[str], float | None] | None) -> float
 def _find(text: str, key: str, zh_number) -> tuple[float, str] | None:
     for rx in _PATTERNS[key]:
         for m in re.finditer(rx, text):
+            if key != "span" and _NOT_USE.search(m.group(0)):
+                continue                  # '20 hours of audio a day': an amount of data, not hours of use
             n = _number(m.group(1), zh_number)
-            if n and n > 0:
+            if n and 0 < n <= _MAX_HOURS.get(key, float("inf")):
                 return n, (m.group(2) if m.lastindex and m.lastindex >= 2 else "")
     return None
+
+
+def _without_rates(text: str) -> str:
+    """The text with its hours-per-period phrases blanked: '一天大概用6个小时' says no span of one day."""
+    for key in ("hours_day", "hours_week", "hours_month", "days_week", "days_month"):
+        for rx in _PATTERNS[key]:
+            text = re.sub(rx, lambda m: " " * len(m.group(0)), text)
+    return text
+
+
+def _per_week(text: str, zh_number) -> tuple[float, str] | None:
+    """Hours a week ('30 hours a week', '每周跑 40 小时') as hours a month: x 4.35 weeks."""
+    week = _find(text, "hours_week", zh_number)
+    return (round(week[0] * WEEKS_MONTH, 1), "") if week else None
 
 
 def _clock_hours(text: str, schedule_said: bool) -> float | None:
@@ -90,7 +122,7 @@ def schedule_hours(text: str, zh_number: Callable[[str], float | None] | None = 
     hours_day = _find(t, "hours_day", zh_number)
     days_week = _find(t, "days_week", zh_number)
     days_month = _find(t, "days_month", zh_number)
-    hours_month = _find(t, "hours_month", zh_number)
+    hours_month = _find(t, "hours_month", zh_number) or _per_week(t, zh_number)
     weekdays, office = WEEKDAYS.search(t), OFFICE_HOURS.search(t)
     clock = _clock_hours(t, bool(weekdays or office))
     if not (hours_day or days_week or days_month or hours_month or weekdays or office or clock) or _ALWAYS.search(t):
@@ -124,8 +156,8 @@ def usage_hours(text: str, zh_number: Callable[[str], float | None] | None = Non
             clock := _clock_hours(low, True) or (OFFICE_DAY_H if OFFICE_HOURS.search(low) else None)):
         hours_day = (clock, "")                          # office hours, '9-6': the working day's hours
     days_month = _find(text, "days_month", zh_number)
-    hours_month = _find(text, "hours_month", zh_number)
-    span = _find(text, "span", zh_number)
+    hours_month = _find(text, "hours_month", zh_number) or _per_week(text, zh_number)
+    span = _find(_without_rates(text), "span", zh_number)
     per_day = min(24.0, hours_day[0]) if hours_day else 24.0
     always = _ALWAYS.search(text)
     if hours_month:

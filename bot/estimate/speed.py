@@ -370,6 +370,10 @@ def training_speed(w: Workload, model: Model | None, gpu: GPU, link: Link | None
     replica_tokens = tokens_mb * w.grad_accumulation
     per_gpu = replica_tokens / step / (tp * pp)
     peak, _ = peak_flops(gpu, train_compute(w, gpu))
+    if w.mfu_stated and peak and model_f:
+        # the user's MFU ('assume 40% MFU'): throughput is that share of the peak, the step as long as it takes
+        per_gpu = w.mfu_stated * peak / model_f
+        step = replica_tokens / per_gpu / (tp * pp)
     mfu = per_gpu * model_f / peak if peak else 0.0
     acc.add("training throughput per GPU", per_gpu, "tokens/s",
             f"{replica_tokens} tokens a step per replica / {step:.3g} s / {tp * pp} GPUs per replica")

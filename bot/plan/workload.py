@@ -206,6 +206,8 @@ def _with_kind(w: Workload, kind: str, slots: dict[str, Any], notes: Assumptions
         update["grad_checkpointing"] = True
     if kind in DDP_KINDS and w.method != "inference" and w.gpus > 1 and not slots.get("sharding"):
         update["sharding"] = "ddp"
+    if w.method != "inference" and slots.get("mfu"):
+        update["mfu_stated"] = float(slots["mfu"])       # 'assume 40% MFU': the user's utilisation, not the model's
     if w.method == "inference" and slots.get("usage_hours_month"):
         update["usage_hours_month"] = float(slots["usage_hours_month"])     # used on a schedule, not around the clock
     if kind in ("vision", "diffusion") and slots.get("image_size"):

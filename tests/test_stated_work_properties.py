@@ -1,0 +1,118 @@
+"""Properties over generated jobs: the quantities the user states about the amount of work are the ones the plan uses.
+
+The defect class (review set 5, 'the amount of work and the stated quantities misread or dropped'): '每天要跑 6 个小时'
+billed as 6 hours a month (s5-20), 'in <= 60 days. Assume 40% MFU' planned for 30 days at the speed model's 28 %
+(s5-24). Each template is one phrasing; hypothesis draws the figure, the phrasing and the language.
+"""
+from __future__ import annotations
+
+import functools
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from bot.conversation.usage import DAYS_MONTH, WEEKS_MONTH, schedule_hours, usage_hours
+
+SLOW = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _core():
+    from bot.conversation.turn import Core
+    return Core.load()
+
+
+# ----- hours of use a day / a week ---------------------------------------------------------------------------------
+PER_DAY = {"en": ["we run {h} hours of offline inference per day on one 8xA100 node, monthly or on-demand?",
+                  "we use the box ~{h} hours daily", "every day we run it for about {h} hours",
+                  "it runs {h} hrs a day, rest of the time idle", "{h}h per day of batch jobs on 8 H100"],
+           "zh": ["我们每天要跑 {h} 个小时的离线推理（一台 8卡 A100），其余时间闲着", "一天大概用{h}个小时",
+                  "每天跑{h}小时，包月还是按量？", "每日开机 {h} 小时左右", "{h}小时每天，其余时间空闲"]}
+PER_WEEK = {"en": ["we run it {h} hours a week", "about {h} hours per week of inference"],
+            "zh": ["每周跑 {h} 个小时", "一周大概用 {h} 小时"]}
+
+
+@given(lang=st.sampled_from(["en", "zh"]), i=st.integers(0, 4), h=st.integers(1, 23))
+@settings(max_examples=60, **SLOW)
+def test_hours_a_day_are_hours_a_month_times_30(lang, i, h):
+    """'6 hours a day' in any phrasing is 6 x 30.4 hours a month, never 6 (nor a 24/7 month)."""
+    text = PER_DAY[lang][i].format(h=h)
+    assert usage_hours(text.lower())["hours_month"] == pytest.approx(h * DAYS_MONTH, rel=1e-3), text
+    assert schedule_hours(text)["hours_month"] == pytest.approx(h * DAYS_MONTH, abs=0.1), text
+
+
+@given(lang=st.sampled_from(["en", "zh"]), i=st.integers(0, 1), h=st.integers(1, 160))
+@settings(max_examples=30, **SLOW)
+def test_hours_a_week_are_hours_a_month_times_4_35(lang, i, h):
+    text = PER_WEEK[lang][i].format(h=h)
+    assert usage_hours(text.lower())["hours_month"] == pytest.approx(min(730, h * WEEKS_MONTH), abs=0.1), text
+
+
+@pytest.mark.parametrize("text", ["每天要转写 2000 小时的录音", "we transcribe 20 hours of audio per day",
+                                  "a 72-hour job on 8 H100"])
+def test_hours_of_data_or_a_job_are_no_daily_use(text):
+    """Hours of audio said per day are data, and a job's length no schedule: neither is hours of use a day."""
+    u = usage_hours(text.lower())
+    assert u is None or u["hours_month"] != pytest.approx(20 * DAYS_MONTH), u
+    assert schedule_hours(text) is None
+
+
+@pytest.mark.parametrize("lang, text", [
+    ("zh", "我们每天要跑 6 个小时的离线推理（一台 8卡 A100），其余时间闲着。阿里云包年包月、按量、抢占式哪个划算？"),
+    ("en", "we run 6 hours of offline inference per day on one 8xA100 node; monthly vs on-demand vs spot?"),
+])
+def test_a_daily_schedule_is_billed_for_its_month(lang, text):
+    """The billing answer says ~182 hours a month (25 %), not 6 hours (1 %)."""
+    r = _core().turn(text, {})[0]
+    assert "182" in r.text and "25%" in r.text.replace(" %", "%"), r.text
+
+
+# ----- a stated deadline and a stated MFU ----------------------------------------------------------------------------
+DEADLINE = {"en": ["in <= {d} days", "in under {d} days", "at most {d} days", "no more than {d} days", "within {d} days",
+                   "≤ {d} days"],
+            "zh": ["{d} 天内", "不超过 {d} 天", "最多 {d} 天", "{d}天之内训完"]}
+MFU = {"en": ["Assume {m}% MFU.", "at {m}% MFU", "MFU of {m}%", "mfu={m}%", "with {m} % model flops utilization"],
+       "zh": ["MFU 按 {m}%", "假设 MFU {m}%", "MFU 取 {m}%", "按 {m}% 的 MFU 算"]}
+JOB = {"en": "We need to train a {p}B dense model on {t}T tokens {d}. {m} How many H100s?",
+       "zh": "从头预训练一个 {p}B 的稠密模型，{t}T tokens，{d}，{m}，要多少张 H100？"}
+
+
+@st.composite
+def pretraining_jobs(draw):
+    lang = draw(st.sampled_from(["en", "zh"]))
+    d = draw(st.integers(10, 120))
+    m = draw(st.integers(20, 60))
+    p = draw(st.sampled_from([7, 13, 34, 70]))
+    t = draw(st.sampled_from([1, 2, 3]))
+    text = JOB[lang].format(p=p, t=t, d=draw(st.sampled_from(DEADLINE[lang])).format(d=d),
+                            m=draw(st.sampled_from(MFU[lang])).format(m=m))
+    return text, p, t, d, m
+
+
+@given(job=pretraining_jobs())
+@settings(max_examples=40, **SLOW)
+def test_a_stated_deadline_and_mfu_are_read(job):
+    text, p, t, d, m = job
+    s = _core().parser.parse(text).slots
+    assert s.deadline_days == d, text
+    assert s.mfu == pytest.approx(m / 100), text
+    assert s.tokens == t * 1e12 and s.params_b == p, text
+
+
+@given(job=pretraining_jobs())
+@settings(max_examples=6, **SLOW)
+def test_the_plan_meets_the_deadline_at_the_stated_mfu(job):
+    """The planned time is within the stated deadline, the GPU-hours are FLOPs / (peak x MFU) (over the goodput),
+    and the fleet is no bigger than what the deadline needs (one node of slack for whole instances)."""
+    text, p, t, d, m = job
+    r = _core().turn(text, {})[0]
+    pick = next(x for x in r.recommendations if x.get("label") != "yours")
+    assert pick["mfu"] == pytest.approx(m / 100, abs=0.005), (text, pick)
+    peak = 989e12                                        # H100 SXM dense BF16, as the catalog has it
+    ideal = 6 * p * 1e9 * t * 1e12 / (peak * m / 100) / 3600
+    gpu_hours = pick["job_hours"] * pick["gpus_total"]
+    assert ideal <= gpu_hours <= ideal / 0.85, (text, gpu_hours, ideal)
+    assert pick["job_hours"] <= d * 24 * 1.001, (text, pick["job_hours"])
+    # the smallest fleet: one instance fewer would miss the deadline
+    fewer = pick["gpus_total"] - pick["gpu_count"]
+    assert fewer <= 0 or gpu_hours / fewer > d * 24 * 0.97, (text, pick["gpus_total"], gpu_hours)
