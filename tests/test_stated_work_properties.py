@@ -116,3 +116,41 @@ def test_the_plan_meets_the_deadline_at_the_stated_mfu(job):
     # the smallest fleet: one instance fewer would miss the deadline
     fewer = pick["gpus_total"] - pick["gpu_count"]
     assert fewer <= 0 or gpu_hours / fewer > d * 24 * 0.97, (text, pick["gpus_total"], gpu_hours)
+
+
+# ----- images x epochs of an image job, on the user's own cards ------------------------------------------------------
+IMAGE_JOBS = {"en": ["SDXL full finetune, {n} 1024x1024 images, {e} epochs, global batch 64, we have {g} A800 80G, how long?",
+                     "full fine-tune SDXL on {n} product photos for {e} epochs, we own {g} A800 80GB, how long will it take?",
+                     "SDXL full finetune on {n} (about that many) high-res images x {e} epochs on our {g} A800 80G"],
+              "zh": ["SDXL 全参微调，数据集 {n} 张 1024x1024 的图，训练 {e} 个 epoch，全局 batch 64，我们有 {g} 张 A800 80G，要跑多久？",
+                     "SDXL 全量微调，{n}张高清商品图，{e}个epoch，我们自己有 {g} 张 A800 80G，多久能训完？"]}
+COUNTS = {"en": [("200k", 200_000), ("50k", 50_000), ("1.2M", 1_200_000)],
+          "zh": [("20 万", 200_000), ("5万", 50_000), ("120万", 1_200_000)]}
+
+
+@given(lang=st.sampled_from(["en", "zh"]), i=st.integers(0, 2), c=st.integers(0, 2), e=st.integers(1, 5),
+       g=st.sampled_from([4, 8]))
+@settings(max_examples=25, **SLOW)
+def test_images_times_epochs_are_read_and_timed_on_the_cards_owned(lang, i, c, e, g):
+    """'20 万张 1024x1024 的图，训练 2 个 epoch' is 400,000 images to time on the cards owned, and the memory check
+    agrees with the verdict that they hold it (no 'memory FAIL' beside 'fits')."""
+    template = IMAGE_JOBS[lang][i % len(IMAGE_JOBS[lang])]
+    said, n = COUNTS[lang][c]
+    text = template.format(n=said, e=e, g=g)
+    s = _core().parser.parse(text).slots
+    assert s.dataset_items == n and s.epochs == e and s.gpus == g, (text, s)
+    r = _core().turn(text, {})[0]
+    own = next(x for x in r.recommendations if x.get("label") == "yours")
+    assert own["gpus_total"] == g and own["job_hours"], (text, own)
+    oom = next(c for c in r.checklist if c["item"] == "oom")
+    assert own["fits"] and oom["status"] != "fail", (text, oom)
+
+
+def test_fewer_owned_cards_take_longer_in_proportion():
+    """'only 4 cards' after 8: the same images on half the cards, about twice the time."""
+    text = "SDXL 全参微调，数据集 20 万张 1024x1024 的图，训练 2 个 epoch，全局 batch 64，我们有 8 张 A800 80G，要跑多久？"
+    r8, state = _core().turn(text, {})
+    r4, _ = _core().turn("如果只能分到 4 张卡呢？", state)
+    h8 = next(x for x in r8.recommendations if x.get("label") == "yours")["job_hours"]
+    h4 = next(x for x in r4.recommendations if x.get("label") == "yours")["job_hours"]
+    assert 1.6 <= h4 / h8 <= 2.4, (h8, h4)

@@ -26,10 +26,12 @@ class DatasetReader:
         N = self.NUM
         card = rf"(?!\s*(?:卡|显卡|{G_MARK}|gpu|card|h100|a100))"
         self.rx_images = [
-            re.compile(rf"{N}\s*{_UNIT}\s*(?:\+|多|余)?\s*(?:labell?ed |annotated |training |train )?"
+            # up to two words or an aside may stand between ('200k (20万张) 1024x1024 images', '50k product photos')
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:\+|多|余)?\s*(?:[(（][^()（）]{{0,20}}[)）]\s*)?"
+                       r"(?:(?!(?:of|per|a|an|each|every|for|and|or|x)\s)[a-z][a-z-]*\s+){0,2}?"
                        r"(?:images?|imgs?|pictures?|photos?)(?![a-z])"),
             # '3000 张', '5万张图': a bare 张 only at the end of a clause ('2张24G', '一张4090D' are cards)
-            re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:张|幅){card}\s*(?:(?:标注)?(?:图片|图像|照片|图)|"
+            re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:张|幅){card}\s*(?:[^\d，。,;；!?！？()（）]{{0,8}}?(?:图片|图像|照片|图)|"
                        r"(?=\s*(?:[,，。.;；)）!?！？]|$|的?数据|左右)))"),
             re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:标注)?(?:图片|图像)"),
         ]

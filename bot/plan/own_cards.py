@@ -177,6 +177,8 @@ class OwnCardsStage:
                               "owned": own_cards(job.slots),
                               # no flavor on file carries the card (MI300X, GB200): the answer says it is not covered
                               "rentable": bool(self.kb.flavors_with_gpu(plan.gpu.id)) if plan.gpu else True}
+        if advice.gpu_verdict["owned"] and plan.fits:
+            _own_memory_check(advice, plan)
         deadline = job.slots.get("deadline_days")
         row["card_decides"] = deadline if card_decides(plan, deadline) else None     # the deadline it decides
         if advice.gpu_verdict["owned"]:
@@ -236,6 +238,21 @@ class OwnCardsStage:
         facts = {**job.facts, **NO_PICK_FACTS, "pick_bf16": gpu.bf16, "pick_arch": arch_family(gpu)}
         notes = evaluate(self.rules, facts, "check", job.lang).notes
         return [(key, list(cite)) for key, cite, _rid in notes if key in CARD_NOTES]
+
+
+def _own_memory_check(advice: Advice, plan: OwnPlan) -> None:
+    """With no rental plan, the memory check was made against no card at all and failed; the user's own cards hold
+    the job, so the checklist says so from their plan (the same need and memory the verdict line states), never a
+    fail beside a verdict that it fits."""
+    need, have = plan.estimate.per_gpu_gib, plan.memory_gib
+    headroom = max(0.0, (1 - need / have) * 100) if have else 0.0
+    for item in advice.checklist:
+        if item["item"] == "oom" and item["status"] == "fail":
+            item.update(status="ok" if headroom >= 10 else "warn",
+                        say="check.oom.ok" if headroom >= 10 else "check.oom.tight",
+                        ctx={**item.get("ctx", {}), "need": f"{need:.1f}", "have": f"{have:g}",
+                             "headroom": f"{headroom:.0f}", "fit_hint": ""},
+                        rule="oom-own-cards")
 
 
 def _own_batch_rate(kb: KnowledgeBase, job: _Job, plan: OwnPlan) -> tuple[float, int, int] | None:
