@@ -154,3 +154,23 @@ def test_fewer_owned_cards_take_longer_in_proportion():
     h8 = next(x for x in r8.recommendations if x.get("label") == "yours")["job_hours"]
     h4 = next(x for x in r4.recommendations if x.get("label") == "yours")["job_hours"]
     assert 1.6 <= h4 / h8 <= 2.4, (h8, h4)
+
+
+# ----- the cards owned are the cards timed -----------------------------------------------------------------------------
+OWNED = ["We own {k}x RTX 3090 (24GB each, no NVLink). LoRA Mistral-7B on 200k samples x 2k tokens, 1 epoch, how long?",
+         "we have {k} x RTX 3090 24GB, lora mistral 7b on 200k samples of 2048 tokens, 1 epoch, how long",
+         "我们有 {k} 张 RTX 3090 24G，LoRA 微调 Mistral-7B，20万条样本，每条 2k token，1 个 epoch，要多久？",
+         "{k}x NVIDIA RTX 3090 (24 GB) we own; LoRA mistral 7b, 200k samples x 2k tokens, 1 epoch"]
+
+
+@given(i=st.integers(0, 3), k=st.sampled_from([2, 3, 4, 6, 8]))
+@settings(max_examples=12, **SLOW)
+def test_the_cards_owned_are_the_cards_timed(i, k):
+    """'We own 4x RTX 3090 (24GB each)': 4 cards, whatever stands between the count and the card's name; the time is
+    on all k of them (a LoRA that one card holds is not timed on one)."""
+    text = OWNED[i].format(k=k)
+    s = _core().parser.parse(text).slots
+    assert s.gpus == k and s.gpu_model == "rtx-3090", (text, s.gpus)
+    r = _core().turn(text, {})[0]
+    own = next(x for x in r.recommendations if x.get("label") == "yours")
+    assert own["gpus_total"] == k, (text, own["gpus_total"])

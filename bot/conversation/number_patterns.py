@@ -31,7 +31,8 @@ class NumberPatterns:
                                    r"machines?|servers?|boxes|hosts?|instances?|vms?|个实例|台实例)(?![a-z])")
         self.rx_gpu_counts = [
             re.compile(rf"{N}\s*-?\s*(?:张|块|个|枚)?\s*{card}(?![a-z])"),
-            re.compile(rf"{N}\s*(?:[x×*]\s*)?(?:张|块|个)?\s*{G}"),
+            # a family word the card's matched name left out ('4x RTX 3090 (24GB each)': the name matched is '3090 (24gb')
+            re.compile(rf"{N}\s*(?:[x×*]\s*)?(?:张|块|个)?\s*(?:(?:nvidia|geforce|rtx|tesla|quadro|amd|instinct|radeon)\s+){{0,3}}{G}"),
             re.compile(rf"{G}\s*\)?\s*(?:\(\s*\d{{2,3}}\s*g(?:b|ib)?\s*\)\s*)?[x×*]\s*(\d+)(?![\d.])"),
             # a count and each card's memory: '4*80G', '8 x 48GB GPUs', '2张24G', '一张48G的显卡'
             re.compile(rf"{N}\s*(?:[x×*]|张|块|个)\s*(\d{{1,3}})\s*g(?:b|ib)?(?![a-z0-9])"),
