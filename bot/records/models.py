@@ -49,9 +49,6 @@ class Slots(BaseModel):
     work_scale: float | None = None     # '数据量翻倍', 'the dataset triples': the job's amount of work by a factor
     # the model FLOPs utilisation the user tells us to assume ('assume 40% MFU', 'MFU 按 40%'): a fraction, 0-1
     mfu: float | None = Field(default=None, gt=0, le=1)
-    # the same job run this many times ('a LoRA for each of 50 customers', '给 50 个客户每人训一个'): each run's time,
-    # and the cost of all of them
-    runs: int | None = Field(default=None, ge=1, le=1_000_000)
     renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
     rent_more: bool | None = None     # "how many extra A800s to rent": cards rented beside the user's own ones
     budget: Literal["low", "medium", "high"] | None = None
