@@ -174,3 +174,41 @@ def test_the_cards_owned_are_the_cards_timed(i, k):
     r = _core().turn(text, {})[0]
     own = next(x for x in r.recommendations if x.get("label") == "yours")
     assert own["gpus_total"] == k, (text, own["gpus_total"])
+
+
+# ----- the same job for each of N customers ---------------------------------------------------------------------------
+RUN_JOBS = {"en": [("train a Flux.1-dev LoRA for each of {n} customers, 20 images each, 1500 steps, 1024 res - total cost?",
+                    "train a Flux.1-dev LoRA, 20 images, 1500 steps, 1024 res - total cost?"),
+                   ("we need {n} separate SDXL LoRAs, one per customer, 30 images and 2000 steps each",
+                    "we need an SDXL LoRA, 30 images and 2000 steps"),
+                   ("one LoRA per client for {n} clients: lora qwen2.5 7b, 5k samples of 1024 tokens each, 3 epochs",
+                    "lora qwen2.5 7b, 5k samples of 1024 tokens each, 3 epochs")],
+            "zh": [("给 {n} 个客户每人训一个 Flux.1-dev 的 LoRA，每个 20 张图，1500 步，1024 分辨率，总共大概多少钱？",
+                    "训一个 Flux.1-dev 的 LoRA，20 张图，1500 步，1024 分辨率，大概多少钱？"),
+                   ("{n} 个品牌分别训练一个 SDXL LoRA，每个 30 张图，2000 步",
+                    "训练一个 SDXL LoRA，30 张图，2000 步"),
+                   ("训 {n} 个 LoRA，qwen2.5 7b，每个 5000 条样本，每条 1024 token，3 个 epoch",
+                    "训一个 LoRA，qwen2.5 7b，5000 条样本，每条 1024 token，3 个 epoch")]}
+
+
+def _rows(r) -> list[dict]:
+    return [x for x in [*r.recommendations, *(r.considered or [])] if x.get("job_hours") and x.get("label") != "yours"]
+
+
+@given(lang=st.sampled_from(["en", "zh"]), i=st.integers(0, 2), n=st.integers(2, 200))
+@settings(max_examples=15, **SLOW)
+def test_n_runs_are_n_times_the_work_and_the_cost_of_one(lang, i, n):
+    """'a LoRA for each of 50 customers' is 50 runs: the work is 50 x one run's, the GPU-hours and the cost on the
+    same instance 50 x one run's, and the answer says one run's time and cost beside the total."""
+    many, one = RUN_JOBS[lang][i]
+    r_n, r_1 = _core().turn(many.format(n=n), {})[0], _core().turn(one, {})[0]
+    assert _core().parser.parse(many.format(n=n)).slots.runs == n
+    assert r_n.work["amount"] == pytest.approx(n * r_1.work["amount"], rel=1e-6), (r_n.work, r_1.work)
+    pick = next(x for x in r_n.recommendations if x.get("label") != "yours")
+    same = next((x for x in _rows(r_1) if x["id"] == pick["id"] and x["gpus_total"] == pick["gpus_total"]), None)
+    if same is not None:
+        # hours are rounded to 0.1 h: the cost says the ratio exactly
+        assert pick["job_hours"] == pytest.approx(n * same["job_hours"], rel=0.06, abs=0.05 * n), (pick, same, n)
+        assert pick["job_cost"] == pytest.approx(n * same["job_cost"], rel=0.02), (pick["job_cost"], same["job_cost"])
+    per_run = f"{n:,}"
+    assert (f"That is {per_run} runs" if lang == "en" else f"共 {per_run} 次") in r_n.text, r_n.text

@@ -34,7 +34,7 @@ from bot.knowledge.loader import parse_yaml
 
 JOB_INTENTS = ("train", "finetune", "inference", "rendering")
 INFO_INTENTS = ("compare", "explain", "billing", "help")
-TRAINING_ONLY = ("method", "tokens", "sharding", "offload", "epochs", "mfu")    # slots that only describe training jobs
+TRAINING_ONLY = ("method", "tokens", "sharding", "offload", "epochs", "mfu", "runs")    # slots that only describe training jobs
 
 
 @dataclass

@@ -66,6 +66,36 @@ STATED_MFU = re.compile(
     r"(\d{1,3}(?:\.\d+)?)\s*(%)?(?![\d.])")
 
 
+# who each run is for, and what each run makes
+_FOR_WHOM = (r"(?:customers?|clients?|tenants?|brands?|teams?|characters?|artists?|creators?|products?|stores?|"
+             r"shops?|merchants?|styles?|subjects?|celebrities|influencers?|languages?|domains?)")
+_ZH_WHOM = r"(?:客户|租户|品牌|团队|角色|人物|画师|博主|商家|店铺|商品|产品|门店|风格|主体|明星|网红|语言|领域)"
+_RUN_THING = r"(?:loras?|adapters?|fine-?tunes?|finetunes?|models?|runs?|jobs?|checkpoints?|dreambooths?)"
+_RUN_NUM = r"(?P<n>\d+(?:,\d{3})*|[一二两三四五六七八九十百千万]+)"
+RUNS = [
+    # 'for each of 50 customers', 'one LoRA per customer for 50 customers', '50 customers, one LoRA each'
+    re.compile(rf"(?:for|to)\s+each\s+of\s+(?:our\s+|the\s+|my\s+)?{_RUN_NUM}\s+(?:\w+\s+)?{_FOR_WHOM}(?![a-z])"),
+    re.compile(rf"(?<![\d.]){_RUN_NUM}\s+(?:\w+\s+)?{_FOR_WHOM}(?![a-z])[^.;!?\n]{{0,40}}?"
+               rf"(?:(?<![a-z])(?:each|apiece|per\s+(?:customer|client|user|tenant|brand|character|person|product))(?![a-z])"
+               rf"|(?:one|a|an|1)\s+(?:separate\s+|own\s+|dedicated\s+)?{_RUN_THING}\s+(?:each|per|for\s+each|for\s+every))"),
+    re.compile(rf"(?:one|a|an|1)\s+(?:separate\s+|own\s+|dedicated\s+)?(?:\S+\s+){{0,3}}?{_RUN_THING}\s+"
+               rf"(?:per|for\s+each|for\s+every)\s+(?:\w+\s+)?(?:of\s+)?(?:our\s+|the\s+|my\s+)?{_RUN_NUM}\s+{_FOR_WHOM}"),
+    # '50 separate LoRAs', '50 different fine-tunes', 'train 50 LoRAs'
+    re.compile(rf"(?<![\d.]){_RUN_NUM}\s+(?:separate|different|independent|distinct|individual|per-customer|custom)\s+"
+               rf"(?:\S+\s+){{0,2}}?{_RUN_THING}(?![a-z])"),
+    re.compile(rf"(?:train|fine-?tune|finetune|build|make|run)\s+{_RUN_NUM}\s+(?:\S+\s+){{0,2}}?{_RUN_THING}(?![a-z])"),
+    # 'one LoRA per customer for 120 customers', 'a LoRA per brand, 30 brands'
+    re.compile(rf"(?:per|for\s+each|for\s+every)\s+{_FOR_WHOM}\s*(?:,|;|:|for|across|x|×|-)?\s*(?:all\s+|our\s+|the\s+)*"
+               rf"{_RUN_NUM}\s+(?:\w+\s+)?{_FOR_WHOM}(?![a-z])"),
+    # '给 50 个客户每人训一个', '50 个客户各训一个 LoRA', '为 30 个品牌分别训练', '每个客户一个 LoRA，共 50 个客户'
+    re.compile(rf"{_RUN_NUM}\s*(?:个|位|家|名)\s*{_ZH_WHOM}[^。；;，,]{{0,6}}?(?:每人|每个|每家|每位|各|分别|单独|一人一个)"),
+    re.compile(rf"(?:每个|每位|每家|每一个)\s*{_ZH_WHOM}[^。；;]{{0,16}}?(?:共|一共|总共|有)\s*{_RUN_NUM}\s*(?:个|位|家|名)"),
+    # '训 50 个 LoRA', '50 个独立的 LoRA', '跑 50 次微调'
+    re.compile(rf"{_RUN_NUM}\s*(?:个|套)\s*(?:独立的?|不同的?|单独的?)?\s*(?:lora|适配器|微调模型|dreambooth)(?![a-z])"),
+    re.compile(rf"(?:训|训练|跑|做)\s*{_RUN_NUM}\s*次\s*(?:lora|微调|训练)"),
+]
+
+
 class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, LoadReader, BatchReader,
              DatasetReader, IntentScorer):
     """Built once per (knowledge base, lexicon); `parse` is a pure function of the text. Each step lives in its own
@@ -143,6 +173,20 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             return self._blank(t, m.span())
         return t
 
+    def _runs(self, t: str, slots: dict[str, Any]) -> str:
+        """The same job run once for each of N customers ('a LoRA for each of 50 customers', '给 50 个客户每人训一个',
+        '50 个 LoRA', '50 separate fine-tunes'): N runs, whose work adds up; the count is blanked so that no other
+        reader takes it (as users or a GPU count). Only a training job has runs ('500 users each sending ...' is load)."""
+        if not self.rx_train_words.search(t):
+            return t
+        for rx in RUNS:
+            for m in rx.finditer(t):
+                n = self._num(m.group("n"))
+                if n and n == int(n) and 2 <= n <= 1_000_000:
+                    slots["runs"] = int(n)
+                    return self._blank(t, m.span("n"))
+        return t
+
     # ----- the parse ---------------------------------------------------------------------------------------------
     def parse(self, raw: str, today: dt.date | None = None) -> Parse:
         """`today` dates 'by Friday' and '12月20日前' (a fixed day in tests; the real date otherwise)."""
@@ -186,6 +230,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
                 slots["fps"] = fps
             work = self._blank(work, m.span())
         work = self._stated_mfu(work, slots)
+        work = self._runs(work, slots)
         work = self._numbers(mark_before_count(work), slots, "model" in slots or "model" in ambiguous,
                              today or dt.date.today())
         if sched := schedule_hours(text, self._num):     # '8 hours a day on weekdays': a service's hours of use

@@ -104,7 +104,8 @@ class WorkReader:
         taken += self._sample_lengths(qs, slots)
         if items is not None and "sample_tokens" not in slots:
             t = self._unitless_length(t, slots)
-        steps = next((q for q in qs if q.unit == "steps" and not q.rate and not q.each), None)
+        # '1500 steps each' (each run's, each customer's) is the steps; '100 steps per image' is not
+        steps = next((q for q in qs if q.unit == "steps" and not q.rate and q.each in (None, "item")), None)
         if steps is not None and not steps.negative and 1 <= steps.value <= MAX_TRAIN_STEPS:
             slots["train_steps"] = int(steps.value)      # '大概 3000 步': steps x batch images, not one epoch
             taken.append(steps)

@@ -28,7 +28,33 @@ DEFAULT_GENERATIONS = 8          # TRL GRPOConfig num_generations default (the W
 
 def training_work(slots: dict[str, Any], w: Workload) -> Work | None:
     """The work of a language model's training job as the user stated it, or None when no amount was said (or the
-    job is not a language model's training)."""
+    job is not a language model's training). The same job run for each of N customers is N times one run's work."""
+    work = _one_run_work(slots, w)
+    runs = slots.get("runs")
+    if work is None or not runs or runs < 2:
+        return work
+    k = float(runs)
+    return work.model_copy(update={
+        "amount": work.amount * k, "factors": [*work.factors, WorkFactor(value=k, unit="runs")],
+        "tokens": work.tokens * k if work.tokens is not None else None,
+        "generated_tokens": work.generated_tokens * k if work.generated_tokens is not None else None})
+
+
+def runs_of(w: Workload, slots: dict[str, Any]) -> Workload:
+    """The workload of all the runs ('a LoRA for each of 50 customers'): one run's images, samples or tokens x N, so
+    that the time and the cost the planner gives are of all of them (the answer says one run's share)."""
+    runs = slots.get("runs")
+    if not runs or runs < 2 or w.task == "inference":
+        return w
+    if w.runs > 1:
+        return w      # already all the runs'
+    if w.kind in ITEM_KINDS or w.algorithm != "sft":
+        update = {"runs": int(runs), **({"dataset_items": w.dataset_items * runs} if w.dataset_items else {})}
+        return w.model_copy(update=update)
+    return w.model_copy(update={"runs": int(runs)})   # SFT tokens: with_work took them from the Work, runs counted
+
+
+def _one_run_work(slots: dict[str, Any], w: Workload) -> Work | None:
     if w.task == "inference":
         return None
     if w.kind in ITEM_KINDS and w.algorithm == "sft":
@@ -47,7 +73,8 @@ def _item_work(slots: dict[str, Any], w: Workload) -> Work | None:
     dataset x epochs, as the workload is timed (workload._with_dataset)."""
     if not w.dataset_items or not w.epochs:
         return None
-    amount = w.dataset_items * w.epochs
+    items = w.dataset_items / w.runs                      # one run's (runs_of counted all of them in the workload)
+    amount = items * w.epochs
     unit = ITEM_UNIT.get(slots.get("dataset_unit") or "", "images")
     steps = slots.get("train_steps") or (round(amount / w.batch_size) if w.kind == "diffusion" and not slots.get("epochs")
                                          else None)
@@ -55,7 +82,7 @@ def _item_work(slots: dict[str, Any], w: Workload) -> Work | None:
         factors = [WorkFactor(value=float(steps), unit="steps", said=bool(slots.get("train_steps"))),
                    WorkFactor(value=float(w.batch_size), unit="batch", said=bool(slots.get("batch_size")))]
     else:
-        factors = [WorkFactor(value=float(w.dataset_items), unit=unit), WorkFactor(value=float(w.epochs), unit="epochs",
+        factors = [WorkFactor(value=float(items), unit=unit), WorkFactor(value=float(w.epochs), unit="epochs",
                                                                                 said=bool(slots.get("epochs")))]
     return Work(kind="training", amount=amount, unit=unit, factors=factors, timed_as="items",
                 assumed=[f.unit for f in factors if not f.said])
@@ -157,7 +184,7 @@ def with_work(w: Workload, work: Work | None, slots: dict[str, Any], notes: Note
         notes.append(("assume.work_prompt_tokens", {"tokens": f"{w.seq_len:,}"}))
     if work.timed_as == "tokens":
         return w.model_copy(update={"tokens": work.amount})
-    update: dict[str, Any] = {"dataset_items": float(work.factors[0].value), "epochs": work.factors[-1].value}
+    update: dict[str, Any] = {"dataset_items": float(work.factors[0].value), "epochs": _epochs_factor(work).value}
     if w.algorithm in ONLINE:
         group, length = work.factors[1], work.factors[2]
         if w.algorithm == "grpo":
@@ -166,6 +193,10 @@ def with_work(w: Workload, work: Work | None, slots: dict[str, Any], notes: Note
         if length.limit:
             update["rollout_mean"] = max(1, int(length.value))
     return w.model_copy(update=update)
+
+
+def _epochs_factor(work: Work) -> WorkFactor:
+    return next(f for f in reversed(work.factors) if f.unit == "epochs")
 
 
 def _assumption_notes(work: Work) -> Notes:

@@ -13,7 +13,7 @@ from bot.estimate.posttrain import rollout_tp
 from bot.estimate.speech import SPEECH_BATCH
 from bot.plan.batch import batch_spec, is_batch
 from bot.plan.load import CHAT_OUTPUT, CHAT_PROMPT, load_notes, serving_load, sized_rate
-from bot.plan.work import training_work, with_work
+from bot.plan.work import runs_of, training_work, with_work
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.kb import Model
 from bot.records.models import MemoryEstimate, Workload
@@ -52,7 +52,7 @@ def build_workload(kb: KnowledgeBase, intent: str, slots: dict[str, Any], assume
     w = _with_kind(w, kind, slots, notes)
     w = _shard_a_big_frozen_base(w, model, slots)
     w = _with_dataset(kb, w, model, slots, notes)
-    w = with_work(w, training_work(slots, w), slots, notes)
+    w = runs_of(with_work(w, training_work(slots, w), slots, notes), slots)
     return with_ultralytics_optimizer(w, model, notes), model, notes
 
 

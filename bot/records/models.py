@@ -49,6 +49,9 @@ class Slots(BaseModel):
     work_scale: float | None = None     # '数据量翻倍', 'the dataset triples': the job's amount of work by a factor
     # the model FLOPs utilisation the user tells us to assume ('assume 40% MFU', 'MFU 按 40%'): a fraction, 0-1
     mfu: float | None = Field(default=None, gt=0, le=1)
+    # the same job run this many times ('a LoRA for each of 50 customers', '给 50 个客户每人训一个'): the work, time and
+    # cost are of all the runs, and the answer says one run's share too
+    runs: int | None = Field(default=None, ge=2, le=1_000_000)
     renting: bool | None = None       # "rent 8 x H100": the GPUs named are to be rented, not the user's own
     rent_more: bool | None = None     # "how many extra A800s to rent": cards rented beside the user's own ones
     budget: Literal["low", "medium", "high"] | None = None
@@ -218,6 +221,8 @@ class Workload(BaseModel):
     # an MFU the user said to assume ('assume 40% MFU'): the speed model's throughput is that share of the dense peak
     # of the precision used, whatever layout the plan picks (None: the speed model's own estimate)
     mfu_stated: float | None = Field(default=None, gt=0, le=1)
+    # the same job run this many times (Slots.runs): dataset_items is already all the runs' (bot/plan/work.runs_of)
+    runs: int = Field(default=1, ge=1, le=1_000_000)
     optimizer: Optimizer = "adamw"
     batch_size: int = Field(default=1, ge=1, le=4096)
     seq_len: int = Field(default=1024, ge=1, le=10_000_000)

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.knowledge.loader import KnowledgeBase
 from bot.records.models import AnswerView, CheckRow, ConsideredRow, SourceRef, ViewSection
-from bot.render.own import days_text, hours_text, own_lines
+from bot.render.own import days_text, hours_text, money_text, own_lines
 from bot.render.reply import (SHORT_JOB_H, Citer, _bridge, _fleet_price, _lost, _pool_memory, _time_cost,
                               billing_lines, compute_basis, cost_lines, flavor_line, flavor_sources, fleet_alt_line,
                               fleet_lines, infeasible_line, layout_lines, memory_terms, price_text, rate_text, rentals,
@@ -206,6 +206,7 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
                           memory_cites)]
     out.append(ViewSection(key="why", label=label("why"), title=label("why"), lines=why))
     cost = cost_lines(t, top, lang, cheaper_shown=any(r.get("label") == "cheapest" for r in recs[1:]))
+    cost += per_run_lines(t, top, reply.get("work"), lang)
     # a job's cost per billing mode repeats its cost line's figure: after the fold; a service's month and year stay
     billing = billing_lines(t, top.get("costs") or [], lang)
     job = any(c["per"] == "job" for c in top.get("costs") or [])
@@ -220,6 +221,15 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
             line = cite.after(f"{flavor_line(kb, r, lang)} - {_time_cost(t, r, lang)}", flavor_sources(r))
             out.append(ViewSection(key=r["label"], label=label(r["label"]) + where(r), title=time_cost, lines=[line]))
     return out
+
+
+def per_run_lines(t: Templates, top: dict[str, Any], work: dict[str, Any] | None, lang: str) -> list[str]:
+    """The same job for each of N customers: the plan's time and cost are all N runs'; one run's share is said too."""
+    runs = next((f["value"] for f in (work or {}).get("factors") or [] if f["unit"] == "runs"), None)
+    if not runs or runs < 2 or not top.get("job_hours") or not top.get("job_cost"):
+        return []
+    return ["      " + t.say("why.per_run", lang, runs=f"{runs:,.0f}", hours=hours_text(top["job_hours"] / runs),
+                             cost=f"{money_text(top['job_cost'] / runs)} {top['currency']}")]
 
 
 def _work_sections(reply: dict[str, Any], extra: dict[str, Any], t: Templates, lang: str) -> list[ViewSection]:
