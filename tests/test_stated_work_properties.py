@@ -212,3 +212,19 @@ def test_n_runs_are_n_times_the_work_and_the_cost_of_one(lang, i, n):
         assert pick["job_cost"] == pytest.approx(n * same["job_cost"], rel=0.02), (pick["job_cost"], same["job_cost"])
     per_run = f"{n:,}"
     assert (f"That is {per_run} runs" if lang == "en" else f"共 {per_run} 次") in r_n.text, r_n.text
+
+
+# ----- a vision transformer's training speed ---------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Pretraining ViT-L/16 on ImageNet-21k (14M imgs) for 90 epochs at 224px. How many A100s to finish within a week?",
+    "ViT-L/16 预训练，ImageNet-21k 1400 万张图，90 个 epoch，224 分辨率，一周内训完要几张 A100？",
+    "train vit large patch16 on 14M images x 90 epochs, deadline 7 days, A100",
+])
+def test_vit_l_pretraining_fits_one_a100_node_in_a_week(text):
+    """ViT-L/16 trains at a few hundred images/s per A100 (timm's ViT/ResNet-50 ratio on NVIDIA's A100 ResNet-50
+    share: ~340 a card), so 1.26e9 images is one 8-card node for a week, not 32 cards (s5-29)."""
+    from bot.estimate.vision import VIT_TRAIN_EFFICIENCY
+    assert 0.35 <= VIT_TRAIN_EFFICIENCY <= 0.5
+    r = _core().turn(text, {})[0]
+    pick = next(x for x in r.recommendations if x.get("label") != "yours")
+    assert pick["gpus_total"] <= 8 and pick["job_hours"] <= 7 * 24, (text, pick["gpus_total"], pick["job_hours"])
