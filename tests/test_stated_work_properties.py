@@ -247,3 +247,19 @@ def test_dense_pretraining_on_owned_80gb_nodes_runs_in_a_megatron_like_layout(p,
     from bot.plan.layouts import ROOMY_MFU_CEILING
     assert 0.33 <= own["mfu"] <= ROOMY_MFU_CEILING, (text, own["mfu"], own.get("layout"))
     assert own["per_gpu_gib"] <= 80 * 0.95, (text, own["per_gpu_gib"])
+
+
+@pytest.mark.parametrize("text, cloud", [
+    ("We own 4x RTX 3090 (24GB each, no NVLink). Want to full fine-tune Mistral-7B on 200k samples x 2k tokens, 1 epoch."
+     " Feasible? If not what would you reccomend renting on Lambda?", "Lambda"),
+    ("我们有 4 张 RTX 3090 24G，想全参微调 Mistral-7B，20万条样本，每条 2k token，1 个 epoch，能跑吗？不行的话在 Lambda 上租什么？",
+     "Lambda"),
+])
+def test_owned_cards_that_hold_it_only_by_offload_still_show_the_rental_asked_for(text, cloud):
+    """Four 3090s hold a 7B full fine-tune only with the optimizer state in host RAM; the user asked what to rent on
+    a cloud if not: the answer times their 4 cards and shows that rental, not their cards alone (s5-27 T1)."""
+    r = _core().turn(text, {})[0]
+    own = next(x for x in r.recommendations if x.get("label") == "yours")
+    assert own["gpus_total"] == 4
+    head = r.text.split("Checklist")[0].split("检查清单")[0]
+    assert cloud in head and ("Pick" in head or "推荐" in head), r.text

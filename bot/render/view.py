@@ -43,8 +43,13 @@ def answer_view(reply: dict[str, Any], kb: KnowledgeBase, t: Templates, extra: d
     work = _work_sections(reply, extra, t, lang)
     # their own cards hold the job: the verdict and its time are the answer, a rental beside it comes after the fold
     # (a target their cards miss, a deadline above all, makes the rental that meets it part of the answer)
+    # Their cards holding it only by moving optimizer state or parameters to host RAM (slow: PCIe every step) is no
+    # answer on its own when they named a cloud to rent on: that rental is part of the answer, not after the fold
+    offloaded = ((verdict.get("row") or {}).get("layout") or {}).get("offload", "none") not in (None, "none")
+    asked_cloud = bool((reply.get("slots") or {}).get("provider"))
     fold = bool(verdict.get("owned") and verdict["row"]["fits"]
-                and not any(tg.get("met") is False for tg in reply.get("targets") or []))
+                and not any(tg.get("met") is False for tg in reply.get("targets") or [])
+                and not (offloaded and asked_cloud))
     if fold:
         sections, work = sections + work, []
     short_sources = len(cite.ids)
