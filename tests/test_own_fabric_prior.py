@@ -35,13 +35,11 @@ def test_every_fabric_source_is_on_file():
 # 64 H800 (8 HGX servers), continued pre-training of Qwen2.5-32B on 200B tokens. Before: TP x PP over an assumed TCP
 # link, 31.8 days, and "ZeRO-3 ... about 1,587 days" beside it. Expected now, by hand: 6 x 32.8B x 2e11 tokens =
 # 3.9e22 FLOPs (+ attention) at ~28 % of 989 TFLOP/s x 64 = 1.77e16 FLOP/s -> 25-26 days, / 0.9 goodput -> ~28-30
-# days over the fabric; nothing near a thousand days on either network. Pre-training in the roomier layout Megatron
-# runs (a micro-batch of more tokens, less recomputation: layouts.roomy_layouts) at up to the 52 % of peak published
-# runs reach: 3.9e22 / (64 x 989e12 x 0.52) / 0.9 -> 15 days at the least.
+# days over the fabric; nothing near a thousand days on either network.
 def test_64_h800_are_timed_over_their_fabric_not_a_1587_day_cliff(core):
     r, mine = _mine(core, "we have 64 H800 GPUs, continue pre-training Qwen2.5-32B on 200B tokens")
     assert mine["network_assumed"] == "rdma" and mine["inter_link"] == "rdma" and not mine["network_said"]
-    assert 15 * 24 <= mine["job_hours"] <= 33 * 24
+    assert 25 * 24 <= mine["job_hours"] <= 33 * 24
     assert mine["mfu"] >= 0.2
     assert mine["job_hours_tcp"] >= mine["job_hours"] * 0.99 and mine["job_hours_tcp"] < 60 * 24
     assert "nvidia-dgx-basepod-core" in mine["sources"]

@@ -147,56 +147,6 @@ def _fastest(candidates: list[Workload], model: Model | None, gpu: GPU, n: int, 
     return best
 
 
-# Pre-training a dense model in full: Megatron-Bridge's performance recipes run Llama-3 8B on DGX-H100 at micro-batch
-# 1 x 8,192 tokens without full recomputation (docs/performance-summary.md), and Megatron-LM recomputes only the
-# attention core (--recompute-granularity selective; Korthikanti et al. 2022) where memory allows. A plan whose cards
-# hold more than micro-batch 1 with every layer recomputed runs the roomiest of these that fits, as those recipes do:
-# the same samples per optimizer step (fewer accumulation steps), more tokens per matmul, no recomputed forward.
-ROOMY_MICRO_BATCH_TOKENS = 8192
-ROOMY_CHECKPOINTING = ("full", "selective", "none")
-# No published run of a dense model beats 52 % of the peak: Megatron-LM's 1T model on 3,072 A100s ("per-GPU
-# throughput of 52% of theoretical peak", Narayanan et al. 2021; source megatron-lm-3d-parallelism), Megatron-Core up
-# to 47 % MFU on H100. A roomier layout the speed model times above it is not taken (its A100 matmul efficiency
-# without recomputation runs ahead of what was measured).
-ROOMY_MFU_CEILING = 0.52
-
-
-def roomy_layouts(w: Workload, model: Model | None) -> list[Workload]:
-    """The plan's layout with larger micro-batches (up to ROOMY_MICRO_BATCH_TOKENS a micro-batch) and less
-    recomputation, the samples per step kept: a dense model pre-trained in full only (fine-tuning keeps its recipe)."""
-    if w.task != "train" or w.method != "full" or w.offload != "none" or w.optimizer != "adamw" or \
-            (model is not None and model.moe is not None and model.moe.experts > 1) or \
-            (model is not None and not model.is_transformer) or w.context_parallel > 1:
-        return []
-    samples = w.batch_size * w.grad_accumulation
-    out = []
-    for mb in (4, 2, 1):
-        if mb * w.seq_len > max(ROOMY_MICRO_BATCH_TOKENS, w.seq_len) or samples % mb or mb < w.batch_size:
-            continue
-        for ck in ROOMY_CHECKPOINTING:
-            if mb == w.batch_size and ck == w.checkpointing:
-                continue
-            out.append(w.model_copy(update={"batch_size": mb, "grad_accumulation": samples // mb,
-                                            "checkpointing": ck, "grad_checkpointing": False}))
-    return out
-
-
-def fastest_roomy_layout(w: Workload, model: Model | None, gpu: GPU, n: int, per_instance: int,
-                         usable_gib: float, link: LinkEvidence) -> Timed | None:
-    """The fastest of roomy_layouts(w) that fits `usable_gib` a GPU, or None."""
-    best: Timed | None = None
-    for cw in roomy_layouts(w, model):
-        est = job_memory(cw, model)
-        if est.per_gpu_gib > usable_gib:
-            continue
-        tt = perf.train_time(cw, model, gpu, n, per_instance, link)
-        if tt is None or (tt.mfu or 0) > ROOMY_MFU_CEILING:
-            continue
-        if best is None or tt.hours < best.hours:
-            best = Timed(cw, est, tt.hours, tt.mfu)
-    return best
-
-
 def layout_of_workload(cw: Workload, n: int, experts: int) -> dict[str, Any]:
     """The plan's layout as the answer shows it: data, tensor, pipeline and expert degrees, ZeRO stage, batch."""
     tp_pp = cw.tensor_parallel * cw.pipeline_parallel
@@ -210,22 +160,10 @@ def layout_of_workload(cw: Workload, n: int, experts: int) -> dict[str, Any]:
     return lay
 
 
-def with_roomy(lay: dict[str, Any], cw: Workload) -> dict[str, Any]:
-    """A layout that runs a roomier micro-batch or less recomputation than the job's default says so, so that
-    layout_workload times the same thing the plan was sized with."""
-    return {**lay, "roomy": {"batch_size": cw.batch_size, "grad_accumulation": cw.grad_accumulation,
-                             "checkpointing": cw.checkpointing}, "grad_accumulation": cw.grad_accumulation,
-            "micro_batch": cw.batch_size, "checkpointing": cw.checkpointing}
-
-
 def layout_workload(w: Workload, n: int, per_instance: int, layout: dict[str, Any] | None) -> Workload:
     """The workload a plan's layout times: its expert-parallel layout when it has one, hybrid sharding when the
     planner chose it, else ZeRO-3 over n GPUs."""
     base = zero3_workload(w, n, per_instance)
-    if layout and layout.get("roomy"):
-        r = layout["roomy"]
-        base = base.model_copy(update={"batch_size": r["batch_size"], "grad_accumulation": r["grad_accumulation"],
-                                       "checkpointing": r["checkpointing"], "grad_checkpointing": False})
     if layout and layout.get("sharding") == "hsdp" and layout.get("ep", 1) <= 1:
         return base.model_copy(update={"sharding": "hsdp"})     # ZeRO-3 inside each instance, replicas across
     if not layout or (layout.get("ep", 1) <= 1 and layout.get("tp", 1) * layout.get("pp", 1) <= 1):

@@ -85,7 +85,6 @@ class OwnPlan:
     rate: float | None = None            # images, clips: items per second on all the cards the plan uses
     capacity: Capacity | None = None     # serving: the load asked, in its unit, against what their cards carry
     items: dict[str, Any] | None = None  # ... and the job they are timed over: unit, per epoch, epochs, items
-    batch_fixed: bool = False            # the user said the batch: no roomier micro-batch is tried
 
 
 def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: float, cards: int,
@@ -99,7 +98,6 @@ def plan_own(w: Workload, model: Model | None, gpu: GPU | None, memory_gib: floa
         plan = _serving(w, model, memory_gib, cards, targets)
     else:
         plan = _training(w, model, memory_gib, cards, batch_fixed)
-        plan.batch_fixed = batch_fixed
     plan.gpu = gpu
     plan.network, plan.network_gbps = network
     if (network[0] is None and gpu is not None and w.method != "inference" and plan.used > CARDS_PER_MACHINE
@@ -472,19 +470,6 @@ def _expert_layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link:
         plan.experts = model.moe.experts
 
 
-def _roomy_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence) -> None:
-    """Pre-training a dense model in full on the user's cards: a larger micro-batch and less recomputation when their
-    cards hold it and it is faster (layouts.roomy_layouts), as a rental plan does (plans._roomy_if_faster)."""
-    w = plan.workload
-    if plan.hours is None or plan.batch_fixed or \
-            w.tensor_parallel * w.pipeline_parallel * w.expert_parallel > 1:
-        return
-    best = layouts.fastest_roomy_layout(w, model, gpu, plan.used, min(plan.used, 8),
-                                        plan.memory_gib * (1 - MIN_HEADROOM), link)
-    if best is not None and best.hours < plan.hours:
-        plan.workload, plan.estimate, plan.hours, plan.mfu = best.w, best.estimate, best.hours, best.mfu
-
-
 def _layout_if_faster(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence, search) -> bool:
     """The plan in the fastest layout `search` finds on the user's cards, when that fits and beats the one found; a
     layout that needed CPU offload or 8-bit optimizer state is left as it is. Whether it changed."""
@@ -523,7 +508,6 @@ def _train_time(plan: OwnPlan, model: Model | None, gpu: GPU, link: LinkEvidence
         # 8 cards, not a cluster fabric): every layer's gathers may then cost more than TP x PP's few sends
         _dense_layout_if_faster(plan, model, gpu, link)
     _expert_layout_if_faster(plan, model, gpu, link)
-    _roomy_if_faster(plan, model, gpu, link)
     if n > per_node and link.inter != "rdma":
         # over InfiniBand/RoCE the sharded layout may be the faster one again: the better of the two is said
         fabric = LinkEvidence(link.intra, link.intra_how, link.intra_gbs, "rdma", None)

@@ -265,23 +265,7 @@ def _timed(sizer: Sizer, f: Flavor, gpu: GPU, k: int, link: LinkEvidence) -> Siz
                          mfu=hybrid_share)
     if k > 1 and link.inter != "rdma":
         plan = _dense_layout_if_faster(sizer, f, gpu, plan, link)
-    return _roomy_if_faster(sizer, f, gpu, _expert_layout_if_faster(sizer, f, gpu, plan, link), link)
-
-
-def _roomy_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence) -> Sized:
-    """Pre-training a dense model in full: the plan's layout with a larger micro-batch and less recomputation when
-    the cards hold it and it is faster (layouts.roomy_layouts), as Megatron's pre-training recipes run."""
-    if plan.hours is None or plan.layout.get("ep", 1) > 1 or plan.layout.get("tp", 1) * plan.layout.get("pp", 1) > 1 \
-            or sizer.user_fixed:
-        return plan
-    w = timed_workload(sizer.w, plan.gpus_total, f.gpu_count, plan.layout)
-    best = layouts.fastest_roomy_layout(w, sizer.model, gpu, plan.gpus_total, f.gpu_count,
-                                        f.gpu_memory_gib * (1 - MIN_HEADROOM), link)
-    if best is None or best.hours >= plan.hours:
-        return plan
-    sizer.searched += 1
-    return Sized(plan.instances, plan.gpus_total, best.estimate, layouts.with_roomy(plan.layout, best.w),
-                 hours=best.hours, mfu=best.mfu)
+    return _expert_layout_if_faster(sizer, f, gpu, plan, link)
 
 
 def _dense_layout_if_faster(sizer: Sizer, f: Flavor, gpu: GPU, plan: Sized, link: LinkEvidence) -> Sized:
