@@ -256,8 +256,10 @@ def test_their_own_cards_are_never_resized(core):
     # servers that meet it (OwnCards._fewest_servers), not the next power of two
     ("pretrain a 7B llama-style model on 1T tokens, how many H100s to finish in ~30 days", "deadline", {40, 48, 56, 64}),
     # no deadline: the 30-day run the rental is sized to. 2B (a MoE whose size is all we know) on 300B tokens:
-    # 8 x 2e9 x 3e11 = 4.8e21 FLOP at ~25 % of 989 TFLOPS: ~5.4k GPU-h, 7.5 H800 over 720 h -> 8
-    ("有个2B的MoE想预训练，数据3000亿token，大概要多少H800", "horizon", {8, 16}),
+    # 8 x 2e9 x 3e11 = 4.8e21 FLOP at ~25 % of 989 TFLOPS: ~5.4k GPU-h, 7.5 H800 over 720 h -> 8; pre-trained in
+    # Megatron's roomier layout (micro-batch 4 x 2,048 tokens, no full recomputation: layouts.roomy_layouts)
+    # 6 x 2e9 x 3e11 = 3.6e21 at ~40 %: ~2.5k GPU-h, 3.5 H800 -> 4
+    ("有个2B的MoE想预训练，数据3000亿token，大概要多少H800", "horizon", {4, 6, 8, 16}),
 ])
 def test_a_gpu_named_without_a_count_is_sized_to_the_time(core, question, why, cards):
     """'How many H100s to pre-train ...': the cards that hold the job would take years; the count doubles until the
