@@ -252,8 +252,14 @@ class NumberPatterns:
         self.rx_by_relative_day = re.compile(
             r"(?:by|before|until|till|due|deadline\s*(?:is|:)?|no later than)\s+(?:the\s+)?"
             r"(?P<rel>tomorrow|end of (?:the |this |next )?(?:week|month|year)|eow|eom|eoy)(?![a-z])"
-            r"|(?P<rel2>明天|后天|(?:这个|本|下个?)?月底|(?:这|本)?周末|下周末|(?:今|本)?年底|下周)"
-            r"(?P<suffix>之前|以前|前|交|上线|完成|搞定|要|内|之内|以内)")
+            r"|(?P<rel2>明天(?:早上|上午|中午|下午|晚上|一早)?|后天|(?:这个|本|下个?)?月底|(?:这|本)?周末|下周末|(?:今|本)?年底|下周)"
+            r"(?P<suffix>之前|以前|前|交|上线|完成|搞定|要|内|之内|以内)"
+            # said bare as what will do: 'end of the week is fine', 'eow works', 'end of next month ok'
+            r"|(?P<rel3>end of (?:the |this |next )?(?:week|month)|eow|eom)(?=\s*(?:is|would be|works|'s|ok|okay|"
+            r"then|fine|should|too|also|at the latest)(?![a-z]))")
+        # an explicit span said with a day word: 'by tomorrow morning (~12h)', '明天早上（约 12 小时）': the hours win
+        self.rx_explicit_hours = re.compile(r"^[^\d]{0,24}?[(（]?\s*(?:~|约|大约|about|approx\.?|roughly)?\s*"
+                                            r"(\d{1,3}(?:\.\d)?)\s*(?:h|hrs?|hours?|小时|个小时)(?![a-z])")
         self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24|24\s*(?:hours?|hrs?|h)\s*(?:a|per|each|every)\s*day")
 
     # the memory of a card the user has or means, in four word orders: '24GB card' / '48G 的卡', '显存只有 12G',

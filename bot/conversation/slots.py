@@ -431,6 +431,11 @@ class SlotReader:
             day = when(m, today) if m else None
             if day is not None:
                 slots["deadline_days"] = float(max(1, (day - today).days))
+                said = self.rx_explicit_hours.match(t[m.end():])
+                if said and 0 < float(said.group(1)) <= 24 * slots["deadline_days"]:
+                    # 'by tomorrow morning (~12h)': the hours said are the deadline, not the day word's whole day
+                    slots["deadline_days"] = round(float(said.group(1)) / 24, 4)
+                    return self._blank(self._blank(t, (m.end(), m.end() + said.end())), m.span())
                 return self._blank(t, m.span())
         return t
 
@@ -459,8 +464,9 @@ class SlotReader:
     def _relative_date(self, m: re.Match, today: dt.date) -> dt.date:
         """'tomorrow', 'end of next week', 'end of the month', 'by EOY', '后天', '下周内' (within next week),
         '下周前' (before next week starts), '月底前', '下个月底前', '年底前'."""
-        word = (m.group("rel") or m.group("rel2")).replace("the ", "").replace("this ", "")
+        word = (m.group("rel") or m.group("rel2") or m.group("rel3")).replace("the ", "").replace("this ", "")
         word = {"eow": "end of week", "eom": "end of month", "eoy": "end of year"}.get(word, word)
+        word = re.sub(r"^明天(?:早上|上午|中午|下午|晚上|一早)$", "明天", word)
         if word in ("tomorrow", "明天", "后天"):
             return today + dt.timedelta(days=2 if word == "后天" else 1)
         if word == "下周" and m.group("suffix") in ("前", "之前", "以前"):
