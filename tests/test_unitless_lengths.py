@@ -7,7 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ZH = ["LoRA 微调 Qwen2.5-7B，数据{n}条，每条{L}，{e}个epoch", "全参微调 Llama 3.1 8B，{n}条样本，平均长度{L}，{e}个epoch",
-      "用 QLoRA 训 Qwen2.5-14B，{n}条数据，每条大概{L}，训{e}个 epoch", "微调 Qwen2.5-7B，样本{n}条，样本长度{L}，{e} 个 epoch"]
+      "用 QLoRA 训 Qwen2.5-14B，{n}条数据，每条大概{L}，训{e}个 epoch", "微调 Qwen2.5-7B，样本{n}条，样本长度{L}，{e} 个 epoch",
+      # the length after the number ('10 万条 4k 长度数据'): a lead's probe timed 4k samples as the default 1k
+      "全参微调 Qwen2.5-32B，{n}条 {L} 长度数据，{e} 个 epoch", "LoRA 微调 Qwen2.5-7B，{n}条，{L} 的长度，{e}个epoch"]
 EN = ["lora qwen2.5-7b on {n} samples, {L} each, {e} epochs", "full fine-tune llama 3.1 8b: {n} samples, avg length {L}, {e} epochs",
       "qlora qwen2.5-14b with {n} samples of about {L} each, {e} epochs", "fine-tune qwen2.5-7b, {n} rows, average length {L}, {e} epochs"]
 

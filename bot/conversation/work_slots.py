@@ -33,7 +33,9 @@ _UNITLESS_LENGTH = re.compile(
     r"|(?<![a-z_])average\s+(?:length|len)|(?<![a-z_])(?<![a-z_]\s)length|(?<![a-z_])per\s+(?:sample|row))"
     r"\s*(?:约|大概|大约|差不多|在|为|是|~|≈|about|around|roughly|of|is|=|:)?\s*"
     rf"(\d+(?:\.\d+)?)\s*(k|千)?{_NOT_A_LENGTH}"
-    r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:each|apiece|per\s+sample|long)(?![a-z])")
+    r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:each|apiece|per\s+sample|long)(?![a-z])"
+    # the length after the number: '10 万条 4k 长度数据', '2k 的长度', '4k长'
+    r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k|千)?\s*(?:token\s*)?(?:的)?\s*(?:长度|长)(?!\s*的?\s*上下文)")
 _POSTTRAIN_WORDS = re.compile(r"(?<![a-z])(?:dpo|grpo|ppo|orpo|kto|simpo|dapo|rlhf|reward model)(?![a-z])|偏好|强化学习")
 
 
@@ -121,7 +123,7 @@ class WorkReader:
         m = _UNITLESS_LENGTH.search(t)
         if m is None:
             return t
-        num, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        num, k = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
         value = float(num) * (1024 if k else 1)
         if 16 <= value <= MAX_SAMPLE_TOKENS:
             slots["sample_tokens"] = int(round(value))
