@@ -145,6 +145,13 @@ def _nearest(fitting: list[Row]) -> Row | None:
     timed = [r for r in fitting if r.get("hours")]
     if not any(r.get("breaks") for r in fitting):                 # only over budget: the cheapest is nearest
         return min(fitting, key=lambda r: (job_price(r), r["id"])) if fitting else None
+    if fitting and all(r.get("over_budget") for r in fitting) and \
+            not any(b != "horizon" for r in fitting for b in r.get("breaks", [])):
+        # over the budget whatever the plan, and nothing the user asked for is missed (the horizon is the planner's
+        # own limit): the cheapest within the horizon is nearest, not a faster plan that costs half as much again (a
+        # 3B pre-training over a 200k CNY budget was offered 40 cards at 80k USD beside 24 at 53k)
+        within = [r for r in fitting if "horizon" not in r.get("breaks", [])] or fitting
+        return min(within, key=lambda r: (job_price(r), r["id"]))
     if timed and any(b in ("deadline", "horizon") for r in timed for b in r.get("breaks", [])):
         within = [r for r in timed if not r.get("over_budget")] or timed
         return min(within, key=lambda r: (r["hours"], job_price(r), r["id"]))
