@@ -16,10 +16,7 @@ FOLDER = Path(__file__).resolve().parent / "review"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # (set, conversation id) -> the class of defect that still breaks a property here; fixed ones must be taken off
-KNOWN: dict[tuple[str, str], str] = {
-    ("set5", "s5-02"): "a load factor with a hedge and a digit after a serving plan ('下个季度流量预计翻 3 倍，要加多少？') "
-                       "got the help text: follow-up not re-planned",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _conversations():

@@ -89,7 +89,14 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     lang = parse.lang if parse.text and (parse.lang_sure or not state.get("lang")) else (state.get("lang") or parse.lang)
     new = parse.slots.filled()
     new.pop("topic", None)
-    new = _scaled_load(state.get("slots") or {}, new)
+    # a factor is applied to the load on file: the job's, or (after a comparison of cards for it, which keeps no job)
+    # the load the comparison was sized for ('L4s vs H100s for 50 req/s?' then 'and if traffic triples?')
+    on_file = state.get("slots") or {}
+    scaled_aside = bool(new.get("load_scale")) and not _has_load(on_file) \
+        and _has_load((state.get("aside") or {}).get("slots") or {})
+    if scaled_aside:
+        on_file = state["aside"]["slots"]
+    new = _scaled_load(on_file, new)
     new = _restated_amount(state.get("slots") or {}, new, parse.text)
     new = _counted_as_the_job(state, new)
     new_model = "model" in new or "params_b" in new
@@ -117,7 +124,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     versus = state.get("versus") or {}
     compared = versus.get("job_intent") or (aside or {}).get("job")
     if intent in (None, "explain") and aside and aside.get("intent") == "compare" and compared in JOB_INTENTS \
-            and JOB_QUANTITIES & new.keys() and _nothing_to_explain(parse, new) \
+            and JOB_QUANTITIES & new.keys() and _nothing_to_explain(parse, new) and not scaled_aside \
             and ((aside.get("slots") or {}).get("model") or (aside.get("slots") or {}).get("params_b")):
         # '老板要求 5 天内跑完，怎么配？' after 'H100 or A100 for this fine-tune?': the job compared, planned now on the side
         # the comparison preferred (else on either card compared), with what this turn adds
@@ -316,6 +323,14 @@ def _refine_aside(state: dict[str, Any], aside: dict[str, Any], new: dict[str, A
     return state, Decision("info", aside["intent"], slots)
 
 
+# the slots a service's load is said in (a rate, users at once, users a day, audio streams)
+LOAD_SLOTS = ("concurrency", "qps", "token_rate", "daily_users", "audio_rate")
+
+
+def _has_load(slots: dict[str, Any]) -> bool:
+    return any(slots.get(k) for k in LOAD_SLOTS)
+
+
 def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """'what if usage triples' after a service was sized: its users and request rate times the factor (a daily count
     kept as the same kind of rate); with no load on file the factor says nothing and is dropped."""
@@ -324,7 +339,7 @@ def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     if not scale:
         return new
     scaled = {k: (math.ceil(old[k] * scale) if k in ("concurrency", "daily_users") else round(old[k] * scale, 5))
-              for k in ("concurrency", "qps", "token_rate", "daily_users") if old.get(k) and k not in new}
+              for k in LOAD_SLOTS if old.get(k) and k not in new}
     if "concurrency" in scaled and old.get("concurrency_users"):
         scaled["concurrency_users"] = True        # the same people, more of them: still not all in flight
     if scaled and old.get("load") and "load" not in new:
@@ -361,7 +376,7 @@ def _scaled_work(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """'数据量翻倍', 'the dataset triples' after a job was sized: its amount (training set, tokens, batch items) times the
     factor; a load scale said of a job with no load but an amount of work ('量翻倍' of a transcription) is the work."""
     scale = new.pop("work_scale", None)
-    if not scale and new.get("load_scale") and not any(old.get(k) for k in ("concurrency", "qps", "token_rate")):
+    if not scale and new.get("load_scale") and not _has_load(old):
         scale = new.pop("load_scale")
     if not scale:
         return new

@@ -27,7 +27,89 @@ def load_scale(text: str) -> float | None:
     """The factor a question scales the load by, or None when it names none."""
     if not _EN.search(text.lower()) and re.search(r"翻(?:了)?(?:一)?番", text):
         return 2.0
-    return _scale(text, _EN, _ZH)
+    return _scale(text, _EN, _ZH) or _hedged_scale(text)
+
+
+# ----- the wider reader: a factor said in the clause of a load noun, with hedges and filler between them ('traffic is
+# expected to triple next quarter', '下个季度流量预计翻 3 倍', 'load goes up 50%', '用户量涨到 5 倍', 'a 3-fold increase in
+# traffic'), or said bare in a follow-up that names nothing else ('and if it doubles?', '翻倍呢', 'what about 3x?').
+# A clause about something else (output length, batch size, speed, price, the data) scales no load.
+_NUMWORD = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+            "twenty": 20, "hundred": 100}
+_ZH_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_N = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_ZN = r"(\d+(?:\.\d+)?|[一两二三四五六七八九十])"
+_LOAD_NOUN = re.compile(r"(?<![a-z])(?:usage|traffic|load|users?|user\s+base|requests?|demand|qps|rps|volume|dau|mau|"
+                        r"calls?|queries|sessions?|customers?|visitors?|peak)(?![a-z])|"
+                        r"用户|请求|访问|流量|并发|负载|日活|月活|调用|业务量|qps|峰值|高峰")
+# what a factor in a clause with no load noun is about instead
+_OTHER_NOUN = re.compile(r"(?<![a-z])(?:batch|output|input|context|length|prompt|tokens?|model|params?|parameters|gpus?|"
+                         r"cards?|price|cost|budget|time|deadline|data|dataset|corpus|samples?|images?|audio|epochs?|"
+                         r"faster|slower|cheaper|speed|quicker|expensive|memory|vram|throughput|latency|ttft|check)(?![a-z])|"
+                         r"输出|输入|上下文|长度|模型|参数|显卡|卡|价格|成本|预算|时间|工期|数据|样本|图片|音频|快|慢|便宜|贵|"
+                         r"速度|显存|吞吐|延迟|epoch|token")
+_EN_FACTOR = [
+    (re.compile(r"(?<![a-z])(doubl|tripl|quadrupl)(?:es|ed|e|ing)(?![a-z])"), lambda m: {"doubl": 2, "tripl": 3,
+                                                                                         "quadrupl": 4}[m.group(1)]),
+    (re.compile(r"(?<![a-z])twice(?![a-z])"), lambda m: 2),
+    (re.compile(rf"(?<![a-z\d.]){_N}\s*-?\s*fold(?![a-z])"), lambda m: _num(m.group(1))),
+    # '3x', '3 times', not '2x A100' / '8x H100' / '2 x 4090' (a count of cards)
+    (re.compile(rf"(?<![a-z\d.]){_N}\s*(?:x|×|times)(?![a-z\d])(?!\s*(?:[a-z]+-?\d|\d|nvidia|rtx|tesla|gpus?|cards?|"
+                r"nodes?|machines?|instances?|servers?|h\d|a\d|l\d))"), lambda m: _num(m.group(1))),
+    (re.compile(r"(?<![a-z\d])(?:x|×)\s*(\d+(?:\.\d+)?)(?![\d.])"), lambda m: _num(m.group(1))),
+    (re.compile(r"(?<![a-z])(?:up|grows?|grew|increases?|increased|rises?|rose|jumps?|jumped|climbs?|more|higher|"
+                r"growth|increase|\+)\s*(?:by\s+|of\s+)?(?:about\s+|around\s+|~)?(\d+(?:\.\d+)?)\s*(?:%|percent)"),
+     lambda m: 1 + float(m.group(1)) / 100),
+    (re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:%|percent)\s+(?:more|higher|growth|increase|up)(?![a-z])"),
+     lambda m: 1 + float(m.group(1)) / 100),
+]
+_ZH_FACTOR = [
+    (re.compile(r"翻(?:了)?(?:一)?(?:倍|番)"), lambda m: 2),
+    (re.compile(rf"翻(?:了)?\s*{_ZN}\s*(?:倍|番)"), lambda m: _num(m.group(1)) if "番" not in m.group(0)
+     else 2 ** _num(m.group(1))),
+    (re.compile(rf"(?:是|变成|到|成|为)?\s*(?:原来|现在|目前|当前|今天|之前)?的?\s*{_ZN}\s*倍"), lambda m: _num(m.group(1))),
+    (re.compile(r"(?:涨|增加|增长|提高|提升|上涨|多|加|扩大|上升)(?:了)?\s*(?:约|大概)?\s*(\d+(?:\.\d+)?)\s*%"),
+     lambda m: 1 + float(m.group(1)) / 100),
+    (re.compile(r"(?:涨|增加|增长|提高|提升|上涨|多|加|扩大|上升)(?:了)?\s*百分之\s*(\d+(?:\.\d+)?)"),
+     lambda m: 1 + float(m.group(1)) / 100),
+]
+_CLAUSE = re.compile(r"[，。；？！;?!\n]|[,.](?=\s|$)")
+
+
+def _num(word: str) -> float:
+    if word in _NUMWORD:
+        return float(_NUMWORD[word])
+    if word in _ZH_NUM:
+        return float(_ZH_NUM[word])
+    return float(word)
+
+
+def _factors(clause: str) -> list[tuple[int, float]]:
+    """Each factor said in a clause, with where it starts."""
+    out = []
+    for pat, value in _EN_FACTOR + _ZH_FACTOR:
+        for m in pat.finditer(clause):
+            try:
+                out.append((m.start(), float(value(m))))
+            except (ValueError, KeyError):
+                continue
+    return sorted(out)
+
+
+def _hedged_scale(text: str) -> float | None:
+    """A load factor said with hedges or filler between the load and its factor, or bare in a short follow-up."""
+    for clause in _CLAUSE.split(text.lower()):
+        found = [(at, f) for at, f in _factors(clause) if 1 < f <= 1000]
+        if not found:
+            continue
+        at, factor = found[0]
+        if _LOAD_NOUN.search(clause):
+            # the load's factor, unless the factor is said of another thing nearer to it ('users double and the
+            # batch size triples' reads the users' factor first, which is the one found first)
+            return factor
+        if not _OTHER_NOUN.search(clause) and len(clause.strip()) <= 40:
+            return factor
+    return None
 
 
 def _scale(text: str, en: re.Pattern, zh: re.Pattern) -> float | None:

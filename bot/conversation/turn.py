@@ -45,6 +45,7 @@ from bot.render.templates import Templates, default_templates
 from bot.render.work import work_text
 from bot.render.own import money_text
 from bot.render.changes import changed_line, changes_as_data
+from bot.conversation.fleet_delta import fleet_delta, plan_summary
 
 
 @dataclass
@@ -893,7 +894,8 @@ class Core:
                 first = [{"key": "verdict", "lines": lines, "sources": sources}]
                 d.slots = {**d.slots, **chosen}
         reply = self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text),
-                             first=first, span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"))
+                             first=first, span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"),
+                             plan_before=(state.get("plan") or {}).get("fleet"))
         if verdict is not None and (reply.verdict or {}).get("kind") != "spot":
             reply.verdict = verdict
         return reply
@@ -921,7 +923,7 @@ class Core:
 
     def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None, asks: list[str] | None = None,
                 said_days: float | None = None, first: list[dict[str, Any]] | None = None,
-                span_days: float | None = None) -> Reply:
+                span_days: float | None = None, plan_before: dict[str, Any] | None = None) -> Reply:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
@@ -1014,8 +1016,14 @@ class Core:
             reply.changed = changes_as_data(d.changed)
             # after a verdict the question asked for ('p4d or p5 for this run?'): the decision is the first line
             at = next((i for i, s in enumerate(reply.view.sections) if s.key != "verdict"), len(reply.view.sections))
-            reply.view.sections.insert(at, ViewSection(key="changed", lines=[
-                changed_line(d.changed, job, t, lang, self.kb, d.slots)]))
+            lines = [changed_line(d.changed, job, t, lang, self.kb, d.slots)]
+            rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+            delta = fleet_delta(plan_before, plan_summary(rec)) if rec else None
+            if delta:
+                # '要加多少？': how many cards more (or fewer) than the plan before, and what that costs an hour
+                reply.rule_trace.append({"rule": "fleet_delta", "fired": True, "because": delta})
+                lines.append(self._fleet_delta_line(delta, lang))
+            reply.view.sections.insert(at, ViewSection(key="changed", lines=lines))
         lead = next((s for s in reply.view.sections if s.key == "lead"), None)
         if advice.gpu_verdict and lead:
             reply.notes.insert(0, lead.lines[0])
@@ -1039,6 +1047,31 @@ class Core:
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
+
+    def _fleet_delta_line(self, delta: dict[str, Any], lang: str) -> str:
+        """'Fleet: 16 x A10 -> 48 x A10 (32 more cards); 35.92 -> 107.76 USD/h (+71.84 USD/h, +52,443 USD a month).'"""
+        t = self.templates
+
+        def cards(n: int, gid: str | None) -> str:
+            return t.say("changed.cards", lang, n=n, gpu=self.kb.gpus[gid].name if gid in self.kb.gpus else gid or "GPU")
+        n = delta["cards_delta"]
+        said = t.say("changed.more", lang, n=n) if n > 0 else t.say("changed.fewer", lang, n=-n) if n < 0 else \
+            t.say("changed.same_count", lang)
+        if delta["gpu_before"] != delta["gpu_after"]:
+            said = t.say("changed.other_card", lang, delta=said)
+        ctx = dict(before=cards(delta["cards_before"], delta["gpu_before"]),
+                   after=cards(delta["cards_after"], delta["gpu_after"]), delta=said)
+        if "hour_delta" not in delta:
+            return t.say("changed.fleet", lang, **ctx)
+
+        def hourly(v: float) -> str:
+            return f"{v:,.2f}"
+
+        def signed(v: float, said=hourly) -> str:
+            return ("+" if v > 0 else "-" if v < 0 else "±") + said(abs(v))
+        return t.say("changed.fleet_cost", lang, **ctx, hb=hourly(delta["hour_before"]),
+                     ha=hourly(delta["hour_after"]), hd=signed(delta["hour_delta"]),
+                     md=signed(delta["month_delta"], money_text), cur=delta["currency"])
 
     def _consistent(self, reply: Reply) -> None:
         """The critic's consistency invariant over the rendered answer (bot/render/consistency.py): a line that
@@ -1377,7 +1410,7 @@ def _plan_of(reply: Reply) -> dict[str, Any]:
     rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None) or \
         next(iter(reply.recommendations), None) or {}
     return {k: rec.get(k) for k in ("flavor", "gpu", "gpus_total", "instances", "replicas", "tpot_ms")} | \
-        {"hours": rec.get("job_hours")}
+        {"hours": rec.get("job_hours"), "fleet": plan_summary(rec) if rec else None}
 
 
 def _hours_text(h: float) -> str:
