@@ -113,3 +113,22 @@ def test_a_scaled_load_is_re_planned_with_the_fleet_delta(kind, lang1, lang2, ho
     assert delta["cards_after"] == plan_cards(rec)
     first = next(x for x in r1.recommendations if x.get("label") != "yours")
     assert delta["cards_before"] == plan_cards(first)
+
+
+@pytest.mark.parametrize("follow, factor", [("and if traffic triples next quarter?", 3.0), ("what if load goes up 50%", 1.5),
+                                            ("流量预计翻 3 倍呢", 3.0)])
+def test_a_scaled_load_after_a_card_comparison_compares_again(core, follow, factor):
+    """'how many L4s vs how many H100s?' keeps no job; the factor scales the load it compared at, and the comparison
+    is made again at that load, each side's card count said before and after."""
+    first = ("We serve Llama-3.1-8B-Instruct, expect 50 req/s at peak, ~1000 input / 250 output tokens each. GCP. "
+             "How many L4s vs how many H100s?")
+    r1, state = core.turn(first, {})
+    r2, _ = core.turn(follow, state)
+    assert not any(h in r2.text for h in HELP), r2.text[:300]
+    assert (r2.verdict or {}).get("kind") == "compare", r2.text[:300]
+    assert r2.slots.get("qps") == pytest.approx(50 * factor), r2.slots
+    before = {s["name"]: s["gpus"] for s in r1.verdict["sides"]}
+    after = {s["name"]: s["gpus"] for s in r2.verdict["sides"]}
+    assert all(after[k] >= before[k] for k in before), (before, after)
+    assert "50" in r2.text.splitlines()[0] and "->" in r2.text.splitlines()[0] or "→" in r2.text.splitlines()[0], \
+        r2.text.splitlines()[0]

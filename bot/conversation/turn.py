@@ -12,7 +12,7 @@ from typing import Any
 from bot.records import config
 from bot.conversation import info
 from bot.plan.advisor import Advisor
-from bot.conversation.dialogue import Decision, load_forms, step
+from bot.conversation.dialogue import Decision, changed_slots, load_forms, step
 from bot.estimate.kinds import kind_of_model
 from bot.plan.engine import RuleSet, load_rules
 from bot.plan.workload import own_cards
@@ -181,6 +181,7 @@ class Core:
                                    "job_intent": reply.verdict.get("job_intent")}
         elif parse.slots.model or parse.slots.params_b or parse.reset:
             new_state.pop("versus", None)
+        self._compared_again(reply, state, new_state, lang)
         if card and decision.kind == "ask" and decision.missing == ["model"] and not parse.slots.model:
             # 'org/name' not on file: ask for its config.json or its size, naming it
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
@@ -1047,6 +1048,31 @@ class Core:
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
+
+    def _compared_again(self, reply: Reply, state: dict[str, Any], new_state: dict[str, Any], lang: str) -> None:
+        """A comparison of cards made again with one quantity changed ('L4s vs H100s for 50 req/s?' then 'and if
+        traffic triples?'): what changed said first, then each side's cards before and after. Each comparison's sides
+        are kept with the session ('compared') for the next one."""
+        v = reply.verdict or {}
+        if v.get("kind") != "compare" or not v.get("sides"):
+            return
+        now = {x["name"]: {"cards": x.get("gpus"), "per_hour": x.get("hourly"), "currency": x.get("currency"),
+                           "gpu": x.get("gpu"), "label": x.get("label") or x.get("gpu_name")} for x in v["sides"]}
+        was = state.get("compared") or {}
+        new_state["compared"] = now
+        before = (state.get("aside") or {}).get("slots") or {}
+        after = (new_state.get("aside") or {}).get("slots") or {}
+        changes = changed_slots(before, after) if was and before else []
+        if not changes:
+            return
+        job = " vs ".join(str(x["label"]) for x in now.values())
+        lines = [changed_line(changes, job, self.templates, lang, self.kb, after)]
+        for name, side in now.items():
+            delta = fleet_delta(was.get(name), side)
+            if delta:
+                lines.append(self._fleet_delta_line(delta, lang))
+        reply.changed = changes_as_data(changes)
+        reply.text = "\n".join([*lines, reply.text])
 
     def _fleet_delta_line(self, delta: dict[str, Any], lang: str) -> str:
         """'Fleet: 16 x A10 -> 48 x A10 (32 more cards); 35.92 -> 107.76 USD/h (+71.84 USD/h, +52,443 USD a month).'"""
