@@ -99,6 +99,8 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     new = _scaled_load(on_file, new)
     new = _restated_amount(state.get("slots") or {}, new, parse.text)
     new = _counted_as_the_job(state, new)
+    new = _targets_restated(on_file if _has_load(on_file) else (state.get("aside") or {}).get("slots") or {}, new,
+                            parse.text)
     new_model = "model" in new or "params_b" in new
     ambiguous = list(parse.ambiguous.get("model") or [])
     intent = parse.intent
@@ -164,7 +166,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
                 return _ask_intent(state, new, ambiguous, parse, forms, lang, form="opener")   # 'need a gpu for ML'
             return state, Decision("out_of_scope", None, state["slots"])
         intent = state["intent"]
-        asks_cheaper = refining and new == {"budget": "low"}     # 'cheaper?', '便宜点的方案呢', 'the cheapest setup that works?'
+        asks_cheaper = refining and new.get("budget") == "low"     # 'cheaper?', '便宜点的方案呢', 'the cheapest setup that works?'
     elif not in_job:
         asked_intent = state["pending"] == "intent"
         kept = {k: state[k] for k in ("follow_ups", "asked", "candidates")}
@@ -369,6 +371,32 @@ def _counted_as_the_job(state: dict[str, Any], new: dict[str, Any]) -> dict[str,
     if old.get("items") and new.get("dataset_items") and not new.get("items") and new.get("dataset_unit") != "audio_hours":
         new = {k: v for k, v in new.items() if k not in ("dataset_items", "dataset_unit")} | \
             {"items": int(new["dataset_items"])}
+    return new
+
+
+# a rate said as a whole service's ('total', 'throughput', '总吞吐'), not one stream's speed
+_AGGREGATE = re.compile(r"(?<![a-z])(?:total|throughput|aggregate|overall|in all|altogether|combined|fleet|cluster)"
+                        r"(?![a-z])|总|吞吐|合计|一共|整体|集群")
+
+
+def _targets_restated(old: dict[str, Any], new: dict[str, Any], text: str) -> dict[str, Any]:
+    """A service's latency targets restated in a follow-up ('we could live with 15 tok/s and 3s TTFT', '首字延迟放宽到
+    5 秒'): a bare token rate after a service whose load is said in requests or users is each stream's speed (its time
+    per output token), not a new load of 15 tokens a second; a target relaxed past what 'low latency' means takes the
+    'low' flag off with it."""
+    if not _has_load(old) or old.get("token_rate"):
+        return new
+    if new.get("token_rate") and not new.get("tpot_ms") and new["token_rate"] <= 300 \
+            and not _AGGREGATE.search(text.lower()) and not any(new.get(k) for k in ("qps", "concurrency", "daily_users")):
+        speed = new["token_rate"]
+        new = {k: v for k, v in new.items() if k not in ("token_rate", "token_role", "qps_basis")
+               and not (k == "load" and (v or {}).get("unit") == "tokens")}
+        new["tpot_ms"] = round(1000 / speed, 2)
+    if ("ttft_ms" in new or "tpot_ms" in new) and "latency" not in new and old.get("latency") == "low":
+        ttft = new.get("ttft_ms", old.get("ttft_ms"))
+        tpot = new.get("tpot_ms", old.get("tpot_ms"))
+        if (ttft is None or ttft > 1000) and (tpot is None or tpot > 50):
+            new["latency"] = "normal"
     return new
 
 

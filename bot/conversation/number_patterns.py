@@ -118,8 +118,15 @@ class NumberPatterns:
                  r"(?:(?:~|≈|about|around|roughly|approximately|约|大约|大概)\s*)?")
         # 'TTFT must be under 200 ms', '首token要200ms以内': a target said with a modal before its number
         modal = r"(?:(?:must|should|needs? to|has to|have to)\s+be\s+|要求?|需要|必须|得|应该)?\s*"
-        self.rx_ttft = re.compile(rf"(?:ttft|time to first token|first[- ]token(?: latency)?|首\s*token(?:\s*延迟|\s*时间)?|"
-                                  rf"首字(?:延迟|时间)?|首包(?:延迟|时间)?)\s*(?:p\d+\s*)?{modal}{under}{ms}")
+        # a target changed in a follow-up: '首字延迟放宽到 5 秒', 'TTFT relaxed to 3s', 'ttft can be 3 s'
+        relax = (r"(?:(?:可以|能)?\s*(?:放宽|放松|调整|改|变|提高|延长|降低|缩短|放)(?:了)?(?:到|至|成|为)\s*|"
+                 r"(?:(?:can|could|may|might)\s+be|(?:is|are|gets?|got|was)?\s*(?:relaxed|loosened|raised|moved|changed|"
+                 r"increased|lowered|reduced|tightened)|goes|go|went)\s+(?:up\s+|down\s+)?(?:to\s+)?)?")
+        first = (r"(?:ttft|time to first token|first[- ]token(?: latency)?|首\s*token(?:\s*延迟|\s*时间)?|"
+                 r"首字(?:延迟|时间)?|首包(?:延迟|时间)?)")
+        # ... or the number first: 'we could live with 3s TTFT', '3 秒首字'
+        self.rx_ttft = re.compile(rf"{first}\s*(?:p\d+\s*)?{relax}{modal}{under}{ms}|"
+                                  rf"(?<![\d.]){ms}\s*(?:p\d+\s*)?(?:的\s*)?{first}")
         self.rx_tpot = re.compile(rf"(?<![*×] )(?<![*×])(?:tpot|itl|inter[- ]token latency|time per (?:output )?token|per[- ]token latency|"
                                   rf"每个?\s*token\s*(?:延迟|时间)?|token\s*间隔)\s*{modal}{under}{ms}|"
                                   rf"{ms}\s*(?:per|/|每个?)\s*(?:output\s*)?token")

@@ -1226,7 +1226,7 @@ class Core:
         if not options:
             lines.append(t.say("cheaper.none", lang))
         # said first, on every surface (after the verdict a comparison asked for: '阿里云和腾讯云哪个划算')
-        at = next((i for i, x in enumerate(reply.view.sections) if x.key != "verdict"), len(reply.view.sections))
+        at = next((i for i, x in enumerate(reply.view.sections) if x.key not in ("verdict", "changed")), len(reply.view.sections))
         reply.view.sections.insert(at, ViewSection(key="cheaper", lines=lines))
 
     def _job_verdict(self, reply: Reply, slots: dict[str, Any], asks: list[str], lang: str,
