@@ -134,3 +134,37 @@ _ZH_WORK = re.compile(_ZH.pattern.replace(_LOAD, _WORK))
 def work_scale(text: str) -> float | None:
     """The factor a question scales the job's amount of work by ('数据量翻倍', 'dataset triples'), or None."""
     return _scale(text, _EN_WORK, _ZH_WORK)
+
+
+# ----- off-peak: the load at some hours as a fraction of the peak ('晚上流量只有白天的 1/5，怎么省钱', 'nights are 20% of
+# peak, how to save', 'traffic drops to a fifth overnight'): the fleet for those hours, not a new load for the job
+_OFF_HOURS = re.compile(r"(?<![a-z])(?:nights?|nightly|overnight|evenings?|off[- ]?peak|off[- ]hours|quiet hours|weekends?|"
+                        r"after hours|low[- ]traffic hours|non[- ]peak)(?![a-z])|"
+                        r"晚上|夜间|夜里|夜晚|深夜|凌晨|半夜|低谷|闲时|非高峰|非峰值|周末|下班后|非工作时间")
+_FRACTION = [
+    (re.compile(r"(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])"), lambda m: float(m.group(1)) / float(m.group(2))),
+    (re.compile(r"([一二两三四五六七八九十])分之([一二两三四五六七八九])"),
+     lambda m: _ZH_NUM[m.group(2)] / _ZH_NUM[m.group(1)]),
+    (re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:%|percent)"), lambda m: float(m.group(1)) / 100),
+    (re.compile(r"百分之\s*(\d+(?:\.\d+)?)"), lambda m: float(m.group(1)) / 100),
+    (re.compile(r"(?<![a-z])(?:a|one)[ -](half|third|quarter|fifth|tenth)(?![a-z])|(?<![a-z])(half)(?![a-z])"),
+     lambda m: {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1}[m.group(1) or m.group(2)]),
+    (re.compile(r"一半|减半"), lambda m: 0.5),
+]
+
+
+def offpeak_scale(text: str) -> float | None:
+    """The share of the peak load said for some hours ('nights are 20% of peak' -> 0.2), or None."""
+    t = text.lower()
+    if not _OFF_HOURS.search(t):
+        return None
+    for pat, value in _FRACTION:
+        m = pat.search(t)
+        if m:
+            try:
+                f = float(value(m))
+            except (ValueError, ZeroDivisionError, KeyError):
+                continue
+            if 0 < f < 1:
+                return round(f, 4)
+    return None

@@ -46,6 +46,8 @@ from bot.render.work import work_text
 from bot.render.own import money_text
 from bot.render.changes import changed_line, changes_as_data
 from bot.conversation.fleet_delta import fleet_delta, plan_summary
+from bot.conversation.dialogue import _has_load
+from bot.conversation.relative import offpeak_scale
 
 
 @dataclass
@@ -138,7 +140,10 @@ class Core:
             state["slots"] = {k: v for k, v in (state.get("slots") or {}).items()
                               if k not in ("model", "params_b", "arch")}
         same_arch = self._resolve_against_state(parse, state)
+        off = self._off_peak(parse, state)
         new_state, decision = step(state, parse, self.forms)
+        if off:      # the card was pinned so the hours off peak are the same fleet scaled down: not a change said
+            decision.changed = [c for c in (decision.changed or []) if c[0] not in ("gpu_model", "gpu_allowed")]
         if same_arch:
             new_state["same_arch"] = same_arch          # said in the answer, whenever it comes
         elif parse.slots.model or parse.ambiguous.get("model"):
@@ -187,7 +192,11 @@ class Core:
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
             reply.choices = []
             new_state["card"] = card
-        if reply.status == "answer":
+        if off and reply.status == "answer" and reply.changed:
+            self._off_peak_line(reply, off, lang)
+            # the hours off peak were sized for this answer; the job is still its peak load and its plan
+            new_state["slots"], new_state["plan"] = dict(state.get("slots") or {}), state.get("plan")
+        elif reply.status == "answer":
             new_state["plan"] = _plan_of(reply)       # what 'faster?' and 'why so many cards?' are about next
         reply.kb_version = self.version
         return reply, new_state
@@ -1048,6 +1057,46 @@ class Core:
         reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
+
+    OFF_PEAK_HOURS = 12      # off-peak hours a day assumed when the question names none (said in the answer)
+
+    def _off_peak(self, parse, state: dict[str, Any]) -> float | None:
+        """'晚上流量只有白天的 1/5，怎么省钱', 'nights are 20% of peak, how to save' after a service was planned: the
+        share of the peak load those hours carry. The turn is then the service planned at that share (its schedule
+        words and 'save money' are about those hours, not the job's), and the answer says the smaller fleet and
+        what scaling down saves."""
+        if not state.get("answered") or state.get("intent") != "inference" or not _has_load(state.get("slots") or {}):
+            return None
+        off = offpeak_scale(parse.text)
+        if not off:
+            return None
+        parse.slots = parse.slots.model_copy(update={k: None for k in (
+            "usage_hours_month", "usage_hours_day", "usage_days_week", "budget", "qps", "concurrency", "token_rate",
+            "daily_users", "load", "qps_basis", "peak_factor")} | {"load_scale": off})
+        gpu = (state.get("plan") or {}).get("gpu")
+        if gpu and not parse.slots.gpu_model and not (state.get("slots") or {}).get("gpu_model") \
+                and not (state.get("slots") or {}).get("gpu_allowed"):
+            parse.slots = parse.slots.model_copy(update={"gpu_allowed": [gpu]})    # the peak fleet's card, fewer
+        parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+        return off
+
+    def _off_peak_line(self, reply: Reply, off: float, lang: str) -> None:
+        """The off-peak fleet and what scaling down to it saves an hour and a month, from the fleet delta."""
+        delta = next((x["because"] for x in reply.rule_trace if x.get("rule") == "fleet_delta"), None)
+        if not delta:
+            return
+        t, h = self.templates, self.OFF_PEAK_HOURS
+        ctx = dict(pct=f"{off * 100:g}", before=delta["cards_before"], after=delta["cards_after"], h=h)
+        if delta["cards_delta"] >= 0 or "hour_delta" not in delta:
+            line = t.say("offpeak.no_saving", lang, **ctx)
+        else:
+            saved = -delta["hour_delta"]
+            line = t.say("offpeak.saving", lang, **ctx, hd=f"{saved:,.2f}", cur=delta["currency"],
+                         md=money_text(saved * h * 30), yd=money_text(saved * h * 365))
+        reply.rule_trace.append({"rule": "off_peak", "fired": True, "because": {**ctx, "share": off}})
+        at = next((i + 1 for i, x in enumerate(reply.view.sections) if x.key == "changed"), 0)
+        reply.view.sections.insert(at, ViewSection(key="off_peak", lines=[line]))
+        reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
 
     def _compared_again(self, reply: Reply, state: dict[str, Any], new_state: dict[str, Any], lang: str) -> None:
         """A comparison of cards made again with one quantity changed ('L4s vs H100s for 50 req/s?' then 'and if
