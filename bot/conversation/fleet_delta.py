@@ -21,7 +21,10 @@ def plan_summary(rec: dict[str, Any]) -> dict[str, Any]:
     """The figures of a plan a later delta is taken against."""
     return {"cards": plan_cards(rec), "per_hour": rec.get("hourly_total") or rec.get("price_per_hour"),
             "currency": rec.get("currency"), "gpu": rec.get("gpu"), "job_cost": rec.get("job_cost"),
-            "job_hours": rec.get("job_hours")}
+            "job_hours": rec.get("job_hours"), "tpot_ms": rec.get("tpot_ms"),
+            "precision": (rec.get("layout") or {}).get("precision"), "sequences": rec.get("replica_concurrency"),
+            "per_replica": (rec.get("capacity") or {}).get("per_replica"),
+            "replicas": (rec.get("capacity") or {}).get("replicas") or rec.get("replicas")}
 
 
 def fleet_delta(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any] | None:

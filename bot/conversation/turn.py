@@ -105,7 +105,8 @@ class Core:
             return Reply(status="info", lang=lang, intent="explain", slots={}, kb_version=self.version, text=text,
                          citations=cite.citations(), verdict={**cap, "line": line}), dict(state or {})
         parse.capability = cap
-        why = asks_why(parse, state or {})
+        quant = self._quant_speed(parse, state or {})
+        why = None if quant else asks_why(parse, state or {})
         if why == "why_count" and self._about_the_plan(parse, state or {}, self._asks(parse.text)):
             # 'why so many cards?', 'why 6 GPUs?': the plan's own account of its whole fleet (replicas x cards for the
             # load, memory, time), not one replica's cards against memory
@@ -132,7 +133,7 @@ class Core:
             # '要多久？', 'is 1000 USD enough?' after a job, and with a job verb in it ('那要训多久', 'how long to
             # train it?'): a question about the job just answered, not a new one and not out of scope
             parse.job_words, parse.out_of_scope = True, False
-        about = self._about_the_plan(parse, state or {}, asks)
+        about = None if quant else self._about_the_plan(parse, state or {}, asks)
         state = dict(state or {})
         card = model_card(pasted.text) if pasted.config is None else None
         if card and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
@@ -192,6 +193,8 @@ class Core:
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
             reply.choices = []
             new_state["card"] = card
+        if quant and reply.status == "answer":
+            self._quant_speed_lines(reply, (state.get("plan") or {}).get("fleet"), quant, lang)
         if off and reply.status == "answer" and reply.changed:
             self._off_peak_line(reply, off, lang)
             # the hours off peak were sized for this answer; the job is still its peak load and its plan
@@ -1058,6 +1061,61 @@ class Core:
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
 
+    def _quant_speed(self, parse, state: dict[str, Any]) -> str | None:
+        """'how much faster would AWQ int4 be, and why?', '用 AWQ int4 量化版会快多少？为啥' after a job was planned: the job
+        planned again at that precision (not the 'faster?' plan ask, not the quantization primer), then its speed
+        before and after and why."""
+        if not state.get("answered") or state.get("intent") != "inference":
+            return None
+        t = parse.text.lower()
+        m = _QUANT_WORD.search(t)
+        if not m or not _SPEED_WORD.search(t):
+            return None
+        w = m.group(0)
+        prec = "fp8" if "fp8" in w else "int8" if ("int8" in w or "8" in w) else "int4"
+        parse.slots = parse.slots.model_copy(update={"precision": prec, "topic": None})
+        parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+        return prec
+
+    def _quant_speed_lines(self, reply: Reply, before: dict[str, Any] | None, prec: str, lang: str) -> None:
+        """Speed before and after at the new precision, from the two plans, and why (memory- or compute-bound)."""
+        rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+        if not before or not rec:
+            return
+        after = plan_summary(rec)
+        t = self.templates
+        was = str(before.get("precision") or "bf16").upper()
+        if before.get("job_hours") and after.get("job_hours"):
+            b, a = float(before["job_hours"]) * before["cards"], float(after["job_hours"]) * after["cards"]
+            speed = t.say("quant.speed_batch", lang, was=was, now=prec.upper(), b=f"{b:,.1f}", a=f"{a:,.1f}",
+                          x=f"{b / a:.2f}")
+        elif before.get("per_replica") and after.get("per_replica") and before.get("tpot_ms") and after.get("tpot_ms"):
+            # a service is planned to its time per token, so the speed shows in what a card carries at that time
+            cap_b = float(before["per_replica"]) / max(1, before["cards"] // max(1, _replicas(before)))
+            cap_a = float(after["per_replica"]) / max(1, after["cards"] // max(1, _replicas(after)))
+            b, a = 1 / cap_b, 1 / cap_a
+            speed = t.say("quant.speed_serve", lang, was=was, now=prec.upper(), b=f"{cap_b:,.3g}", a=f"{cap_a:,.3g}",
+                          x=f"{cap_a / cap_b:.2f}", tb=f"{before['tpot_ms']:,.0f}", ta=f"{after['tpot_ms']:,.0f}")
+        elif before.get("tpot_ms") and after.get("tpot_ms"):
+            b, a = float(before["tpot_ms"]), float(after["tpot_ms"])      # no load said: one stream's speed
+            speed = t.say("quant.speed_tpot", lang, was=was, now=prec.upper(), b=f"{b:,.1f}", a=f"{a:,.1f}",
+                          x=f"{b / a:.2f}")
+        else:
+            return
+        ratio = b / a if a else 1.0
+        seqs = int(after.get("sequences") or before.get("sequences") or 0)
+        key = "quant.why_memory" if ratio >= 1.15 else "quant.why_compute"
+        why = t.say(key, lang, seqs=seqs or "?", now=prec.upper())
+        ids = ["awq-paper"] + (["vllm-fp8-w8a8"] if key == "quant.why_compute" else [])
+        reply.rule_trace.append({"rule": "quant_speed", "fired": True,
+                                 "because": {"before": b, "after": a, "ratio": round(ratio, 3), "bound": key[10:]}})
+        at = next((i + 1 for i, x in enumerate(reply.view.sections) if x.key == "changed"), 0)
+        reply.view.sections.insert(at, ViewSection(key="quant_speed", lines=[speed, why]))
+        reply.text, reply.details = short_text(reply.view, t, lang), details_text(reply.view, t, lang)
+        have = {c.get("id") for c in reply.citations}
+        reply.citations = [*reply.citations, *[{"id": i, "title": self.kb.sources[i].title, "url": self.kb.sources[i].url}
+                                               for i in ids if i in self.kb.sources and i not in have]]
+
     OFF_PEAK_HOURS = 12      # off-peak hours a day assumed when the question names none (said in the answer)
 
     def _off_peak(self, parse, state: dict[str, Any]) -> float | None:
@@ -1478,6 +1536,14 @@ class Core:
         if found:
             reply.rule_trace.append(_consistency_entry(found))
         return reply
+
+
+def _replicas(fleet: dict[str, Any]) -> int:
+    return int(fleet.get("replicas") or 1)
+
+
+_QUANT_WORD = re.compile(r"awq|gptq|int4|int8|fp8|4[- ]?bit|8[- ]?bit|4\s*位|8\s*位|量化")
+_SPEED_WORD = re.compile(r"(?<![a-z])(?:faster|speed|speedup|how fast|quicker|slower|throughput)(?![a-z])|快|速度|提速|加速|慢")
 
 
 def _plan_of(reply: Reply) -> dict[str, Any]:
