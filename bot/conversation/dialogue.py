@@ -126,13 +126,16 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
     versus = state.get("versus") or {}
     compared = versus.get("job_intent") or (aside or {}).get("job")
     if intent in (None, "explain") and aside and aside.get("intent") == "compare" and compared in JOB_INTENTS \
-            and JOB_QUANTITIES & new.keys() and _nothing_to_explain(parse, new) and not scaled_aside \
+            and (JOB_QUANTITIES & new.keys() and _nothing_to_explain(parse, new) or _another_card(aside, new)) \
+            and not scaled_aside \
             and ((aside.get("slots") or {}).get("model") or (aside.get("slots") or {}).get("params_b")):
         # '老板要求 5 天内跑完，怎么配？' after 'H100 or A100 for this fine-tune?': the job compared, planned now on the side
         # the comparison preferred (else on either card compared), with what this turn adds
         intent = compared
         sides = (aside.get("slots") or {}).get("gpu_models")
         chosen = versus.get("chosen") or ({"gpu_allowed": list(sides)} if sides else {})
+        if _another_card(aside, new):      # 'use NVadsA10 v5 instead' after 'A100 or H100?': the job on that card
+            chosen = {}
         state["aside"] = {**aside, "slots": {**aside["slots"], **chosen}}
         if in_job:
             _new_job(state, keep_slots=False)
@@ -466,6 +469,12 @@ def _rescaled_gpus(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 # a flavor name ('p2s.2xlarge.8', 'g6e.12xlarge', 'gpu_1x_a10', 'a2-highgpu-1g'): something to explain
 _FLAVOR_LIKE = re.compile(r"\b[a-z]+\d*[a-z]*\.\d*x?large(?:\.\d+)?\b|\bgpu_\d+x_\w+|\b[a-z]\d+-\w*gpu-\w+")
+
+
+def _another_card(aside: dict[str, Any], new: dict[str, Any]) -> bool:
+    """A card named after a comparison of others ('what if we int4 it and use the A10 instead?'): the job on it."""
+    sides = (aside.get("slots") or {}).get("gpu_models") or []
+    return bool(new.get("gpu_model")) and new["gpu_model"] not in sides and not new.get("gpu_models")
 
 
 def _nothing_to_explain(parse: Parse, new: dict[str, Any]) -> bool:

@@ -105,6 +105,7 @@ class Core:
             return Reply(status="info", lang=lang, intent="explain", slots={}, kb_version=self.version, text=text,
                          citations=cite.citations(), verdict={**cap, "line": line}), dict(state or {})
         parse.capability = cap
+        self._series_card(parse)
         quant = self._quant_speed(parse, state or {})
         why = None if quant else asks_why(parse, state or {})
         if why == "why_count" and self._about_the_plan(parse, state or {}, self._asks(parse.text)):
@@ -188,6 +189,8 @@ class Core:
         elif parse.slots.model or parse.slots.params_b or parse.reset:
             new_state.pop("versus", None)
         self._compared_again(reply, state, new_state, lang)
+        if reply.status == "answer" and state.get("compared") and (state.get("aside") or {}).get("intent") == "compare":
+            self._against_compared(reply, state["compared"], lang)     # 'use the A10 instead' after 'A100 or H100?'
         if card and decision.kind == "ask" and decision.missing == ["model"] and not parse.slots.model:
             # 'org/name' not on file: ask for its config.json or its size, naming it
             reply.text = reply.follow_up = self.templates.say("ask.model_card", lang, name=card)
@@ -1061,6 +1064,16 @@ class Core:
         reply.citations = [s.model_dump(exclude={"n"}) for s in reply.view.sources]
         return reply
 
+    def _series_card(self, parse) -> None:
+        """An Azure VM series said by its family name, the card glued to it ('NVadsA10 v5', 'NC A100 v4',
+        'NCads H100 v5'): that card, when the turn names no other."""
+        if parse.slots.gpu_model or parse.slots.gpu_models:
+            return
+        m = _SERIES.search(parse.text.lower())
+        if m and _SERIES_GPU.get(m.group(1)) in self.kb.gpus:
+            parse.slots = parse.slots.model_copy(update={"gpu_model": _SERIES_GPU[m.group(1)], "topic": None})
+            parse.out_of_scope, parse.job_words = False, True
+
     def _quant_speed(self, parse, state: dict[str, Any]) -> str | None:
         """'how much faster would AWQ int4 be, and why?', '用 AWQ int4 量化版会快多少？为啥' after a job was planned: the job
         planned again at that precision (not the 'faster?' plan ask, not the quantization primer), then its speed
@@ -1180,6 +1193,22 @@ class Core:
                 lines.append(self._fleet_delta_line(delta, lang))
         reply.changed = changes_as_data(changes)
         reply.text = "\n".join([*lines, reply.text])
+
+    def _against_compared(self, reply: Reply, compared: dict[str, Any], lang: str) -> None:
+        """The job planned after a comparison, on another card or with a change: its fleet against each side compared
+        before, cards and price, said first."""
+        rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+        if not rec:
+            return
+        now = plan_summary(rec)
+        lines = [self._fleet_delta_line(d, lang) for d in (fleet_delta(side, now) for side in compared.values()) if d]
+        if not lines:
+            return
+        reply.rule_trace.append({"rule": "against_compared", "fired": True, "because": {"sides": list(compared)}})
+        reply.view.sections.insert(0, ViewSection(key="changed", lines=[self.templates.say("changed.against", lang),
+                                                                         *lines]))
+        reply.text, reply.details = short_text(reply.view, self.templates, lang), \
+            details_text(reply.view, self.templates, lang)
 
     def _fleet_delta_line(self, delta: dict[str, Any], lang: str) -> str:
         """'Fleet: 16 x A10 -> 48 x A10 (32 more cards); 35.92 -> 107.76 USD/h (+71.84 USD/h, +52,443 USD a month).'"""
@@ -1536,6 +1565,13 @@ class Core:
         if found:
             reply.rule_trace.append(_consistency_entry(found))
         return reply
+
+
+# Azure GPU VM series by family name (NVadsA10 v5, NC A100 v4, NC H100 v5, NCasT4 v3, ND MI300X v5): the card in it
+_SERIES = re.compile(r"(?<![a-z0-9])(?:standard_)?n[cdv](?:\d+)?[a-z]*?\s*_?(a10|a100|h100|h200|t4|v100|mi300x)(?:\s*_?v\d)?"
+                     r"(?![a-z0-9])")
+_SERIES_GPU = {"a10": "a10", "a100": "a100-80gb-pcie", "h100": "h100-nvl", "h200": "h200", "t4": "t4",
+               "v100": "v100-16gb", "mi300x": "mi300x"}
 
 
 def _replicas(fleet: dict[str, Any]) -> int:
