@@ -44,3 +44,22 @@ def test_off_peak_is_the_same_fleet_scaled_down(core, first, lang, size, follow,
     assert state2["slots"][slot] == r1.slots[slot], (state2["slots"], r1.slots)
     r3, _ = core.turn("what if traffic doubles?", state2)
     assert r3.slots[slot] == pytest.approx(r1.slots[slot] * 2, rel=1e-3, abs=1), (r1.slots, r3.slots)
+
+
+@pytest.mark.parametrize("first, night, share", [
+    ("SDXL inference API, 30 images per minute at peak, p95 under 10s, on AWS", "what about at night when it's 5 per minute?",
+     5 / 30),
+    ("serve llama 3 8b on aws, 50 req/s peak", "at night it's more like 8 req/s", 8 / 50),
+    ("serve qwen2.5-7b on aws for 200 concurrent users at peak", "overnight it's about 40 concurrent", 40 / 200),
+    ("部署 qwen2.5-7b，高峰并发 200", "晚上大概只有 30 个并发", 30 / 200),
+    ("部署 llama 3 8b，高峰 40 QPS，阿里云", "夜间每秒大概 6 个请求", 6 / 40),
+])
+def test_an_off_peak_load_said_as_an_amount_is_its_share_of_the_peak(core, first, night, share):
+    """'at night it's 8 req/s' after a 50 req/s service is the off-peak fleet at 16 % of the peak, as '20 % of peak'
+    is: it was answered 'does not change the sizing' (a rate with no unit) or planned as a new peak."""
+    _, state = core.turn(first, {})
+    reply, after = core.turn(night, state)
+    off = next((x["because"] for x in reply.rule_trace if x.get("rule") == "off_peak"), None)
+    assert off is not None, (night, reply.text[:300])
+    assert abs(off["share"] - share) <= 0.01, (off, share)
+    assert after["slots"] == state["slots"], "the job keeps its peak load for the next turn"

@@ -168,3 +168,28 @@ def offpeak_scale(text: str) -> float | None:
             if 0 < f < 1:
                 return round(f, 4)
     return None
+
+
+_BARE_RATE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:/|per|a|an|每)\s*(second|sec|s|minute|min|hour|hr|h|秒|分钟|小时)(?![a-z])"
+                        r"|每\s*(秒|分钟|小时)\s*(?:大概|约|只有|就)?\s*(\d+(?:\.\d+)?)")
+_PER_SECOND = {"second": 1, "sec": 1, "s": 1, "秒": 1, "minute": 60, "min": 60, "分钟": 60, "hour": 3600, "hr": 3600,
+               "h": 3600, "小时": 3600}
+
+
+def offpeak_absolute(text: str, said: dict, before: dict) -> float | None:
+    """The load said for some hours as an amount, not a share ('what about at night when it's 5 per minute?',
+    'at night it's more like 8 req/s', '晚上大概只有 30 个并发'): its share of the peak load planned before, or None.
+    A rate with no unit ('5 per minute') is in the unit of the peak's."""
+    t = text.lower()
+    if not _OFF_HOURS.search(t):
+        return None
+    for key in ("qps", "concurrency"):
+        if said.get(key) and before.get(key):
+            share = float(said[key]) / float(before[key])
+            return round(share, 4) if 0 < share < 1 else None
+    m = _BARE_RATE.search(t)
+    if m and before.get("qps"):
+        n, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        share = float(n) / _PER_SECOND[unit] / float(before["qps"])
+        return round(share, 4) if 0 < share < 1 else None
+    return None

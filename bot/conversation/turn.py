@@ -47,7 +47,7 @@ from bot.render.own import money_text
 from bot.render.changes import changed_line, changes_as_data
 from bot.conversation.fleet_delta import fleet_delta, plan_summary
 from bot.conversation.dialogue import _has_load
-from bot.conversation.relative import offpeak_scale
+from bot.conversation.relative import offpeak_absolute, offpeak_scale
 
 
 @dataclass
@@ -1138,7 +1138,8 @@ class Core:
         what scaling down saves."""
         if not state.get("answered") or state.get("intent") != "inference" or not _has_load(state.get("slots") or {}):
             return None
-        off = offpeak_scale(parse.text)
+        off = offpeak_scale(parse.text) or offpeak_absolute(parse.text, parse.slots.model_dump(exclude_none=True),
+                                                            state.get("slots") or {})
         if not off:
             return None
         parse.slots = parse.slots.model_copy(update={k: None for k in (
