@@ -40,10 +40,19 @@ class DatasetReader:
                        r"(?:samples?|examples?|clips?|utterances?)(?![a-z])"),
             re.compile(rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:条|个)\s*(?:训练)?(?:样本|数据|音频|语音|录音)"),
         ]
+        # the audio nouns are the lexicon's (rules/lexicon.yaml audio_nouns: podcasts, meetings, 访谈, 会议...), the
+        # same list the load reader uses, so that '20000 hours of podcasts' is an amount of audio wherever it is read
+        nouns = (self.lex.get("quantities") or {}).get("audio_nouns") or {}
+        en = sorted({w for w in nouns.get("en") or []} | {"audio", "speech", "recordings", "recording", "calls",
+                                                          "call"}, key=len, reverse=True)
+        zh = sorted({w for w in nouns.get("zh") or []} | {"语音", "音频", "录音", "语料", "通话", "播客"},
+                    key=len, reverse=True)
+        en_alt = "|".join(re.escape(w) + ("s?" if not w.endswith("s") else "") for w in en)
+        zh_alt = "|".join(re.escape(w) for w in zh)
         self.rx_audio_hours = re.compile(
             rf"{N}\s*{_UNIT}\s*(?:多|余)?\s*(?:个)?\s*(?:小时|h|hours?|hrs?)\s*(?:的)?\s*(?:训练)?"
             # '3万小时的中文录音': a few characters saying what the audio is may stand before the noun
-            r"(?:[\u4e00-\u9fff]{0,6}?(?:语音|音频|录音|语料|通话|播客)|(?:of\s+)?(?:[a-z-]+\s+){0,2}(?:audio|speech|recordings?|calls?)(?![a-z]))")
+            rf"(?:[\u4e00-\u9fff]{{0,6}}?(?:{zh_alt})|(?:of\s+)?(?:[a-z-]+\s+){{0,2}}(?:{en_alt})(?![a-z]))")
         # the amount named first ('数据量4万小时', 'dataset 40k hours', '音频有 4 万小时'): a follow-up restating the amount
         self.rx_audio_hours_after = re.compile(
             rf"(?:数据量?|数据集|语料|音频|录音|语音|(?<![a-z])(?:dataset|data|corpus|audio))\s*(?:(?:其实|实际上|实际|现在|目前|一共|总共|共|有|是|为|大概|约)+|(?:is|of|now|:)(?:\s+(?:now|actually))?)?"
