@@ -187,6 +187,25 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
                     return self._blank(t, m.span("n"))
         return t
 
+    def _mask_generation(self, text: str, slots: dict[str, Any]) -> None:
+        """A SAM model (or none) with an automatic-mask-generation cue ('automatic mask generation', '全图分割',
+        'everything mode') is SAM's mask generator, timed by its measured seconds an image, not by the image
+        encoder's rate: the mask decoder runs once per grid point (1,024 by default) and the masks are post-processed
+        on the CPU. With no model named, SAM ViT-H (the default checkpoint)."""
+        if not hasattr(self, "_amg_cues"):
+            self._amg_cues = CueSet(self.lex.get("mask_generation_cues") or [])
+        mid = slots.get("model")
+        m = self.kb.models.get(mid or "")
+        if mid and (m is None or m.family != "SAM"):
+            return
+        if not self._amg_cues.any(text):
+            return
+        if mid and mid.endswith("-amg"):
+            return
+        amg = f"{mid}-amg" if mid else "sam-vit-h-amg"
+        if amg in self.kb.models:
+            slots["model"], slots["params_b"] = amg, self.kb.models[amg].params_b
+
     # ----- the parse ---------------------------------------------------------------------------------------------
     def parse(self, raw: str, today: dt.date | None = None) -> Parse:
         """`today` dates 'by Friday' and '12月20日前' (a fixed day in tests; the real date otherwise)."""
@@ -211,6 +230,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         if model2:
             slots["model"] = model2
             slots["params_b"] = self.kb.models[model2].params_b
+        self._mask_generation(text, slots)
         if len(gpus_named) >= 2:
             slots["gpu_models"] = gpus_named
         elif gpus_named:

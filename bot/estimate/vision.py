@@ -66,6 +66,11 @@ def measured_rate(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict |
     if basis is None or not gpus_by_id or basis.gpu not in gpus_by_id or basis.unit != "images/s":
         return None
     ref = gpus_by_id[basis.gpu]
+    if basis.scale_by == "none":
+        # bound by the CPU post-processing of each image's masks, not by the GPU: the measured time is the time
+        return basis.rate, (f"{basis.rate:g} images/s ({1 / basis.rate:.1f} s an image) measured on {ref.name} "
+                            f"({basis.at}); not scaled to {gpu.name}: the sources measured about the same time on "
+                            f"older and newer cards")
     peak, which = peak_tflops(gpu, w.precision)
     ref_peak, _ = peak_tflops(ref, w.precision)
     if not peak or not ref_peak:
@@ -99,7 +104,13 @@ def vision_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict | 
                       formula=f"{w.gpus} x {measured[1]}" if measured else
                       f"{w.gpus} x {gpu.name} {which} {peak:g} TFLOPS x {eff:.0%} / "
                       f"{g * passes:.1f} GFLOPs" + (scaling_formula(w.gpus, w.nodes) if train else ""))]
-    notes = [Note("vis.measured", "scaled from a measured inference rate of the same network (timm's benchmark) by "
+    basis = model.speed_basis if model is not None else None
+    notes = [Note("vis.amg", "automatic mask generation (SamAutomaticMaskGenerator, default 32x32 point grid: the mask "
+                  "decoder runs 1,024 times an image, then NMS and mask post-processing on the CPU) at the measured "
+                  "time an image on any GPU; fewer points (points_per_side), larger points_per_batch, RLE output and "
+                  "images resized to 1,024 px measured 2-4 s an image, crop layers (crop_n_layers) several times more")
+             if measured and basis is not None and basis.scale_by == "none" else
+             Note("vis.measured", "scaled from a measured inference rate of the same network (timm's benchmark) by "
                   "the GPUs' dense 16-bit peaks") if measured else
              Note("vis.efficiency_vit", f"{eff:.0%} of the dense peak: NVIDIA's A100 ResNet-50 training share x "
                   f"{VIT_TRAIN_OVER_RESNET:g}, the ratio timm measured between ViT and ResNet-50 training on one card",
@@ -121,7 +132,8 @@ def vision_speed(w: Workload, model: Model | None, gpu: GPU, gpus_by_id: dict | 
             notes.append(Note("vis.fps", "25 frames per second per stream assumed", fps=25))
     items = {"items_per_epoch": w.dataset_items, "epochs": w.epochs or 1,
              "items": w.dataset_items * (w.epochs or 1), "item_unit": "images"} if hours is not None else {}
-    return JobSpeed(kind="vision", unit="images/s", rate=round(rate, 1), gpus=w.gpus, hours=hours, terms=terms,
+    rate = round(rate, 1) if rate >= 10 else round(rate, 4)     # 0.18 images/s (SAM's mask generator) is not 0.2
+    return JobSpeed(kind="vision", unit="images/s", rate=rate, gpus=w.gpus, hours=hours, terms=terms,
                     **items, assumptions=[str(n) for n in notes], assumption_keys=[{"key": n.key, "ctx": n.ctx} for n in notes])
 
 

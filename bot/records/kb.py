@@ -102,7 +102,9 @@ class SpeedBasis(Record):
     rate: float = Field(gt=0)
     unit: str                    # e.g. "denoiser evaluations/s", "x real time"
     gpu: str                     # a GPU id in gpus.yaml
-    scale_by: Literal["compute", "bandwidth"] = "compute"
+    # "none": the measured rate is the rate on any GPU (a pipeline bound by its CPU post-processing, e.g. SAM's
+    # automatic mask generation, which measured about the same on a 2080, 3080, 3090 and A100)
+    scale_by: Literal["compute", "bandwidth", "none"] = "compute"
     px: int | None = Field(default=None, ge=8)      # image side the rate was measured at (diffusion)
     at: str                      # the measured condition
     source: str
