@@ -35,7 +35,7 @@ from bot.conversation.usage import usage_hours
 from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
-from bot.plan.checklist import CARD_NOTES
+from bot.plan.checklist import CARD_NOTES, ENGINE_NOTES
 from bot.plan.billing import batch_spot_overhead, checkpoint_gb, spot_overhead
 from bot.plan.load import serving_load
 from bot.plan.capability import capability
@@ -920,15 +920,20 @@ class Core:
         """What the card the answer leads with can't do for the job (bf16 on a V100, FP8 compute on an A100), as
         (line, sources): the user's or named card's when there is a verdict on it, else the pick's."""
         verdict = advice.gpu_verdict or {}
+        # an engine the speed is measured with that does not run on the card (faster-whisper on an Ascend NPU):
+        # said first whatever the job's kind, never a bare 'fits'
+        engine = [(self.templates.say(key, lang, **ctx), cite) for key, ctx, cite in advice.notes
+                  if key in ENGINE_NOTES]
         if advice.workload.kind not in ("llm", "multimodal"):
-            return []       # vision, speech, diffusion recipes train in fp16 AMP by default: no bf16 to give up
+            return engine   # vision, speech, diffusion recipes train in fp16 AMP by default: no bf16 to give up
         if verdict.get("gpu"):
             said = verdict.get("caveats") or []
-            return [(self.templates.say(key, lang), cite) for key, cite in said]
+            return engine + [(self.templates.say(key, lang), cite) for key, cite in said]
         pick = (advice.recommendations or [{}])[0]
         if getattr(self.kb.gpus.get(pick.get("gpu") or ""), "vendor", None) != "nvidia":
-            return []
-        return [(self.templates.say(key, lang, **ctx), cite) for key, ctx, cite in advice.notes if key in CARD_NOTES]
+            return engine
+        return engine + [(self.templates.say(key, lang, **ctx), cite) for key, ctx, cite in advice.notes
+                         if key in CARD_NOTES]
 
     def _asks(self, text: str) -> list[str]:
         """What verdict a job question asks for: 'enough' (a budget), 'how_long' (time), from rules/lexicon.yaml."""
@@ -954,7 +959,7 @@ class Core:
         note_sources: dict[str, list[str]] = {}
         caveats = self._card_caveats(advice, lang)
         for key, ctx, cite in advice.notes:
-            if key in CARD_NOTES and caveats:
+            if key in CARD_NOTES + ENGINE_NOTES and caveats:
                 continue           # said with the verdict on the card, first
             line = t.say(key, lang, **ctx)
             if line not in notes:

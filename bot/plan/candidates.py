@@ -147,6 +147,16 @@ def gpus_needed(kb: KnowledgeBase, sizer: Sizer) -> int:
     return best or (w.gpus if user_fixed else 512)
 
 
+def _vendor_of(gpu_id: str) -> str | None:
+    """The vendor of a card id of gpus.yaml, by its id's prefix (ascend-*: Huawei; mi*: AMD Instinct); None for the
+    others (NVIDIA, or no card named)."""
+    if gpu_id.startswith("ascend"):
+        return "huawei"
+    if gpu_id.startswith("mi") and gpu_id[2:3].isdigit():
+        return "amd"
+    return None
+
+
 def job_facts(intent: str, w: Workload, model: Model | None, slots: dict[str, Any], base: MemoryEstimate,
               gpus: int, provider: str) -> dict[str, Any]:
     """The facts about the job (not any flavor) that the select and check rules read."""
@@ -164,6 +174,10 @@ def job_facts(intent: str, w: Workload, model: Model | None, slots: dict[str, An
         "has_tokens": bool(w.tokens), "model_kind": model.kind if model else "unknown",
         "precision": w.precision, "provider": provider, "gpu_named": bool(slots.get("gpu_model")),
         "npu_named": str(slots.get("gpu_model") or "").startswith("ascend"),
+        # the vendor of the card the user named (an Ascend NPU, an AMD Instinct): engines with CUDA-only kernels
+        # (faster-whisper's CTranslate2, bitsandbytes, FlashAttention-2, TensorRT) do not run there as on NVIDIA
+        "named_vendor": _vendor_of(str(slots.get("gpu_model") or "")),
+        "model_family": model.family if model else None,
         "batch_job": bool(slots.get("offline")) and w.method == "inference",
     }
 

@@ -22,6 +22,9 @@ METHOD_SOURCES = {"full": ["zero-paper", "hf-memory-anatomy", "korthikanti-2022"
 # notes on what a card cannot do for the job (rules/advice.yaml check rules on pick_bf16 / pick_arch): a caveat that
 # decides whether the plan runs at all, so it is said with the verdict on that card, not after the fold
 CARD_NOTES = ("note.bf16_needs_ampere", "note.fp8_before_ada", "note.int4_on_volta", "note.int8_on_volta")
+# notes on an engine the job's speed is measured with that does not run on the card (faster-whisper's CTranslate2 has
+# CUDA and CPU backends, no Ascend one): said first, with any verdict, whatever the job's kind
+ENGINE_NOTES = ("note.whisper_off_cuda_ascend", "note.whisper_off_cuda_amd")
 NO_PICK_FACTS = {"pick_fits": False, "pick_headroom_pct": 0, "pick_in_spread": False, "pick_gpu_count": 0,
                  "pick_instances": 0, "pick_price_kind": "none", "image_training": False}
 
@@ -62,6 +65,7 @@ def pick_facts(kb: KnowledgeBase, pick: dict[str, Any], w: Workload) -> dict[str
             "pick_spot": bool(f.price and f.price.spot), "pick_price_kind": f.price.kind if f.price else "none",
             "pick_evidence": f.evidence, "pick_bf16": kb.gpus[f.gpu].bf16,
             "pick_npu": kb.gpus[f.gpu].vendor == "huawei", "pick_arch": arch_family(kb.gpus[f.gpu]),
+            "pick_vendor": kb.gpus[f.gpu].vendor,
             "pick_price_stale": bool(f.price and is_stale(f.price, config.price_max_age_days())),
             # an indicative price's own note already says it is undated
             "pick_price_undated": bool(f.price and f.price.on_demand is not None and f.price.date is None

@@ -28,6 +28,10 @@ STACKS = {"huawei": {"en": "vLLM-Ascend or MindIE", "zh": "vLLM-Ascend 或 MindI
                      "sources": ["vllm-ascend-supported-models", "vllm-ascend-faq"]},
           "nvidia": {"en": "vLLM, SGLang or TensorRT-LLM", "zh": "vLLM、SGLang 或 TensorRT-LLM", "sources": []}}
 
+# model families whose speed on file is an engine with CUDA-only kernels (faster-whisper runs on CTranslate2: CUDA and
+# CPU backends, no Ascend one; AMD only by a source build since 2026)
+CUDA_ONLY_FAMILIES = ("Whisper",)
+
 
 def _pick(advice) -> dict[str, Any] | None:
     recs = advice.recommendations or []
@@ -233,8 +237,14 @@ def can_run(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
         cards = advisor._cards_needed(intent, plain, assumed, lang, gpu)
     except AdvisorError:
         return None
-    stack = STACKS.get(gpu.vendor) if intent == "inference" else None
-    return {"kind": "can_run", "answer": "yes" if cards.get("cards") else "no", "gpu": gpu.id, "gpu_name": gpu.name,
+    model = kb.models.get(str(slots.get("model") or ""))
+    llm = model is None or model.kind in ("llm", "multimodal")
+    # the LLM serving stacks serve LLMs: a speech, vision or diffusion model is not 'served with vLLM-Ascend'
+    stack = STACKS.get(gpu.vendor) if intent == "inference" and llm else None
+    # an engine with CUDA-only kernels the speed is measured with (faster-whisper's CTranslate2) on another
+    # vendor's card: fits, but only with a port, never a bare yes (rules/advice.yaml whisper-off-cuda-*)
+    port = bool(cards.get("cards")) and gpu.vendor != "nvidia" and model is not None and model.family in CUDA_ONLY_FAMILIES
+    return {"kind": "can_run", "answer": ("port" if port else "yes") if cards.get("cards") else "no", "gpu": gpu.id, "gpu_name": gpu.name,
             "cards": cards.get("cards"), "need_gib": round(cards["need_gib"], 1), "memory_gib": gpu.memory_gib,
             "hours": cards.get("hours"), "int4": cards.get("int4"), "serving": intent == "inference",
             "stack": {"en": stack["en"], "zh": stack["zh"]} if stack else None,

@@ -105,6 +105,9 @@ def can_run_line(t: Templates, v: dict[str, Any], lang: str) -> str:
     if v["answer"] == "no":
         return t.say("can_run.no", lang, gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}", need=f"{v['need_gib']:,.1f}",
                      int4=int4)
+    if v["answer"] == "port":
+        return t.say("can_run.port", lang, n=v["cards"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}",
+                     need=f"{v['need_gib']:,.1f}")
     key = "can_run.yes_one" if v["cards"] == 1 else "can_run.yes"
     return t.say(key, lang, n=v["cards"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}", need=f"{v['need_gib']:,.1f}",
                  int4=int4, stack=stack)
