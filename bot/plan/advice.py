@@ -70,7 +70,8 @@ class _Job:
         encoder = serving and not generates(self.model)
         return JobView(training=self.w.method != "inference", deadline_days=self.slots.get("deadline_days"),
                        users=self.targets.concurrency if serving and not encoder else None,
-                       rate=(self.targets.encoder_rate() if encoder else self.targets.qps) if serving else None)
+                       rate=(self.targets.encoder_rate() if encoder else self.targets.qps) if serving else None,
+                       kind=self.w.kind)
 
 
 def meets(r: dict[str, Any]) -> bool:

@@ -30,6 +30,7 @@ from bot.records.errors import Problem
 
 Row = dict[str, Any]
 FILE = "critic.yaml"
+NON_LLM_KINDS = ("speech", "vision", "diffusion", "rendering")
 
 # The invariants the code implements, each with the limits it reads: critic.yaml must declare exactly these.
 CHECKS: dict[str, tuple[str, ...]] = {
@@ -37,6 +38,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "scale-efficiency": ("ratio_max",),
     "wall-time-horizon": ("days_max",),
     "memory-slack": ("headroom_min",),
+    "kind-speed": (),
     "unpriced-feasible": (),
     "serving-load": (),
     "fleet-size": ("ratio_max", "min_gpus"),
@@ -48,7 +50,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "own-deadline-extra": (),
     "answer-consistency": (),        # checked over the rendered answer: bot/render/consistency.py
 }
-PRUNING = ("memory-slack", "serving-load", "fleet-size", "replica-span", "wall-time-horizon", "mfu-floor",
+PRUNING = ("kind-speed", "memory-slack", "serving-load", "fleet-size", "replica-span", "wall-time-horizon", "mfu-floor",
            "scale-efficiency")    # in the order they are said
 
 
@@ -122,6 +124,7 @@ class JobView:
     deadline_days: float | None = None
     users: int | None = None          # a service's concurrent users (sequences in flight)
     rate: float | None = None         # a service's requests per second (an encoder's users as their rate)
+    kind: str | None = None           # the workload's kind (llm, speech, vision, diffusion, ...)
 
 
 class Critic:
@@ -163,6 +166,16 @@ class Critic:
             if ctx is not None:
                 return iid, self.inv[iid].say(lang, flavor=r["flavor"].flavor, **ctx)
         return None
+
+    def _kind_speed(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
+        """A speech, vision or diffusion job is never sized with an LLM's token speed: a row carrying per-token decode
+        or first-token times (what only the LLM serving model computes) for such a job was timed as a language
+        model. Where the estimator has no speed of the job's own kind, the answer says so (no row time) rather than
+        borrow one."""
+        if job.kind not in NON_LLM_KINDS:
+            return None
+        said = [k for k in ("tpot_ms", "load_tpot_ms", "ttft_ms") if r.get(k) is not None]
+        return {"kind": job.kind, "figures": ", ".join(said)} if said else None
 
     def _memory_slack(self, r: Row, job: JobView, best) -> dict[str, Any] | None:
         est, have = r.get("estimate"), r["flavor"].gpu_memory_gib
