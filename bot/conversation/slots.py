@@ -588,10 +588,11 @@ class SlotReader:
         the lexicon's job_kinds / algorithms (first listed wins: GRPO before the RLHF that would mean PPO)."""
         named = self.kb.models.get(slots.get("model") or "")
         text_model = named is not None and named.kind in ("llm", "encoder", "encoder-decoder")
-        # a vision-language model named ('caption 2M images with Qwen2.5-VL'): its captions are not live speech
-        vlm = named is not None and named.kind == "multimodal"
         for kind, words in self.job_kinds.items():
-            if words.any(text) and not (text_model and kind == "vision") and not (vlm and kind == "speech"):
+            if words.any(text) and not (text_model and kind == "vision"):    # BERT classification is text
+                if kind == "speech" and named is not None and named.kind in ("multimodal", "llm", "vision-transformer",
+                                                                           "cnn", "detector", "diffusion"):
+                    continue     # 'caption 2M images with Qwen2.5-VL': image captions, not speech captioning
                 slots["kind"] = kind
                 break
         for alg, words in self.algorithms.items():
