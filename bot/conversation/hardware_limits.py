@@ -38,6 +38,14 @@ _ONLY_LIMIT = re.compile(r"quota|capacity|access|available|(?<![a-z])(?:use|rent
                          r"|(?<![a-z])(?:limited|restricted|stuck|constrained)\s+(?:to|with)"
                          r"|配额|额度|只能用|只能租|只能买|只能拿到|只拿得到|只租得到|只买得到|只申请得到|只能申请到|仅能用|可用|能用|能租|能买|租得到|买得到")
 
+# a question about a card for the job, not a refusal of it: 'A10 不行吗？便宜很多啊', 'L4 不行？', 'why not A10?',
+# '为什么不用 A10', 'A10 不可以吗' (bot/conversation/why_turn.py answers it against the plan)
+_ASKED_ABOUT = re.compile(r"(?:(?<![a-z])why\s+(?:not|don't\s+we|don't\s+you|wouldn't\s+(?:you|we))(?:\s+(?:just|simply)"
+                          r")?(?:\s+(?:use|rent|go\s+with|pick|take|try))?|为什么不|为啥不|怎么不|干嘛不|何不)"
+                          r"\s*(?:就|直接)?\s*(?:用|租|选|上)?\s*(?:an?\s+|the\s+)?(?:\d+\s*(?:x|×|张|块)\s*)?$", re.I)
+_ASKED_AFTER = re.compile(r"^\s*(?:gpus?|cards?|卡|显卡)?\s*(?:也|就|真的|难道)?\s*(?:不行|不可以|不能用|不够|用不了)\s*"
+                          r"(?:吗|么|嘛|呢|啊|\?|？)")
+
 
 def hardware_limits(text: str, found: list[tuple[str, int, int]]) -> dict[str, list[str]]:
     """`found`: each GPU named as (id, start, end) in `text`, in order. Returns {'gpu_excluded': [...],
@@ -56,6 +64,8 @@ def hardware_limits(text: str, found: list[tuple[str, int, int]]) -> dict[str, l
         before = re.split(r"[.;!?。；！？]", text[max(0, start - 40):start])[-1]
         after = re.split(r"[.;!?。；！？,，]", text[end:end + 40])[0]
         ids = [g[0] for g in run]
+        if _ASKED_ABOUT.search(before) or _ASKED_AFTER.search(text[end:end + 40]):
+            continue             # 'A10 不行吗？', 'why not A10?': a question about the card, no limit
         if _NOT_BEFORE.search(before) or _NOT_AFTER.search(after):
             excluded += [i for i in ids if i not in excluded]
         elif _ONLY_BEFORE.search(before) and (_ONLY_LIMIT.search(before) or _ONLY_LIMIT.search(after)) \

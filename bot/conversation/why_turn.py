@@ -18,7 +18,9 @@ from bot.render.text import short_text
 
 WHY_NOT = re.compile(r"\bwhy (?:not|no|didn'?t you|don'?t (?:you|we|i)|wouldn'?t|isn'?t|wasn'?t|not just)\b|"
                      r"\bhow come (?:not|you didn'?t)\b|\bwhat'?s wrong with\b|"
-                     r"为什么不|为啥不|为何不|怎么不|干嘛不|为什么没(?:有)?(?:用|选|推荐)|不用.{0,12}(?:吗|么)[?？]?$")
+                     r"为什么不|为啥不|为何不|怎么不|干嘛不|为什么没(?:有)?(?:用|选|推荐)|不用.{0,12}(?:吗|么)[?？]?$|"
+                     # 'A10 不行吗？', 'L4 不行？', 'A10 不可以吗': a question about that card for the job, no refusal
+                     r"(?:不行|不可以|不能用|用不了)\s*(?:吗|么|嘛|呢)|(?:不行|不可以)\s*[?？]")
 OOM = re.compile(r"(?<![a-z])oom|out of memory|run(?:s|ning)? out of (?:gpu |vram |device )?memory|cuda error: out|"
                  r"爆显存|显存(?:不够|不足|溢出|爆)|oom了|内存溢出")
 WHY = re.compile(r"\bwhy\b|\bhow come\b|为什么|为啥|为何|怎么会|原因")
@@ -137,7 +139,7 @@ def can_run_first(core, parse, d, lang: str, asked_before: bool = False
 # 'wouldn't 8x A10 be cheaper?', 'would 2x 4090 work instead?', 'is 4x4090 enough?', '4090 行不行': the job planned
 # again on those cards, with the verdict against the plan before said first
 REPLAN_ASK = re.compile(r"cheaper|faster|\bwork\b|\benough\b|\bok(?:ay)?\b|\bfit\b|\binstead\b|what about|"
-                        r"what if|how about|行不行|可以吗|可不可以|够吗|够不够|能不能|便宜|更快|换成|改用|呢[?？]?$")
+                        r"what if|how about|why not|行不行|不行[吗么嘛呢?？]|不行$|不可以[吗么?？]|为什么不|为啥不|可以吗|可不可以|够吗|够不够|能不能|便宜|更快|换成|改用|呢[?？]?$")
 
 
 def replan_verdict(core, parse, before: dict[str, Any], decision, reply: Reply, lang: str) -> None:
