@@ -32,6 +32,7 @@ from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
+from bot.conversation.queue_turn import queue_verdict
 from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
@@ -166,6 +167,11 @@ class Core:
                 self._said_about_the_plan(reply, about, lang)
             if not about and decision.kind == "answer" and not (reply.verdict or {}).get("line"):
                 replan_verdict(self, parse, state, decision, reply, lang)   # 'wouldn't 8x A10 be cheaper?'
+            if decision.kind == "answer" and not (reply.verdict or {}).get("line"):
+                # '一天 200 单，下单后 1 小时内出，要常驻多少卡': the job per order sized as a queue
+                q = queue_verdict(self.templates, parse.text, reply, new_state.get("slots") or {}, lang)
+                if q:
+                    reply.verdict = q
             if not about and decision.kind == "answer" and state.get("answered") and parse.intent is None \
                     and parse.job_words \
                     and not asks and not (parse.slots.filled().keys() - {"topic"}):
