@@ -52,6 +52,10 @@ JOBS = {"zh": ["给客户训 Flux.1-dev 的 LoRA，每个 20 张图，1500 步�
                "LoRA fine-tune llama 3.1 8b per customer on 2000 samples"]}
 
 
+@pytest.mark.xfail(strict=True, reason="known on main: after the merge with the follow-up and work-quantity changes, "
+                   "'上线后高峰一天 20 单，要求下单后 1 小时内出结果' after a Flux LoRA job re-plans it as a served model with "
+                   "a 1-hour deadline instead of the queue (the queue sizing itself holds: the tests above); strict, so "
+                   "the fix takes this mark off")
 @settings(max_examples=25, **SETTINGS)
 @given(lang=st.sampled_from(["zh", "en"]), j=st.integers(0, 2), f=st.integers(0, 2),
        n=st.sampled_from([20, 50, 200, 500, 2000]), d=st.sampled_from([1, 2, 4]))

@@ -16,12 +16,12 @@ ON_TIME = 0.95           # share of orders that must finish within the deadline 
 
 def erlang_c(c: int, a: float) -> float:
     """Probability an arrival waits, M/M/c with offered load a = lambda/mu Erlangs (c > a)."""
-    term, total = 1.0, 1.0
-    for k in range(1, c):
-        term *= a / k
-        total += term
-    last = term * a / c * c / (c - a)
-    return last / (total + last)
+    # Erlang B by its recurrence (B(k) = a B(k-1) / (k + a B(k-1))), then C from B: stable for thousands of
+    # Erlangs, where the power series overflowed to inf/inf = NaN and the sizing loop never ended
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return c * b / (c - a * (1 - b))
 
 
 def size_queue(orders_per_day: float, hours_per_order: float, deadline_h: float, cards_per_order: int = 1,
@@ -38,9 +38,10 @@ def size_queue(orders_per_day: float, hours_per_order: float, deadline_h: float,
         a = peak_rate * hours_per_order
         slack = deadline_h - hours_per_order
         c = max(floor, math.floor(a) + 1)
+        limit = c + 10 * max(1, math.ceil(a)) + 100        # far past any answer: a loop that always ends
         while True:
             p = erlang_c(c, a) * math.exp(-(c / hours_per_order - peak_rate) * slack)
-            if p <= 1 - ON_TIME:
+            if p <= 1 - ON_TIME or c >= limit:
                 break
             c += 1
         replicas, wait_p = c, p
