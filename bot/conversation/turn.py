@@ -1195,8 +1195,8 @@ class Core:
         before = (state.get("aside") or {}).get("slots") or {}
         after = (new_state.get("aside") or {}).get("slots") or {}
         changes = changed_slots(before, after) if was and before else []
-        if not changes:
-            return
+        if not changes or set(now) != set(was):
+            return      # nothing changed, or another comparison (a side added or dropped: 'what about just lambda?')
         job = " vs ".join(str(x["label"]) for x in now.values())
         lines = [changed_line(changes, job, self.templates, lang, self.kb, after)]
         for name, side in now.items():
