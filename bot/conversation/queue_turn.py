@@ -65,36 +65,16 @@ def queue_verdict(templates, text: str, reply: Reply, slots: dict[str, Any], lan
     q = size_queue(n, float(hours), float(deadline_days) * 24, gpus, per_card)
     name = rec.get("gpu_name") or comp.get("gpu")
     cur = rec.get("currency") or "USD"
-    if lang == "zh":
-        if q["fits_deadline"]:
-            line = (f"按排队算：每单在 {gpus} 张 {name} 上约 {hours:.2f} 小时，{n:,.0f} 单/天 = {q['card_hours_per_day']:,.0f} "
-                    f"卡时/天；要常驻约 {q['cards']} 张 {name}（{q['replicas']} 组 × {gpus} 张），高峰时 "
-                    f"{q['on_time']:.0%} 的订单能在 {q['deadline_h']:.3g} 小时内交付。")
-            why = (f"假设：订单集中在 {q['busy_hours']:g} 个忙时，高峰小时是全天平均的 {q['peak_factor']:g} 倍（约 "
-                   f"{q['peak_rate']:.0f} 单/小时）；按 M/M/c（Erlang C）排队，至少 {q['floor_replicas']} 组才做得完一天的量，"
-                   f"再加余量应对突发。")
-            if q.get("cost_per_day"):
-                why += f" 常驻费用约 {q['cost_per_day']:,.0f} {cur}/天（按需价）。"
-        else:
-            line = (f"按排队算：每单在 {gpus} 张 {name} 上约 {hours:.2f} 小时，已超过 {q['deadline_h']:.3g} 小时的交付时限，"
-                    f"加卡排队也满足不了；每单要用更快的卡，或约 {q['cards_per_order_needed']} 张卡并行训一单。")
-            why = f"{n:,.0f} 单/天 = {q['card_hours_per_day']:,.0f} 卡时/天（按这张卡）。"
-    else:
-        if q["fits_deadline"]:
-            line = (f"As a queue: one order takes about {hours:.2f} h on {gpus} x {name}; {n:,.0f} orders a day = "
-                    f"{q['card_hours_per_day']:,.0f} card-hours a day; keep about {q['cards']} x {name} resident "
-                    f"({q['replicas']} replicas x {gpus}), so {q['on_time']:.0%} of orders at the peak are done within "
-                    f"{q['deadline_h']:.3g} h.")
-            why = (f"Assumed: orders fall in {q['busy_hours']:g} busy hours and the peak hour is {q['peak_factor']:g}x "
-                   f"the day's average rate (about {q['peak_rate']:.0f} orders/h); M/M/c (Erlang C) queue; at least "
-                   f"{q['floor_replicas']} replicas just to finish the day's work, the rest is headroom for bursts.")
-            if q.get("cost_per_day"):
-                why += f" Resident cost about {q['cost_per_day']:,.0f} {cur} a day (on-demand)."
-        else:
-            line = (f"As a queue: one order takes about {hours:.2f} h on {gpus} x {name}, longer than its "
-                    f"{q['deadline_h']:.3g} h deadline, so no number of queued cards meets it; each order needs a faster "
-                    f"card or about {q['cards_per_order_needed']} cards on it.")
-            why = f"{n:,.0f} orders a day = {q['card_hours_per_day']:,.0f} card-hours a day on this card."
+    ctx = {"gpus": gpus, "name": name, "hours": f"{hours:.2f}", "n": f"{n:,.0f}", "cur": cur,
+           "card_hours": f"{q['card_hours_per_day']:,.0f}", "cards": q["cards"], "replicas": q["replicas"],
+           "on_time": f"{q['on_time']:.0%}", "deadline": f"{q['deadline_h']:.3g}", "busy": f"{q['busy_hours']:g}",
+           "peak": f"{q['peak_factor']:g}", "rate": f"{q['peak_rate']:.0f}", "floor": q["floor_replicas"],
+           "need": q["cards_per_order_needed"], "cost": f"{q.get('cost_per_day') or 0:,.0f}"}
+    fits = "fits" if q["fits_deadline"] else "misses"
+    line = templates.say(f"queue.{fits}.line", lang, **ctx)
+    why = templates.say(f"queue.{fits}.why", lang, **ctx)
+    if q["fits_deadline"] and q.get("cost_per_day"):
+        why += templates.say("queue.fits.cost", lang, **ctx)
     if reply.view is not None:
         reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line, why]))
         reply.text = short_text(reply.view, templates, lang)
