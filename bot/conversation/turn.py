@@ -33,6 +33,7 @@ from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
 from bot.conversation.queue_turn import queue_verdict
+from bot.conversation import sub_questions
 from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
@@ -917,7 +918,8 @@ class Core:
                 d.slots = {**d.slots, **chosen}
         reply = self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text),
                              first=first, span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"),
-                             plan_before=(state.get("plan") or {}).get("fleet"))
+                             plan_before=(state.get("plan") or {}).get("fleet"),
+                             sub_asks=self._sub_questions.asked(parse.text), asked_text=parse.text)
         if verdict is not None and (reply.verdict or {}).get("kind") != "spot":
             reply.verdict = verdict
         return reply
@@ -941,6 +943,12 @@ class Core:
         return engine + [(self.templates.say(key, lang, **ctx), cite) for key, ctx, cite in advice.notes
                          if key in CARD_NOTES]
 
+    @property
+    def _sub_questions(self) -> sub_questions.SubQuestions:
+        if not hasattr(self, "_sub_q"):
+            self._sub_q = sub_questions.SubQuestions(self.parser.lex)
+        return self._sub_q
+
     def _asks(self, text: str) -> list[str]:
         """What verdict a job question asks for: 'enough' (a budget), 'how_long' (time), from rules/lexicon.yaml."""
         if not hasattr(self, "_ask_cues"):
@@ -950,7 +958,8 @@ class Core:
 
     def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None, asks: list[str] | None = None,
                 said_days: float | None = None, first: list[dict[str, Any]] | None = None,
-                span_days: float | None = None, plan_before: dict[str, Any] | None = None) -> Reply:
+                span_days: float | None = None, plan_before: dict[str, Any] | None = None,
+                sub_asks: list[str] | None = None, asked_text: str | None = None) -> Reply:
         t = self.templates
         intent = d.intent or "finetune"
         advice = self.advisor.advise(intent, d.slots, d.assumed, lang)
@@ -1060,6 +1069,11 @@ class Core:
                           advice.gpu_verdict)
         if "memory" in (asks or []) and advice.one_copy is not None:
             self._memory_first(reply, advice, lang)
+        if sub_asks:
+            # 'and how much a month?', '包月还是按需?', 'can it finish by Friday?': each its own line, from this plan
+            sub_questions.answer(self.kb, t, sub_asks, reply, d.slots, asked_text or "", lang,
+                                 sub_questions.answered_already(reply, bool(spot), bool(advice.gpu_verdict)),
+                                 said_days)
         if (reply.verdict or {}).get("kind") == "enough" and reply.verdict.get("answer") == "no":
             self._budget_paths(reply, d, intent, advice, lang)
         if spot:

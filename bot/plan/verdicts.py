@@ -455,6 +455,8 @@ def time_verdict(plan: dict[str, Any] | None, deadline_days: float | None, work_
     if deadline_days:
         met = hours <= deadline_days * 24 * 1.0001
         v["answer"] = "yes" if met else "no"
+        # by how much: the hours to spare, or the hours it misses by (what 'can it finish by Friday?' asks)
+        v["spare_h" if met else "late_h"] = round(abs(deadline_days * 24 - hours), 1)
         if not met:
             v["cards_needed"] = math.ceil(cards * hours / (deadline_days * 24))
     else:
@@ -515,3 +517,58 @@ def _faster_side(v: dict[str, Any], timed: list[dict[str, Any]], kb, serving: bo
     v.update(preferred=a["name"], other=b["name"], basis="time", speed_x=round(speed, 2),
              factor=_speed_factor(kb, a, b, serving, axis))
     return True
+
+
+# ----- sub-questions a job question carries ('..., and how much a month?', '包月还是按需?') ------------------------
+def cost_verdict(plan: dict[str, Any] | None, month_asked: bool = False) -> dict[str, Any]:
+    """'How much will it cost?': the plan's own cost, per job (its hours x its price an hour for all its instances)
+    for a timed job, else per month always on (x 730 h); a timed job asked per month and running past a month
+    also says its cost per month of running."""
+    v: dict[str, Any] = {"kind": "cost", "answer": "unknown"}
+    if not plan:
+        v["missing"] = "plan"
+        return v
+    hourly = plan.get("hourly_total")
+    if hourly is None and plan.get("price_per_hour") is not None:
+        hourly = plan["price_per_hour"] * (plan.get("instances") or 1) * max(1, plan.get("replicas") or 1)
+    v.update(flavor=plan.get("flavor"), provider=plan.get("provider"), currency=plan.get("currency"),
+             copies=(plan.get("instances") or 1) * max(1, plan.get("replicas") or 1), gpu_name=plan.get("gpu_name"))
+    if hourly is None:
+        v["missing"] = "price"
+        return v
+    hours = plan.get("job_hours")
+    v.update(hourly=round(hourly, 2))
+    if hours and plan.get("job_cost") is not None:
+        v.update(answer="job", hours=round(hours, 1), amount=round(plan["job_cost"], 2))
+        if month_asked and hours > HOURS_MONTH:
+            v["monthly"] = round(hourly * HOURS_MONTH, 2)
+        return v
+    monthly = plan.get("monthly_cost") if plan.get("monthly_cost") is not None else hourly * HOURS_MONTH
+    v.update(answer="month", hours=HOURS_MONTH, amount=round(monthly, 2))
+    return v
+
+
+def billing_mode_verdict(plan: dict[str, Any] | None, discounts: list[dict[str, Any]]) -> dict[str, Any]:
+    """'包月还是按需?' about the plan: a timed job uses its own hours (a month's package is paid whole), a service is
+    on all month; the break-even is the same arithmetic as billing_verdict (a commitment pays back when its discount
+    exceeds 1 - hours used / 730)."""
+    if not plan or plan.get("price_per_hour") is None:
+        return {"kind": "billing_mode", "preferred": None, "basis": "no_price", "flavor": (plan or {}).get("flavor")}
+    hourly = plan.get("hourly_total") or plan["price_per_hour"] * (plan.get("instances") or 1)
+    hours = plan.get("job_hours")
+    usage = {"hours_month": min(HOURS_MONTH, hours) if hours else HOURS_MONTH, "span_days": None, "months": None}
+    v = billing_verdict(usage, hourly, plan.get("currency"), plan.get("spot_price_per_hour"), discounts, None)
+    v.update(kind="billing_mode", flavor=plan.get("flavor"), timed=bool(hours),
+             job_hours=round(hours, 1) if hours else None,
+             best_discount_pct=max((d["pct"] for d in discounts), default=None))
+    return v
+
+
+def fits_verdict(plan: dict[str, Any] | None) -> dict[str, Any]:
+    """'Will it fit?': the plan's memory a card against its card's memory, with the room left."""
+    if not plan or not plan.get("per_gpu_gib") or not plan.get("gpu_memory_gib"):
+        return {"kind": "fits", "answer": "unknown"}
+    need, have = plan["per_gpu_gib"], plan["gpu_memory_gib"]
+    return {"kind": "fits", "answer": "yes" if need <= have else "no", "need_gib": round(need, 1),
+            "memory_gib": round(have, 1), "headroom_pct": round(100 * (1 - need / have)),
+            "gpu_name": plan.get("gpu_name"), "cards": plan.get("gpus_total") or 1}

@@ -219,7 +219,8 @@ def time_line(t: Templates, v: dict[str, Any], lang: str) -> str:
     if v["answer"] == "unknown":
         return t.say(f"verdict.how_long.missing_{v['missing']}", lang, gpu=v.get("gpu_name") or "")
     ctx = dict(hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])), days=f"{v['days']:g}", cards=v["cards"], gpu=v.get("gpu_name") or "",
-               deadline=f"{v['deadline_days']:g}" if v.get("deadline_days") else "", need=v.get("cards_needed"))
+               deadline=f"{v['deadline_days']:g}" if v.get("deadline_days") else "", need=v.get("cards_needed"),
+               spare=span_text(t, v.get("spare_h"), lang), late=span_text(t, v.get("late_h"), lang))
     # a job under a day is said in hours alone: '0.80 h (0 days)' reads as a contradiction
     short = "_hours" if v["answer"] in ("estimate", "yes") and v["hours"] < 24 else ""
     line = t.say(f"verdict.how_long.{v['answer']}{short}", lang, **ctx)
@@ -227,6 +228,54 @@ def time_line(t: Templates, v: dict[str, Any], lang: str) -> str:
         line = line.rstrip(".。") + t.say("verdict.how_long.rented", lang, cost=_money(v["rent"]["cost"],
                                                                                     v["rent"]["currency"]))
     return line
+
+
+def span_text(t: Templates, hours: float | None, lang: str) -> str:
+    """A margin against a deadline: hours under two days ('7.5 h'), else days ('3.2 days')."""
+    if hours is None:
+        return ""
+    if hours < 48:
+        return t.say("verdict.hours", lang, h=hours_text(hours))
+    return t.say("verdict.days", lang, d=f"{hours / 24:,.1f}")
+
+
+def asked_line(t: Templates, v: dict[str, Any], lang: str) -> str | None:
+    """The one line a sub-question of a job question gets (bot/conversation/sub_questions.py): its cost, monthly
+    or pay-per-use, the deadline met or missed and by how much, whether it fits; None where nothing can be said."""
+    k = v["kind"]
+    if k == "cost":
+        if v["answer"] == "unknown":
+            return t.say(f"verdict.asked.cost_missing_{v['missing']}", lang, flavor=v.get("flavor") or "")
+        ccy = v.get("currency")
+        ctx = dict(amount=_money(v["amount"], ccy), hourly=_money(v["hourly"], ccy), copies=v.get("copies") or 1,
+                   flavor=v.get("flavor") or "", hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])),
+                   monthly=_money(v.get("monthly"), ccy))
+        key = "cost_month" if v["answer"] == "month" else "cost_job_month" if v.get("monthly") else "cost_job"
+        return t.say(f"verdict.asked.{key}", lang, **ctx)
+    if k == "billing_mode":
+        if not v.get("preferred"):
+            return t.say("verdict.asked.billing_no_price", lang, flavor=v.get("flavor") or "")
+        ccy = v.get("currency")
+        key = {"pay_per_use": "billing_pay_per_use", "monthly": "billing_monthly"}.get(v["preferred"],
+                                                                                         "billing_monthly_if")
+        return t.say(f"verdict.asked.{key}", lang, hours=f"{v['hours_month']:,}", pct=v["utilisation_pct"],
+                     need=v["need_discount_pct"], full=_money(v.get("full_month"), ccy),
+                     ppu=_money(v.get("pay_per_use_month"), ccy))
+    if k == "how_long":
+        if v["answer"] == "unknown":
+            return t.say("verdict.asked.deadline_unknown", lang)
+        ctx = dict(hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])) if v["hours"] < 48 else
+                   t.say("verdict.days", lang, d=days_text(v["hours"])), deadline=f"{v.get('deadline_days') or 0:g}",
+                   cards=v["cards"], gpu=v.get("gpu_name") or "", need=v.get("cards_needed"),
+                   spare=span_text(t, v.get("spare_h"), lang), late=span_text(t, v.get("late_h"), lang))
+        key = {"yes": "deadline_yes", "no": "deadline_no"}.get(v["answer"], "deadline_estimate")
+        return t.say(f"verdict.asked.{key}", lang, **ctx)
+    if k == "fits":
+        if v["answer"] == "unknown":
+            return None
+        return t.say(f"verdict.asked.fits_{v['answer']}", lang, need=f"{v['need_gib']:g}", mem=f"{v['memory_gib']:g}",
+                     gpu=v.get("gpu_name") or "", headroom=v.get("headroom_pct"))
+    return None
 
 
 # ----- explain a flavor --------------------------------------------------------------------------------------------
