@@ -23,6 +23,9 @@ def _checked_turns() -> None:
         reply, state = turn(self, *args, **kwargs)
         broken = [e for e in reply.rule_trace if e.get("rule") == "critic.answer-consistency" and e.get("fired")]
         assert not broken, f"the answer contradicts itself: {broken[0]['because']}"
+        # the critic's verdict-agreement invariant (bot/plan/critic.verdict_problems): a verdict against its numbers
+        wrong = [e for e in reply.rule_trace if e.get("rule") == "critic.verdict-agreement" and e.get("fired")]
+        assert not wrong, f"a verdict contradicts its plan: {wrong[0]['because']}"
         return reply, state
 
     checked._checked = True

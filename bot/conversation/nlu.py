@@ -275,6 +275,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             slots["work_scale"] = more_work
         scores, recommend = self._intent_scores(work, slots)
         intent, oos = self._decide_intent(work, scores, recommend, slots, ambiguous)
+        intent = self._job_with_billing_ask(intent, text, scores, slots, ambiguous)
         invalid, absurd = slots.pop("_bad", {}), slots.pop("_absurd", {})
         if oos and unknown and self._unknown_family_size(unknown):
             oos = False         # 'use a smaller embedder, bge-small': a model named, not a question out of scope
@@ -288,6 +289,25 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
                      unknown_model=unknown, unsure=self.unsure.any(text), candidate_params=cparams,
                      lang_sure=lang_sure, invalid=invalid, absurd=absurd,
                      job_words=not oos and (self.refine.any(text) or self.domain.any(text)))
+
+    def _job_with_billing_ask(self, intent: str | None, text: str, scores: dict[str, float], slots: dict[str, Any],
+                              ambiguous: dict[str, Any]) -> str | None:
+        """'LoRA 微调 qwen2.5 7b，2 亿 token，按需还是包月？': a whole job (a model and its work or its load) named with a
+        monthly-or-pay-per-use question is the job, planned, its billing verdict a sub-question answered from the
+        plan's own hours (bot/conversation/sub_questions.py), not a billing primer asking for hours the job has."""
+        if intent != "billing":
+            return intent
+        if not hasattr(self, "_billing_ask"):
+            from bot.conversation.cues import CueSet, _both
+            self._billing_ask = CueSet(_both((self.lex.get("sub_questions") or {}).get("billing_mode")))
+        has_model = bool(slots.get("model") or slots.get("params_b") or ambiguous.get("model"))
+        sized = any(slots.get(k) for k in ("tokens", "dataset_items", "items", "batch_tokens", "concurrency",
+                                              "rate_rps", "users"))
+        job = max(("finetune", "train", "inference", "rendering"), key=lambda k: scores.get(k, 0.0))
+        if has_model and sized and scores.get(job, 0.0) > 0 and self._billing_ask.any(text):
+            slots.pop("topic", None)
+            return job
+        return intent
 
 
 def _as_written(text: str, word: str) -> str:

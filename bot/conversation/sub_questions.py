@@ -70,7 +70,8 @@ def _rental(reply: Reply) -> dict[str, Any] | None:
 
 
 def verdicts(kb, asks: list[str], reply: Reply, slots: dict[str, Any], text: str,
-             answered: set[str], said_days: float | None = None) -> list[dict[str, Any]]:
+             answered: set[str], said_days: float | None = None,
+             usage: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each sub-question asked and not answered already, as verdict data from the answer's own plan."""
     out: list[dict[str, Any]] = []
     plan, rental = _plan(reply), _rental(reply)
@@ -83,7 +84,7 @@ def verdicts(kb, asks: list[str], reply: Reply, slots: dict[str, Any], text: str
         elif k == "billing_mode":
             discounts = info.published_discounts(kb, rental["provider"]) if rental and rental.get(
                 "provider") in kb.providers else []
-            v = verdict_math.billing_mode_verdict(rental, discounts)
+            v = verdict_math.billing_mode_verdict(rental, discounts, usage)
         elif k == "deadline":
             # the deadline parsed, else a number of days said with the question ('5 days deadline, will it make it?')
             m = _DAYS.search(low) if not (slots.get("deadline_days") or said_days) else None
@@ -99,10 +100,10 @@ def verdicts(kb, asks: list[str], reply: Reply, slots: dict[str, Any], text: str
 
 
 def answer(kb, templates, asks: list[str], reply: Reply, slots: dict[str, Any], text: str, lang: str,
-           answered: set[str], said_days: float | None = None) -> None:
+           answered: set[str], said_days: float | None = None, usage: dict[str, Any] | None = None) -> None:
     """Each sub-question's verdict line, after the verdict the answer leads with and before the plan; the data in
     rule_trace for the critic."""
-    found = verdicts(kb, asks, reply, slots, text, answered, said_days)
+    found = verdicts(kb, asks, reply, slots, text, answered, said_days, usage)
     lines, data = [], []
     for v in found:
         line = say_verdict.asked_line(templates, v, lang)

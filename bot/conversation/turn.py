@@ -34,6 +34,7 @@ from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
 from bot.conversation.queue_turn import queue_verdict
 from bot.conversation import sub_questions
+from bot.plan.critic import verdict_problems
 from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
@@ -212,7 +213,26 @@ class Core:
         elif reply.status == "answer":
             new_state["plan"] = _plan_of(reply)       # what 'faster?' and 'why so many cards?' are about next
         reply.kb_version = self.version
+        self._verdicts_agree(reply)
         return reply, new_state
+
+    def _verdicts_agree(self, reply: Reply) -> None:
+        """The critic's verdict-agreement invariant (bot/plan/critic.verdict_problems): a verdict line that its own
+        plan numbers contradict is left out (the answer says less rather than something false) and rule_trace says
+        what; in tests that trace is a failure (tests/conftest.py)."""
+        found = verdict_problems(reply.model_dump(include={"status", "verdict", "recommendations", "rule_trace"}),
+                                 verdict_math.COST_TIE)
+        if not found:
+            return
+        bad = {p["line"] for p in found if p["line"]}
+        if reply.view is not None and bad:
+            for sec in reply.view.sections:
+                sec.lines = [x for x in sec.lines if x not in bad]
+            reply.view.sections = [sec for sec in reply.view.sections if sec.lines or sec.more]
+        if bad:
+            reply.text = "\n".join(x for x in reply.text.split("\n") if x not in bad)
+        reply.rule_trace.append({"rule": "critic.verdict-agreement", "fired": True,
+                                 "because": "; ".join(p["what"] for p in found[:4]), "problems": found})
 
     # ----- a follow-up about the plan just answered: 'faster?', 'why so many cards?', 'spot?' ------------------------
     def _plan_asks(self, text: str) -> list[str]:
@@ -1073,7 +1093,7 @@ class Core:
             # 'and how much a month?', '包月还是按需?', 'can it finish by Friday?': each its own line, from this plan
             sub_questions.answer(self.kb, t, sub_asks, reply, d.slots, asked_text or "", lang,
                                  sub_questions.answered_already(reply, bool(spot), bool(advice.gpu_verdict)),
-                                 said_days)
+                                 said_days, usage_hours(asked_text or "", self.parser._num))
         if (reply.verdict or {}).get("kind") == "enough" and reply.verdict.get("answer") == "no":
             self._budget_paths(reply, d, intent, advice, lang)
         if spot:

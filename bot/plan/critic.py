@@ -49,6 +49,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "serving-targets-judged": (),
     "own-deadline-extra": (),
     "answer-consistency": (),        # checked over the rendered answer: bot/render/consistency.py
+    "verdict-agreement": (),         # every verdict line against its plan's numbers: verdict_problems below
 }
 PRUNING = ("kind-speed", "memory-slack", "serving-load", "fleet-size", "replica-span", "wall-time-horizon", "mfu-floor",
            "scale-efficiency")    # in the order they are said
@@ -561,3 +562,109 @@ def own_extra_problems(row: Row | None, deadline_h: float | None) -> list[str]:
     if not x.get("separate_clusters"):
         out.append("no word that rented cards cannot join their job")
     return out
+
+
+# ----- verdict-agreement: the headline and every verdict agree with the plan numbers --------------------------------
+# rounding a verdict's figures may carry (hours to one decimal, money to cents, days to a tenth)
+_ROUND_H = 0.06
+_ROUND_REL = 0.01
+
+
+def _close(a: float | None, b: float | None, rel: float = _ROUND_REL, abs_: float = 0.02) -> bool:
+    return a is None or b is None or abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+def _rental(reply: dict[str, Any]) -> Row | None:
+    return next((r for r in reply.get("recommendations") or [] if r.get("label") != "yours"), None)
+
+
+def _compare_problems(v: dict[str, Any], tie: float) -> list[str]:
+    """A comparison that prefers a side on cost has the lower cost on the measure it compared (per job: hours x
+    price x cards, never the price an hour; per month; per million tokens); on time alone, the fewer card-hours."""
+    out: list[str] = []
+    sides = {s["name"]: s for s in v.get("sides") or []}
+    best, other = sides.get(v.get("preferred") or ""), sides.get(v.get("other") or "")
+    if not best or not other or v.get("tie"):
+        return out
+    key = v.get("cost_key")
+    if v.get("basis") in ("job", "month", "mtok") and key and best.get(key) is not None and other.get(key) is not None:
+        # a tie on cost (within COST_TIE) may be broken by speed or quality; past it the cheaper side is preferred
+        if best[key] > other[key] * (1 + tie) + 0.005:
+            out.append(f"compare prefers {best['name']} at {best[key]:g} {key} over {other['name']} at {other[key]:g}")
+        # the cost per job is its hours x the price an hour of all its cards, not the hourly price alone
+        if v.get("basis") == "job" and key == "job_cost" and best.get("hours") and best.get("hourly") is not None \
+                and best.get("price_kind") != "per_card" \
+                and not _close(best["job_cost"], best["hours"] * best["hourly"], rel=0.06):
+            out.append(f"{best['name']}: job cost {best['job_cost']:g} is not {best['hours']:g} h x "
+                       f"{best['hourly']:g}/h")
+    if v.get("basis") == "time" and best.get("hours") and other.get("hours") and \
+            best["hours"] * (best.get("gpus") or 1) > other["hours"] * (other.get("gpus") or 1) * (1 + 1e-6):
+        out.append(f"compare prefers {best['name']} on time with more card-hours than {other['name']}")
+    return out
+
+
+def _time_problems(v: dict[str, Any], plan: Row | None) -> list[str]:
+    """A deadline verdict says yes exactly when the plan's hours fit in the deadline, by the margin it states."""
+    out: list[str] = []
+    if v.get("answer") not in ("yes", "no") or not v.get("deadline_days") or v.get("hours") is None:
+        return out
+    limit_h = v["deadline_days"] * 24
+    if (v["answer"] == "yes") != (v["hours"] <= limit_h * 1.0001 + _ROUND_H):
+        out.append(f"deadline verdict '{v['answer']}' for {v['hours']:g} h against {limit_h:g} h")
+    margin = v.get("spare_h") if v["answer"] == "yes" else v.get("late_h")
+    if margin is not None and abs(margin - abs(limit_h - v["hours"])) > 0.2:
+        out.append(f"deadline margin {margin:g} h is not |{limit_h:g} - {v['hours']:g}| h")
+    if plan and plan.get("job_hours") and v.get("label") != "named" and not _close(
+            v["hours"], plan["job_hours"], abs_=_ROUND_H) and not v.get("yours"):
+        out.append(f"deadline verdict's {v['hours']:g} h is not the plan's {plan['job_hours']:g} h")
+    return out
+
+
+def _asked_problems(v: dict[str, Any], reply: dict[str, Any]) -> list[str]:
+    """A sub-question's verdict (bot/conversation/sub_questions.py) agrees with the plan the answer leads with."""
+    rent = _rental(reply)
+    k = v.get("kind")
+    out: list[str] = []
+    if k == "cost" and rent and v.get("answer") == "job":
+        if not _close(v["amount"], rent.get("job_cost")):
+            out.append(f"cost verdict {v['amount']:g} is not the plan's job cost {rent.get('job_cost')}")
+    elif k == "cost" and rent and v.get("answer") == "month" and rent.get("hourly_total") and not rent.get(
+            "monthly_cost"):
+        if not _close(v["amount"], rent["hourly_total"] * 730, rel=0.01):
+            out.append(f"monthly cost {v['amount']:g} is not 730 h x {rent['hourly_total']:g}/h")
+    elif k == "billing_mode" and v.get("preferred") in ("pay_per_use", "monthly"):
+        share = (v.get("hours_month") or 0) / 730
+        if v["preferred"] == "pay_per_use" and share > 0.5 or v["preferred"] == "monthly" and share < 0.95:
+            out.append(f"billing verdict '{v['preferred']}' at {round(100 * share)} % of a month's hours")
+    elif k == "fits" and v.get("answer") in ("yes", "no"):
+        if (v["answer"] == "yes") != (v["need_gib"] <= v["memory_gib"]):
+            out.append(f"fits verdict '{v['answer']}' for {v['need_gib']:g} of {v['memory_gib']:g} GiB")
+    elif k == "how_long":
+        out += _time_problems(v, None)
+    return out
+
+
+def verdict_problems(reply: dict[str, Any], tie: float) -> list[dict[str, Any]]:
+    """The verdict-agreement invariant (rules/critic.yaml): the headline and every verdict the answer gives agree
+    with the plan numbers they come from. `tie`: the share within which two costs are a tie (verdicts.COST_TIE).
+    Each problem: {what, line (the verdict's line, '' for none)}."""
+    out: list[str] = []
+    v = reply.get("verdict") or {}
+    recs = reply.get("recommendations") or []
+    mine = next((r for r in recs if r.get("label") == "yours"), None)
+    rent = _rental(reply)
+    if v.get("kind") == "compare":
+        out += _compare_problems(v, tie)
+        chosen = v.get("chosen") or {}
+        if reply.get("status") == "answer" and rent and chosen.get("gpu_model") and not mine \
+                and rent.get("gpu") != chosen["gpu_model"] and not rent.get("mixed"):
+            # the headline's card is the side the comparison preferred: the job was planned on it
+            out.append(f"headline card {rent.get('gpu')} is not the preferred side's {chosen['gpu_model']}")
+    elif v.get("kind") == "how_long":
+        out += _time_problems(v, mine or rent)
+    found = [{"what": w, "line": v.get("line") or ""} for w in out]
+    for e in reply.get("rule_trace") or []:
+        if e.get("rule") == "sub-questions" and isinstance(e.get("because"), dict):
+            for sv in e["because"].get("verdicts") or []:
+                found += [{"what": w, "line": sv.get("line") or ""} for w in _asked_problems(sv, reply)]
+    return found

@@ -548,7 +548,8 @@ def cost_verdict(plan: dict[str, Any] | None, month_asked: bool = False) -> dict
     return v
 
 
-def billing_mode_verdict(plan: dict[str, Any] | None, discounts: list[dict[str, Any]]) -> dict[str, Any]:
+def billing_mode_verdict(plan: dict[str, Any] | None, discounts: list[dict[str, Any]],
+                         usage: dict[str, Any] | None = None) -> dict[str, Any]:
     """'包月还是按需?' about the plan: a timed job uses its own hours (a month's package is paid whole), a service is
     on all month; the break-even is the same arithmetic as billing_verdict (a commitment pays back when its discount
     exceeds 1 - hours used / 730)."""
@@ -556,9 +557,13 @@ def billing_mode_verdict(plan: dict[str, Any] | None, discounts: list[dict[str, 
         return {"kind": "billing_mode", "preferred": None, "basis": "no_price", "flavor": (plan or {}).get("flavor")}
     hourly = plan.get("hourly_total") or plan["price_per_hour"] * (plan.get("instances") or 1)
     hours = plan.get("job_hours")
-    usage = {"hours_month": min(HOURS_MONTH, hours) if hours else HOURS_MONTH, "span_days": None, "months": None}
+    if hours or not (usage or {}).get("hours_month"):
+        # a timed job's own hours decide (a deadline said is not its use); an untimed one, the hours the user said
+        # they use it ('10 hours a week'); else a service is on all month
+        usage = {"hours_month": min(HOURS_MONTH, hours) if hours else HOURS_MONTH, "span_days": None, "months": None}
     v = billing_verdict(usage, hourly, plan.get("currency"), plan.get("spot_price_per_hour"), discounts, None)
-    v.update(kind="billing_mode", flavor=plan.get("flavor"), timed=bool(hours),
+    v.update(kind="billing_mode", flavor=plan.get("flavor"), timed=bool(hours), hours_from=usage.get("from") or (
+             "said" if usage.get("span_days") is not None or usage.get("months") is not None else None),
              job_hours=round(hours, 1) if hours else None,
              best_discount_pct=max((d["pct"] for d in discounts), default=None))
     return v
