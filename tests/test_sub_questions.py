@@ -62,8 +62,12 @@ def _check(reply, kinds: list[str], deadline: float | None = None) -> None:
         if k == "deadline" and (reply.verdict or {}).get("kind") == "how_long" and reply.verdict.get("deadline_days"):
             v = reply.verdict          # the question's own how-long verdict answers it
         elif k == "spot":
-            assert (reply.verdict or {}).get("kind") == "spot", reply.text[:300]
-            assert reply.verdict["line"] in head
+            if "spot" in got:          # a service: spot for its extra replicas, not its only one
+                assert got["spot"]["line"] in head and got["spot"]["kind"] == "spot_service"
+                assert _rental(reply).get("job_hours") is None
+            else:                      # a training job: the spot verdict with its restarts leads
+                assert (reply.verdict or {}).get("kind") == "spot", reply.text[:300]
+                assert reply.verdict["line"] in head
             continue
         elif k == "fits" and k not in got:
             gv = reply.recommendations[0]
@@ -133,7 +137,28 @@ PHRASINGS = [
     ("Full fine-tune Qwen2.5-7B on 500M tokens on AWS. Can it finish within 4 days? Is spot OK for this?",
      ["deadline", "spot"], 4),
     ("LoRA 微调 qwen2.5 7b，2 亿 token，按需还是包月？总共多少钱？", ["cost", "billing_mode"], None),
+    ("serve llama 3.1 8b for 20 users on AWS, is spot ok for this?", ["spot"], None),
+    ("部署 qwen2.5 7b，20 个并发，能用竞价实例吗？", ["spot"], None),
 ]
+
+# a sub-question asked after the plan, about it: answered first from the same job's plan
+FOLLOW_UPS = [
+    ("serve llama 3.1 8b for 20 users on AWS", "how much per month?", ["cost"], None),
+    ("lora fine-tune llama 3.1 8b on 100M tokens", "what will it cost?", ["cost"], None),
+    ("lora fine-tune qwen2.5 7b on 200M tokens", "can it finish within 1 day?", ["deadline"], 1),
+    ("部署 qwen2.5 7b，20 个并发", "每个月要多少钱？", ["cost"], None),
+    ("全参微调 qwen2.5 7b，2 亿 token", "要花多少钱？", ["cost"], None),
+    ("全参微调 qwen2.5 7b，2 亿 token", "2 天内能跑完吗？", ["deadline"], 2),
+]
+
+
+@pytest.mark.parametrize("first,then,kinds,deadline", FOLLOW_UPS, ids=[p[1][:30] for p in FOLLOW_UPS])
+def test_a_sub_question_after_the_plan_is_answered_first(first, then, kinds, deadline):
+    core = _core()
+    before, state = core.turn(first, {})
+    reply, _ = core.turn(then, state)
+    _check(reply, kinds, deadline)
+    assert _rental(reply)["flavor"] == _rental(before)["flavor"]        # the same job's plan, not another
 
 
 @pytest.mark.parametrize("text,kinds,deadline", PHRASINGS, ids=[p[0][:40] for p in PHRASINGS])

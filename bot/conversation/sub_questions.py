@@ -71,13 +71,27 @@ def _rental(reply: Reply) -> dict[str, Any] | None:
 
 def verdicts(kb, asks: list[str], reply: Reply, slots: dict[str, Any], text: str,
              answered: set[str], said_days: float | None = None,
-             usage: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+             usage: dict[str, Any] | None = None, lang: str = "en") -> list[dict[str, Any]]:
     """Each sub-question asked and not answered already, as verdict data from the answer's own plan."""
     out: list[dict[str, Any]] = []
     plan, rental = _plan(reply), _rental(reply)
     low = (text or "").lower()
     for k in asks:
-        if k in answered or k == "spot":          # spot: the spot verdict (Core._spot_verdict) answers it first
+        if k in answered:
+            continue
+        if k == "spot":
+            # a training or batch job's spot verdict (Core._spot_verdict) answers it first; a service's is here
+            if not rental or rental.get("job_hours") or rental.get("price_per_hour") is None:
+                continue
+            copies = (rental.get("instances") or 1) * max(1, rental.get("replicas") or 1)
+            od = rental.get("hourly_total") or rental["price_per_hour"] * copies
+            spot = rental["spot_price_per_hour"] * copies if rental.get("spot_price_per_hour") is not None else None
+            prov = kb.providers.get(rental.get("provider") or "")
+            v = {"kind": "spot_service", "od_h": round(od, 2), "spot_h": round(spot, 2) if spot is not None else None,
+                 "saving": round(100 * (1 - spot / od)) if spot is not None and od else None,
+                 "currency": rental.get("currency"), "flavor": rental.get("flavor"), "provider": rental.get("provider"),
+                 "provider_name": prov.display_name(lang) if prov else rental.get("provider") or ""}
+            out.append({**v, "asked": k})
             continue
         if k == "cost":
             v = verdict_math.cost_verdict(rental, month_asked=any(m in low for m in _MONTH))
@@ -103,7 +117,7 @@ def answer(kb, templates, asks: list[str], reply: Reply, slots: dict[str, Any], 
            answered: set[str], said_days: float | None = None, usage: dict[str, Any] | None = None) -> None:
     """Each sub-question's verdict line, after the verdict the answer leads with and before the plan; the data in
     rule_trace for the critic."""
-    found = verdicts(kb, asks, reply, slots, text, answered, said_days, usage)
+    found = verdicts(kb, asks, reply, slots, text, answered, said_days, usage, lang)
     lines, data = [], []
     for v in found:
         line = say_verdict.asked_line(templates, v, lang)

@@ -137,6 +137,16 @@ class Core:
             # '要多久？', 'is 1000 USD enough?' after a job, and with a job verb in it ('那要训多久', 'how long to
             # train it?'): a question about the job just answered, not a new one and not out of scope
             parse.job_words, parse.out_of_scope = True, False
+        sub_asked = self._sub_questions.asked(parse.text)
+        if (state or {}).get("answered") and (state or {}).get("intent") in JOB_INTENTS and not parse.versus \
+                and (parse.intent is None or parse.out_of_scope or (parse.intent == "billing" and sub_asked == ["cost"]))\
+                and not parse.reset and not (parse.slots.filled().keys() - {"topic", "deadline_days", "provider"}) \
+                and sub_asked:
+            # 'how much per month?', '要花多少钱？', 'can it finish within 1 day?' after a plan: a sub-question about the
+            # job just answered, answered first from its plan (bot/conversation/sub_questions.py), never out of scope
+            # and never a billing primer
+            parse.intent, parse.job_words, parse.out_of_scope = None, True, False
+            parse.slots.topic = None
         about = None if quant else self._about_the_plan(parse, state or {}, asks)
         state = dict(state or {})
         card = model_card(pasted.text) if pasted.config is None else None
@@ -176,7 +186,8 @@ class Core:
                     reply.verdict = q
             if not about and decision.kind == "answer" and state.get("answered") and parse.intent is None \
                     and parse.job_words \
-                    and not asks and not (parse.slots.filled().keys() - {"topic"}):
+                    and not asks and not (parse.slots.filled().keys() - {"topic"}) \
+                    and not self._sub_questions.asked(parse.text):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 self._said_first(reply, self.templates.say("refine.same", lang), lang)
         if decision.kind == "ask" and asks_can_run(parse):

@@ -270,6 +270,10 @@ def asked_line(t: Templates, v: dict[str, Any], lang: str) -> str | None:
                    spare=span_text(t, v.get("spare_h"), lang), late=span_text(t, v.get("late_h"), lang))
         key = {"yes": "deadline_yes", "no": "deadline_no"}.get(v["answer"], "deadline_estimate")
         return t.say(f"verdict.asked.{key}", lang, **ctx)
+    if k == "spot_service":
+        key = "verdict.billing.spot_service" if v.get("saving") is not None else "verdict.billing.spot_service_none"
+        return t.say(key, lang, saving=v.get("saving"), spot=money_text(v.get("spot_h") or 0), od=money_text(v["od_h"]),
+                     ccy=v.get("currency") or "", flavor=v.get("flavor") or "", provider=v.get("provider_name") or "")
     if k == "fits":
         if v["answer"] == "unknown":
             return None
