@@ -238,7 +238,7 @@ def _merge(state: dict[str, Any], new: dict[str, Any], ambiguous: list[str], int
         merged.pop("nodes", None)      # a restated count is split over machines afresh
     if any(k in new for k in ("qps", "token_rate", "daily_users", "audio_rate")) and "load" not in new:
         # a rate restated ('QPS变成20') is the load now: the words of the old one (its count, a daily basis) go
-        for key in ("load", "qps_basis", "daily_users", "peak_factor"):
+        for key in ("load", "qps_basis", "qps_average", "daily_users", "peak_factor"):
             if key not in new:
                 merged.pop(key, None)
     if "concurrency" in new and "concurrency_users" not in new:

@@ -35,6 +35,18 @@ PEAK_FACTOR = re.compile(r"(?:高峰|峰值)[^，。；,.;\d]{0,8}?(?:是|为)?\
                          r"(?<![a-z])peak(?:s|ing)?\s*(?:is|are|at|of|=|~|around|about|roughly)?\s*(?:~|about|around|roughly)?\s*"
                          r"(\d+(?:\.\d+)?)\s*(?:x|×|times)\s*(?:the\s+)?(?:average|avg|mean)")
 MAX_PEAK_FACTOR = 50
+# a peak said with its number and no unit beside a rate said with one ('average 5 QPS, peak 20', '平均每秒 5 个请求，峰值
+# 每秒 20 个', 'peaks at 20/s', '高峰 20'): the same unit, at its own period when it says one, else the rate's
+PEAK_BARE = re.compile(r"(?:(?<![a-z])(?:peak(?:s|ing)?|at\s+(?:the\s+)?peak|busiest(?:\s+hour)?)(?![a-z])|峰值|高峰(?:期|时)?)"
+                       r"\s*(?:of|is|at|=|:|~|around|about|up\s+to|约|大约|大概|是|为|能到|会到|达到|到|可达)?\s*"
+                       r"(?P<pre>每秒钟?|每分钟|每小时|一秒钟?|一分钟)?\s*(?:约|大约|大概|能到|会到|达到|到)?\s*"
+                       r"(?P<num>\d+(?:\.\d+)?)\s*(?P<k>k|千|万)?(?![\d.])\s*(?:个|次)?\s*"
+                       r"(?P<post>/\s*s(?:ec)?|/\s*min|per\s+second|per\s+minute|a\s+second|a\s+minute|/秒|每秒|qps|rps|rpm)?"
+                       r"(?!\s*(?:x|×|times|倍|%|users?|people|人|用户|并发|concurren|gb|ms|tokens?|token|images?|张|s(?![a-z])))")
+PEAK_PERIOD = {"每秒": "second", "每秒钟": "second", "一秒": "second", "一秒钟": "second", "每分钟": "minute",
+               "一分钟": "minute", "每小时": "hour", "/s": "second", "/sec": "second", "/min": "minute",
+               "per second": "second", "per minute": "minute", "a second": "second", "a minute": "minute",
+               "/秒": "second", "qps": "second", "rps": "second", "rpm": "minute"}
 # daily active users ('日活 1 万用户', '50k daily active users', 'DAU 20万'): people a day, not at once
 _N = r"(\d+(?:\.\d+)?)\s*(k|m|千|万|百万|亿)?"
 DAILY_USERS = re.compile(rf"(?:日活(?:跃)?(?:用户)?(?:数)?|dau)\s*(?:约|大概|大约|有|是|为|:|=|~)?\s*{_N}\s*(?:个|名|人)?\s*(?:用户|人)?|"
@@ -135,8 +147,10 @@ class LoadReader:
             return self._blank_taken(t, taken)    # a batch job's items and sizes are batch_slots.py's (a request
             # rate beside texts is a service: 'each request embeds 32 texts' is its fan-out)
         taken += [q for q in (self._load_rate(qs, slots, t), self._fanout(qs, slots, t)) if q is not None]
+        if slots.get("qps_average"):       # the average said beside the peak sized: read, so blanked too
+            taken += [q for q in qs if q.rate and q.unit in RATE_UNITS and not q.peak and q not in taken]
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
-        said_tokens = "token" in t or "词元" in t
+        said_tokens = "token" in t or "词元" in t or _role_pair(qs)
         taken += self._request_lengths([q for q in qs if said_tokens or q.unit != "tokens"], slots)
         t = self._bare_lengths(t, slots)
         if slots.get("fanout") and not slots.get("request_tokens") and slots.get("item_input_tokens"):
@@ -213,7 +227,20 @@ class LoadReader:
 
     @staticmethod
     def _load_rate(qs: list[Quantity], slots: dict[str, Any], t: str = "") -> Quantity | None:
-        q = next((q for q in qs if q.rate and q.unit in RATE_UNITS and not q.each), None)
+        rates = [q for q in qs if q.rate and q.unit in RATE_UNITS and not q.each]
+        # the peak said beside an average ('avg 5 qps, peak 20 qps', '日均 10 万次，峰值每秒 50 次') is what the
+        # service must carry: the peak wins wherever it stands, the average is said back with it
+        q = next((q for q in rates if q.peak and not q.negative), None) or (rates[0] if rates else None)
+        if q is not None and not q.peak and not q.negative:
+            bare = LoadReader._bare_peak(q, t)
+            if bare is not None:
+                slots["qps_average"] = float(f"{q.per_second():.5g}")
+                q = bare
+        elif q is not None and q.peak:
+            avg = next((a for a in rates if a is not q and not a.peak and not a.negative and a.unit == q.unit
+                        and (a.per_second() or 0) < (q.per_second() or 0)), None)
+            if avg is not None:
+                slots["qps_average"] = float(f"{avg.per_second():.5g}")
         if q is None:
             q = LoadReader._period_apart(qs, t)
         if q is None:
@@ -237,6 +264,26 @@ class LoadReader:
         elif q.average or q.rate in AVERAGE_PERIODS:
             slots["qps_basis"] = "average"        # a day's count spread over the day: not the busiest hour
         return q
+
+    @staticmethod
+    def _bare_peak(rate: Quantity, t: str) -> Quantity | None:
+        """'average 5 QPS, peak 20': a peak whose number has no unit of its own, beside a rate said with one (per
+        second, minute or hour: a day's count beside 'peak 20' leaves the peak's period unsaid). It is that rate's
+        unit, at its own period when it says one; a peak below the rate is no peak of it."""
+        for m in PEAK_BARE.finditer(t):
+            if rate.span[0] <= m.start() < rate.span[1]:
+                continue
+            said = (m.group("pre") or m.group("post") or "").strip()
+            period = PEAK_PERIOD.get(re.sub(r"\s+", " ", said)) if said else None
+            if period is None and rate.rate not in ("second", "minute", "hour"):
+                continue
+            value = float(m.group("num")) * MULT.get(m.group("k") or "", 1)
+            peak = replace(rate, value=value, rate=period or rate.rate, span=m.span(), peak=True, average=False,
+                           low=None, hedged=False, text=m.group(), unit_span=(m.end(), m.end()),
+                           number_start=m.start("num"))
+            if (peak.per_second() or 0) > (rate.per_second() or 0):
+                return peak
+        return None
 
     @staticmethod
     def _period_apart(qs: list[Quantity], t: str) -> Quantity | None:
@@ -322,6 +369,13 @@ class LoadReader:
             slots["output_tokens"] = output.as_length()
             taken.append(output)
         return taken
+
+
+def _role_pair(qs: list[Quantity]) -> bool:
+    """'1k input 300 output', '输入 1k 输出 300': a prompt and an output length said together by their roles are a
+    request's tokens, with no unit said (one role alone, '640输入', may be an image's side)."""
+    roles = {q.role for q in qs if q.unit == "tokens" and not q.rate and not q.negative}
+    return {"input", "output"} <= roles
 
 
 def _per_user_speed(before: str) -> bool:

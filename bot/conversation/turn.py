@@ -1200,7 +1200,7 @@ class Core:
             return None
         parse.slots = parse.slots.model_copy(update={k: None for k in (
             "usage_hours_month", "usage_hours_day", "usage_days_week", "budget", "qps", "concurrency", "token_rate",
-            "daily_users", "load", "qps_basis", "peak_factor")} | {"load_scale": off})
+            "daily_users", "load", "qps_basis", "qps_average", "peak_factor")} | {"load_scale": off})
         gpu = (state.get("plan") or {}).get("gpu")
         if gpu and not parse.slots.gpu_model and not (state.get("slots") or {}).get("gpu_model") \
                 and not (state.get("slots") or {}).get("gpu_allowed"):

@@ -82,6 +82,8 @@ class Slots(BaseModel):
     # how the rate was said (bot/conversation/load_slots.py): at its peak, or as an average over a day, week or month
     # ('2 million requests per day'), which the planner raises by the peak factor; and the count as said
     qps_basis: Literal["peak", "average"] | None = None
+    # the average said beside the peak that is sized ('average 5 QPS, peak 20'): said back, not sized
+    qps_average: float | None = None
     load: dict[str, Any] | None = None       # {count, unit, period}: '2,000,000 requests a day'
     fanout: int | None = None                # a reranker's documents scored per query (an embedder's texts)
     fanout_unit: Literal["documents", "texts"] | None = None   # texts: an embedder's texts per request
@@ -191,6 +193,7 @@ class Load(BaseModel):
     count: float | None = None         # the count as said, over `period`
     period: Literal["second", "minute", "hour", "day", "week", "month"] = "second"
     average_per_s: float | None = None     # the count spread evenly over its period
+    average_said: float | None = None      # an average a second said beside the peak sized ('avg 5 qps, peak 20')
     peak_factor: float = 1.0           # busy hours over the average (1: the rate was said as the one to sustain)
     peak_factor_said: bool = False     # the factor is the user's ('高峰是平均的3倍'), not the assumed one
     basis: Literal["peak", "average", "rate"] = "rate"

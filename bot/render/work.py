@@ -77,6 +77,9 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
     elif load["basis"] == "average" and count:
         text = t.say("work.load.average", lang, count=count, unit=unit, period=period,
                      average=_per_s(load["average_per_s"]), factor=f"{load['peak_factor']:g}", rate=_per_s(per_query))
+    elif load["basis"] == "peak" and load.get("average_said"):    # 'average 5 QPS, peak 20': the peak is sized
+        text = t.say("work.load.peak_over_average", lang, rate=_per_s(per_query), unit=unit,
+                     average=_per_s(load["average_said"]))
     elif count and load["period"] != "second":
         text = t.say("work.load.per", lang, count=count, unit=unit, period=period, rate=_per_s(per_query))
     else:
