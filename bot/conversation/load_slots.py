@@ -312,7 +312,7 @@ class LoadReader:
         rated = any(r.rate and r.unit == "requests" for r in qs)      # '1,000 requests/s, each with 16 texts'
         q = next((q for q in qs if q.unit in ("documents", "samples") and not q.rate
                   and ((q.each and (q.unit == "documents" or rated)) or q.each in ("query", "request")
-                       or PER_QUERY.search(t[max(0, q.span[0] - 40):q.span[0]]))), None)
+                       or PER_QUERY.search(t[max(0, q.number_start - 40):q.number_start]))), None)
         if q is None or q.negative or not 1 <= q.value <= MAX_FANOUT:
             return None
         slots["fanout"] = int(q.value)
