@@ -192,3 +192,37 @@ def test_loads_and_work_are_read_as_said(core, text, want):
     slots = _slots(core, text)
     got = {k: slots.get(k) for k in want}
     assert got == want, (text, slots)
+
+
+# ----- two workloads in one message: both sized, none dropped ------------------------------------------------------
+TWO = [
+    ("serve qwen2.5 7b for 30 users during the day and run a nightly batch of 500k classifications",
+     ["The live service:", "The batch job:", "30 concurrent users", "500,000 items", "night window of 8 hours"]),
+    ("we serve llama 3 8b at 10 qps; we also run an offline batch of 1M summaries each night, 1k input 200 output "
+     "tokens each", ["The live service:", "The batch job:", "10.0 requests/s", "1,000,000 items x (1,000 prompt + 200"]),
+    ("run an offline batch of 200k translations with qwen2.5 7b within 2 days, and serve it at 4 qps for our app",
+     ["The live service:", "The batch job:", "200,000 items", "Work: 4 requests/s"]),
+    ("白天给 30 个人用 qwen2.5 7b 聊天，晚上再跑 50 万条文本分类",
+     ["在线服务：", "批处理任务：", "30 个并发用户", "500,000 条", "8 小时的夜间窗口"]),
+    ("部署 qwen2.5 7b 在线客服，每秒 5 个请求，另外每晚要离线跑 100 万条摘要，每条输入 1k 输出 200",
+     ["在线服务：", "批处理任务：", "每秒 5 次请求", "1,000,000 条 × （提示 1,000 + 输出 200"]),
+]
+
+
+@pytest.mark.parametrize("text, said", TWO)
+def test_two_workloads_in_one_message_are_both_sized(core, text, said):
+    """A service and a batch job in one message: each sized on its own (one of them was dropped)."""
+    reply = core.turn(text, {})[0]
+    missing = [s for s in said if s not in reply.text]
+    assert not missing, (missing, reply.text)
+
+
+@pytest.mark.parametrize("text", [
+    "serve llama 3 8b at 10 qps, 1k input 300 output",
+    "run a batch of 2M summaries with llama 3 8b within 3 days",
+    "部署 qwen2.5 7b，每秒 5 个请求；输入 1k 输出 300",
+    "离线跑 100 万条摘要，qwen2.5 7b，每条输入 1k 输出 200，3 天内",
+])
+def test_one_workload_is_not_split(core, text):
+    reply = core.turn(text, {})[0]
+    assert "Two workloads" not in reply.text and "两个任务" not in reply.text, reply.text

@@ -32,6 +32,7 @@ from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
 from bot.conversation.usage import usage_hours
+from bot.conversation.workloads import NIGHT_HOURS, two_workloads
 from bot.conversation.queue_turn import queue_verdict
 from bot.conversation import sub_questions
 from bot.plan.critic import verdict_problems
@@ -80,6 +81,38 @@ class Core:
 
     # ----- the turn ----------------------------------------------------------------------------------------------
     def turn(self, text: str, state: dict[str, Any] | None = None, today: Any = None) -> tuple[Reply, dict[str, Any]]:
+        if not (state or {}).get("slots") and text and (split := two_workloads(self.parser, text)) is not None:
+            return self._two_workloads(split, today)
+        return self._one_turn(text, state, today)
+
+    def _two_workloads(self, split: Any, today: Any) -> tuple[Reply, dict[str, Any]]:
+        """A service and a batch job in one message (workloads.py): each sized on its own, in the order said, under
+        a line that says so; the conversation goes on about the service."""
+        serving, s_state = self._one_turn(split.serving, None, today)
+        batch, _ = self._one_turn(split.batch, None, today)
+        lang = serving.lang
+        say = self.templates.say
+        parts = [(say("workloads.serving", lang), serving), (say("workloads.batch", lang), batch)]
+        if not split.serving_first:
+            parts.reverse()
+        lines = [say("workloads.two", lang)]
+        for i, (head, r) in enumerate(parts, 1):
+            lines += ["", f"{i}) {head}", r.text]
+        if split.night_assumed:
+            lines += ["", say("workloads.night_assumed", lang, hours=NIGHT_HOURS)]
+        notes = [*serving.notes, *batch.notes]
+        if split.night_assumed:
+            notes.append(say("workloads.night_assumed", lang, hours=NIGHT_HOURS))
+        reply = serving.model_copy(update={
+            "text": "\n".join(lines), "notes": notes,
+            "recommendations": [*serving.recommendations, *batch.recommendations],
+            "targets": [*serving.targets, *batch.targets],
+            "assumptions": [*serving.assumptions, *batch.assumptions],
+            "citations": serving.citations or batch.citations})
+        return reply, s_state
+
+    def _one_turn(self, text: str, state: dict[str, Any] | None = None, today: Any = None
+                  ) -> tuple[Reply, dict[str, Any]]:
         pasted = find_config(text or "")
         parse = self.parser.parse(pasted.text, today=today)
         if pasted.error or pasted.config is not None:
