@@ -38,6 +38,7 @@ class Parse:
     absurd: dict[str, float] = field(default_factory=dict)    # beyond any cloud ('1e12 users'), answered as such
     versus: dict[str, Any] | None = None                  # two precisions, methods, clouds or flavors compared
     capability: dict[str, Any] | None = None              # 'does the T4 support bf16?': the card's yes or no
+    platform: str | None = None                           # 'what breaks moving this to Ascend 910B': the card moved to
 
     def as_dict(self) -> dict[str, Any]:
         return {"lang": self.lang, "intent": self.intent, "slots": self.slots.filled(),

@@ -36,6 +36,8 @@ from bot.conversation.workloads import NIGHT_HOURS, two_workloads
 from bot.conversation.queue_turn import queue_verdict
 from bot.conversation import sub_questions
 from bot.plan.critic import verdict_problems
+from bot.conversation.diagnose_turn import (DiagnoseReader, answer_diagnosis, answer_platform_only,
+                                            asks_platform_move, platform_before_question, platform_section)
 from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
@@ -131,6 +133,21 @@ class Core:
             text = self.templates.say(bad[0], lang, **bad[1])
             return Reply(status="info", lang=lang, intent="compare", slots={}, kb_version=self.version, text=text,
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
+        found = self.diagnose.measured(parse.text)
+        if found and not pasted.config:
+            # 'we get 300 tok/s on an A10G, is that normal?', '为什么 MFU 只有 15%': the measured number against this
+            # advisor's estimate for that hardware, a verdict and the causes; never sized as a new job
+            return answer_diagnosis(self, parse, dict(state or {}), found)
+        moved = asks_platform_move(self, parse)
+        if moved:
+            # 'what breaks if we move this to Ascend 910B': that platform's notes, and the job planned there
+            if not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")
+                    or (state or {}).get("answered") or parse.intent in JOB_INTENTS):
+                return answer_platform_only(self, parse, dict(state or {}), moved)
+            parse.platform, parse.out_of_scope = moved, False
+            parse.slots.gpu_model, parse.slots.gpu_models = moved, None
+            if parse.intent not in JOB_INTENTS:
+                parse.intent = None
         cap = self._capability_ask(parse)
         if cap and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
             # 'V100 能用 bf16 训练吗', 'does the T4 support bf16?': yes or no about the card, no job to size
@@ -223,6 +240,8 @@ class Core:
                     and not self._sub_questions.asked(parse.text):
                 # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
                 self._said_first(reply, self.templates.say("refine.same", lang), lang)
+        if parse.platform and reply.status == "follow_up":
+            platform_before_question(self, reply, lang, parse.platform)     # the notes, then what the job is
         if decision.kind == "ask" and asks_can_run(parse):
             new_state["can_run_asked"] = True      # 'can a 910B serve llama 70b?' -> 'which llama?': still asked
         elif decision.kind == "answer":
@@ -277,6 +296,11 @@ class Core:
             reply.text = "\n".join(x for x in reply.text.split("\n") if x not in bad)
         reply.rule_trace.append({"rule": "critic.verdict-agreement", "fired": True,
                                  "because": "; ".join(p["what"] for p in found[:4]), "problems": found})
+    @property
+    def diagnose(self) -> DiagnoseReader:
+        if not hasattr(self, "_diagnose"):
+            self._diagnose = DiagnoseReader(self.parser.lex)
+        return self._diagnose
 
     # ----- a follow-up about the plan just answered: 'faster?', 'why so many cards?', 'spot?' ------------------------
     def _plan_asks(self, text: str) -> list[str]:
@@ -980,6 +1004,9 @@ class Core:
                 lines, verdict, sources, chosen = found
                 first = [{"key": "verdict", "lines": lines, "sources": sources}]
                 d.slots = {**d.slots, **chosen}
+        if parse.platform:
+            # 'what breaks if we move this to Ascend 910B': the platform's notes before the job planned on it
+            first = [platform_section(self, lang, parse.platform), *(first or [])]
         reply = self._answer(d, lang, state.get("same_arch"), self._asks(parse.text), _days_said(parse.text),
                              first=first, span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"),
                              plan_before=(state.get("plan") or {}).get("fleet"),
