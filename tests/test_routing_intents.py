@@ -41,6 +41,12 @@ DIAGNOSE = [
     ("MFU 从 45% 掉到 20%，从单机扩到 4 机，100G 以太网", "scaling"),
     ("going from one node to 4 nodes over 25GbE our MFU fell from 40% to 12%, why?", "scaling"),
     ("多机训练 MFU 从 40% 降到 15%，4 台机器，没有 RDMA，只有 100G 网卡", "scaling"),
+    # training tokens/s, latency
+    ("we get 3000 tokens/s per GPU training llama 3 8b on 8 H100s, is that normal?", "training"),
+    ("8 张 A100 全量微调 qwen2.5-7b，每卡只有 800 tokens/s，正常吗", "training"),
+    ("TTFT is 3 s for llama 3 70b on 2 H100 with vllm, is that normal?", "latency"),
+    ("首 token 延迟 2 秒，qwen2.5-7b 在 A10 上，正常吗", "latency"),
+    ("we see 80 ms per output token on llama 3.1 8b on an L4, why so slow?", "latency"),
     # typos
     ("we get 300 tok/s on vllm with 8b on an a10g, is that nromal?", "serving"),
     ("our mfu droped from 45% to 20% going from 1 to 4 nodes over 100gbe", "scaling"),
@@ -74,6 +80,8 @@ PLATFORM = [
 
 TARGETS = [
     # a number wanted or assumed: a job to size, not a diagnosis
+    "we need TTFT under 500 ms for llama 3 70b, what gpu?",
+    "we need 300 tok/s for llama 8b, is an A10G enough?",
     "assume 40% MFU, how long to train a 7B on 1T tokens on 64 H100s",
     "serve llama 3.1 8b at 50 tok/s per user with low latency",
     "需要每秒 3000 token 的吞吐，部署 qwen2.5-7b 用什么卡",
@@ -95,8 +103,8 @@ def test_a_measured_number_is_diagnosed(core, text, kind):
     assert v.get("kind") == f"diagnose_{kind}", v.get("kind")
     assert v.get("expected", 0) > 0              # the advisor's own estimate for that hardware
     first = r.text.splitlines()[0]
-    verdicts = ("Normal", "Low", "Higher than expected", "Expected for that network", "正常", "偏低", "高于预期",
-                "符合预期")
+    verdicts = ("Normal", "Low", "Higher than expected", "Expected for that network", "Slower than expected", "正常",
+                "偏低", "偏慢", "高于预期", "符合预期")
     assert any(w in first for w in verdicts), first
     if kind == "scaling":
         # the communication time a step, and the fixes
@@ -106,6 +114,8 @@ def test_a_measured_number_is_diagnosed(core, text, kind):
         assert re.search(r"accumulation|梯度累积", r.text)
     elif kind == "training":
         assert re.search(r"Likely causes|可能的原因", r.text)
+    elif kind == "latency":
+        assert re.search(r"\d ms", r.text) and re.search(r"one request|1 request|1 个请求", r.text)
     else:
         assert re.search(r"tokens/s", r.text) and re.search(r"one request|一次一个请求", r.text)
 

@@ -34,6 +34,7 @@ TPS = [re.compile(rf"(?<![\d.]){_N}\s*{_K}\s*(?:output\s+|generated\s+)?(?:tok(?
 BARE_MEASURED = re.compile(r"(?:(?<![a-z])(?:get|getting|got|see|seeing|reach|reaching|hit|only)|只有|才|只能跑到|跑出|实测)"
                            r"\s*(?:about|around|~|约|大概)?\s*(\d+(?:\.\d+)?)\s*(k)?"
                            r"(?!\s*(?:gpus?|cards?|nodes?|张|卡|台|b(?![a-z])|%|\.\d))")
+PER_GPU = re.compile(r"(?<![a-z])(?:per|each|a|/)\s*(?:gpu|card|device|npu)(?![a-z])|每卡|每张卡|单卡")
 MFU_WORD = re.compile(r"(?<![a-z])mfu(?![a-z])|model\s+flops?\s+utili[sz]ation|算力利用率")
 PCT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*%")
 FRACTION = re.compile(r"(?<![a-z])mfu\s*(?:of|is|was|=|:|只有|才|为|是)?\s*(0\.\d+)(?![\d%])")
@@ -66,8 +67,9 @@ class DiagnoseReader:
         self.targets = CueSet(_both(d.get("targets")))
         self.moves = CueSet(_both(lex.get("platform_move")))
 
-    def measured(self, text: str) -> dict[str, Any] | None:
-        """{'tps': ..} or {'mfu': .., 'mfu_before': ..}: a number measured and asked about, else None."""
+    def measured(self, text: str, slots: Any = None) -> dict[str, Any] | None:
+        """{'tps': ..}, {'mfu': .., 'mfu_before': ..} or {'ttft_ms' | 'tpot_ms': ..} (the parser's latency slots): a
+        number measured and asked about, else None."""
         tps = None
         for rx in TPS:
             m = rx.search(text)
@@ -83,7 +85,15 @@ class DiagnoseReader:
                 before, mfu = pcts[0], pcts[-1]
             elif pcts:
                 mfu = pcts[-1] if len(pcts) == 1 else min(pcts)
-        if tps is None and mfu is None:
+        ttft = getattr(slots, "ttft_ms", None) if tps is None and mfu is None else None
+        tpot = getattr(slots, "tpot_ms", None) if tps is None and mfu is None and not ttft else None
+        if tps is None and mfu is None and not ttft and not tpot:
+            return None
+        if ttft or tpot:
+            measured = self.said_measured.any(text)
+            if (self.asks.any(text) and (measured or not self.targets.any(text))) or \
+                    (measured and not self.targets.any(text)):
+                return {"ttft_ms": ttft, "tpot_ms": tpot}
             return None
         if tps is not None and self.targets.any(text) and (b := BARE_MEASURED.search(text)):
             tps = float(b.group(1)) * (1000 if b.group(2) else 1)
@@ -92,7 +102,7 @@ class DiagnoseReader:
         target = self.targets.any(text)
         if not ((self.asks.any(text) and (measured or not target)) or (measured and not target)):
             return None
-        return {"tps": tps, "mfu": mfu, "mfu_before": before}
+        return {"tps": tps, "mfu": mfu, "mfu_before": before, "per_gpu": bool(PER_GPU.search(text))}
 
     def platform_move(self, text: str) -> bool:
         return self.moves.any(text)
@@ -114,6 +124,12 @@ def network_said(text: str) -> tuple[float | None, bool]:
 
 SHARDING_NAMES = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
                   "hsdp": "HSDP", "none": "DDP"}
+
+
+def _training(parse) -> bool:
+    """Tokens/s measured in training ('3000 tokens/s per GPU training llama 8b'): the job words say training."""
+    sc = parse.intent_scores
+    return max(sc.get("train", 0.0), sc.get("finetune", 0.0)) > sc.get("inference", 0.0)
 
 
 def _pct(x: float) -> str:
@@ -174,10 +190,26 @@ def answer_diagnosis(core, parse, state: dict[str, Any], found: dict[str, Any]) 
                         accum4=v["grad_accumulation"] * 4, mfu=_pct(f["accumulation"])),
                   t.say("diag.scaling.fix.overlap", lang)]
         header = None
-    elif found.get("mfu") is not None:
-        v = diag.training_check(kb, slots, found["mfu"])
-        lines.append(t.say("diag.training.head", lang, verdict=t.say(f"diag.verdict.{v['verdict']}", lang),
-                           measured=_pct(v["measured"]), model=model_name(v), n=v["gpus"], gpu=gpu_name(v),
+    elif found.get("ttft_ms") or found.get("tpot_ms"):
+        v = diag.latency_check(kb, slots, found.get("ttft_ms"), found.get("tpot_ms"))
+        lines.append(t.say("diag.latency.head", lang, verdict=t.say(f"diag.verdict.{v['verdict']}", lang),
+                           what=t.say(f"diag.latency.{v['what']}", lang), measured=_n(v["measured"]),
+                           model=model_name(v), n=v["gpus"], gpu=gpu_name(v), one=_n(v["expected"]),
+                           c1=v["concurrency"], full=_n(v["full"]), c=v["max_concurrency"],
+                           inp=v["input_len"], out=v["output_len"]))
+        causes = [t.say("diag.latency.cause.queue", lang)] if v["verdict"] != "normal" else []
+        if v["verdict"] == "slow":
+            causes += [t.say("diag.serving.cause.prefill", lang), t.say("diag.serving.cause.eager", lang),
+                       t.say("diag.serving.cause.kv", lang)]
+        header = t.say("diag.causes", lang) if causes else None
+    elif found.get("mfu") is not None or _training(parse):
+        v = diag.training_check(kb, slots, found.get("mfu"), found.get("tps"), found.get("per_gpu", False))
+        tps = v["measured_tps_gpu"] is not None
+        measured = _pct(v["measured"]) if not tps else t.say(
+            "diag.training.tps", lang, tps=_n(v["measured_tps_gpu"]), mfu=_pct(v["measured"]),
+            expected=_n(v["expected_tps_gpu"]))
+        lines.append(t.say("diag.training.head_tps" if tps else "diag.training.head", lang, verdict=t.say(f"diag.verdict.{v['verdict']}", lang),
+                           measured=measured, model=model_name(v), n=v["gpus"], gpu=gpu_name(v),
                            sharding=SHARDING_NAMES.get(v["sharding"], v["sharding"]) if v["gpus"] > 1 else t.say("diag.one_card", lang),
                            batch=v["batch_size"], seq=v["seq_len"], expected=_pct(v["expected"])))
         if v["gpus"] > 1 and v["comm_share"] >= 0.02:
@@ -190,8 +222,10 @@ def answer_diagnosis(core, parse, state: dict[str, Any], found: dict[str, Any]) 
                                 if v.get("ddp_mfu") else ""))
         causes += [t.say("diag.training.cause.batch", lang), t.say("diag.training.cause.kernels", lang),
                    t.say("diag.training.cause.input", lang)]
-        if v["gpus"] > 1 and v["nvlink"]:
-            causes.append(t.say("diag.training.cause.p2p", lang, ddp=""))
+        if v["gpus"] > 1 and v["nvlink"] and v["sharding"] in ("zero3", "fsdp"):
+            causes.append(t.say("diag.training.cause.sharding", lang, ddp=t.say("diag.training.ddp", lang,
+                                                                              mfu=_pct(v["ddp_mfu"]))
+                                if v.get("ddp_mfu") else ""))
         header = t.say("diag.causes", lang)
     else:
         v = diag.serving_check(kb, slots, found["tps"])

@@ -133,7 +133,7 @@ class Core:
             text = self.templates.say(bad[0], lang, **bad[1])
             return Reply(status="info", lang=lang, intent="compare", slots={}, kb_version=self.version, text=text,
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
-        found = self.diagnose.measured(parse.text)
+        found = self.diagnose.measured(parse.text, parse.slots)
         if found and not pasted.config:
             # 'we get 300 tok/s on an A10G, is that normal?', '为什么 MFU 只有 15%': the measured number against this
             # advisor's estimate for that hardware, a verdict and the causes; never sized as a new job

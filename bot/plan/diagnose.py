@@ -24,6 +24,8 @@ DEFAULT_TRAIN_GPU = "h100-sxm"
 DEFAULT_PARAMS_B = 7.0
 DEFAULT_LLM = 8.0
 GPUS_A_NODE = 8
+# vLLM's default --max-num-seqs: a server's full batch, however much more its KV cache would hold
+ENGINE_MAX_SEQS = 256
 # a drop to more nodes down to this share of the estimate's own drop is what the network explains
 SCALING_EXPLAINED = 0.6
 
@@ -40,8 +42,18 @@ def _job(kb: KnowledgeBase, slots: dict[str, Any], default_params: float) -> tup
 
 
 def _gpu(kb: KnowledgeBase, slots: dict[str, Any], default: str) -> tuple[str, bool]:
+    """The card named (a family named bare, 'H100', 'A100': its largest SXM module, as the planner reads it), else
+    the default, said as assumed."""
+    from bot.knowledge.loader import GPU_FAMILIES
     g = slots.get("gpu_model")
-    return (g, False) if g in kb.gpus else (default, True)
+    if g in kb.gpus:
+        return g, False
+    ids = [x for x in GPU_FAMILIES.get(g or "", []) if x in kb.gpus]
+    if ids:
+        cards = [kb.gpus[x] for x in ids]
+        sxm = [c for c in cards if (c.form_factor or "").startswith("SXM")]
+        return max(sxm or cards, key=lambda c: c.memory_gib).id, False
+    return default, True
 
 
 def _scaling_verdict(measured_ratio: float, estimated_ratio: float) -> str:
@@ -63,15 +75,16 @@ def serving_check(kb: KnowledgeBase, slots: dict[str, Any], measured_tps: float)
     n = int(slots.get("gpus") or 1)
     w = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": 1})
     one = serving_speed(w.model_copy(update={"concurrency": 1}), model, gpu)
-    full = serving_speed(w.model_copy(update={"concurrency": max(one.max_concurrency, 1)}), model, gpu)
+    full_c = max(min(one.max_concurrency, ENGINE_MAX_SEQS), 1)
+    full = serving_speed(w.model_copy(update={"concurrency": full_c}), model, gpu)
     said = slots.get("concurrency")
     at = serving_speed(w.model_copy(update={"concurrency": int(said)}), model, gpu) if said else None
     expected = at.output_tokens_per_s if at else full.output_tokens_per_s
     ratio = measured_tps / expected if expected else 0.0
     # the concurrency whose modelled rate is closest to what was measured (what the number says about the load)
     implied = None
-    if not said and one.output_tokens_per_s < measured_tps <= full.output_tokens_per_s * NORMAL_HIGH:
-        lo, hi = 1, max(one.max_concurrency, 1)
+    if not said and one.output_tokens_per_s < measured_tps <= full.output_tokens_per_s:
+        lo, hi = 1, full_c
         while lo < hi:
             mid_c = (lo + hi) // 2
             if serving_speed(w.model_copy(update={"concurrency": mid_c}), model, gpu).output_tokens_per_s \
@@ -91,10 +104,43 @@ def serving_check(kb: KnowledgeBase, slots: dict[str, Any], measured_tps: float)
     return {"kind": "serving", "measured": measured_tps, "expected": expected, "ratio": ratio, "verdict": verdict,
             "model": mid, "params_b": params, "params_assumed": p_assumed, "gpu": gid, "gpu_assumed": g_assumed,
             "gpus": n, "one_tps": one.output_tokens_per_s, "one_tpot_ms": one.tpot_ms,
-            "full_tps": full.output_tokens_per_s, "max_concurrency": full.max_concurrency,
+            "full_tps": full.output_tokens_per_s, "max_concurrency": full_c,
             "concurrency": int(said) if said else None, "implied_concurrency": implied,
             "input_len": w.input_len or one.input_len, "output_len": w.output_len or one.output_len,
             "bandwidth_gbs": gpu.memory_bandwidth_gbs if hasattr(gpu, "memory_bandwidth_gbs") else None}
+
+
+def latency_check(kb: KnowledgeBase, slots: dict[str, Any], ttft_ms: float | None, tpot_ms: float | None
+                  ) -> dict[str, Any]:
+    """A measured time to first token or time per output token against the replica's modelled one on that card:
+    with one request in flight (the fastest it gets) and at a full batch (the slowest a busy server gets, queueing
+    aside)."""
+    mid, params, p_assumed = _job(kb, slots, DEFAULT_LLM)
+    gid, g_assumed = _gpu(kb, slots, DEFAULT_SERVE_GPU)
+    gpu = kb.gpus[gid]
+    job = {k: v for k, v in slots.items() if k in ("model", "params_b", "precision", "input_len", "output_len",
+                                                   "request_tokens", "kv_dtype")}
+    job.update(params_b=params, gpu_model=gid)
+    w, model, _ = build_workload(kb, "inference", job, {})
+    n = int(slots.get("gpus") or 1)
+    w = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": 1})
+    one = serving_speed(w.model_copy(update={"concurrency": int(slots.get("concurrency") or 1)}), model, gpu)
+    full_c = max(min(one.max_concurrency, ENGINE_MAX_SEQS), 1)
+    full = serving_speed(w.model_copy(update={"concurrency": full_c}), model, gpu)
+    what = "ttft" if ttft_ms else "tpot"
+    measured = float(ttft_ms or tpot_ms or 0.0)
+    fast, slow = (one.ttft_ms, full.ttft_ms) if what == "ttft" else (one.tpot_ms, full.tpot_ms)
+    if measured <= fast / NORMAL_LOW:
+        verdict = "normal"
+    elif measured <= max(slow, fast) * 1.3:
+        verdict = "busy"           # what a loaded server gives: more requests in flight, each slower
+    else:
+        verdict = "slow"
+    return {"kind": "latency", "what": what, "measured": measured, "expected": fast, "full": slow,
+            "ratio": fast / measured if measured else 0.0, "verdict": verdict, "model": mid, "params_b": params,
+            "params_assumed": p_assumed, "gpu": gid, "gpu_assumed": g_assumed, "gpus": n,
+            "concurrency": one.concurrency, "max_concurrency": full_c, "input_len": one.input_len,
+            "output_len": one.output_len}
 
 
 def _training_job(kb: KnowledgeBase, slots: dict[str, Any], gid: str, gpus: int, nodes: int, params: float,
@@ -109,8 +155,10 @@ def _training_job(kb: KnowledgeBase, slots: dict[str, Any], gid: str, gpus: int,
     return w, model
 
 
-def training_check(kb: KnowledgeBase, slots: dict[str, Any], measured_mfu: float) -> dict[str, Any]:
-    """A measured MFU against the modelled MFU of that job on that many of those cards (one node, their own link)."""
+def training_check(kb: KnowledgeBase, slots: dict[str, Any], measured_mfu: float | None,
+                   measured_tps: float | None = None, per_gpu: bool = False) -> dict[str, Any]:
+    """A measured MFU (or training tokens/s, in all or a GPU) against the modelled MFU of that job on that many of
+    those cards (one node, their own link)."""
     mid, params, p_assumed = _job(kb, slots, DEFAULT_PARAMS_B)
     gid, g_assumed = _gpu(kb, slots, DEFAULT_TRAIN_GPU)
     gpus = int(slots.get("gpus") or 1)
@@ -122,8 +170,14 @@ def training_check(kb: KnowledgeBase, slots: dict[str, Any], measured_mfu: float
     comm = terms.get("exposed data-parallel communication per step", 0.0)
     ddp = training_speed(w.model_copy(update={"sharding": "ddp", "offload": "none"}), model, gpu) if gpus > 1 \
         else None
+    tps_gpu = None
+    if measured_mfu is None:
+        # tokens/s measured: the MFU they are, at the estimate's FLOPs a token on this card's peak
+        tps_gpu = (measured_tps or 0.0) / (1 if per_gpu else gpus)
+        measured_mfu = tps_gpu / sp.tokens_per_s_per_gpu * sp.mfu if sp.tokens_per_s_per_gpu else 0.0
     ratio = measured_mfu / sp.mfu if sp.mfu else 0.0
-    return {"kind": "training", "measured": measured_mfu, "expected": sp.mfu, "ratio": ratio,
+    return {"kind": "training", "measured": measured_mfu, "measured_tps_gpu": tps_gpu,
+            "expected_tps_gpu": sp.tokens_per_s_per_gpu, "expected": sp.mfu, "ratio": ratio,
             "verdict": _verdict(ratio), "model": mid, "params_b": params, "params_assumed": p_assumed, "gpu": gid,
             "gpu_assumed": g_assumed, "gpus": gpus, "sharding": w.sharding, "batch_size": w.batch_size,
             "seq_len": w.seq_len, "grad_accumulation": w.grad_accumulation, "step_s": sp.step_s,
