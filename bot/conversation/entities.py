@@ -335,6 +335,22 @@ class EntityMatcher:
         start = max(0, s - 12) + m.start()
         return sib, start, e, text[start:e]
 
+    # a GPU's name of a line the knowledge base may not hold ('rtx 3060', 'gtx 1080 ti', 'rtx a4000', 'radeon rx 7900
+    # xtx', 'tesla p40'), with the memory said next to it ('rtx 3060 12gb', '12g 的 3060' is not read: a bare number)
+    _GPU_NAME = re.compile(
+        r"(?<![a-z0-9])(?:(\d{1,3})\s*(?:gb|gib|g)\s*(?:的\s*)?)?((?:nvidia\s+)?(?:geforce\s+)?(?:rtx|gtx|titan|quadro|tesla|"
+        r"radeon(?:\s+rx|\s+pro)?|instinct|arc)\s*-?\s*(?:pro\s*|a\s*)?[a-z]?\d{2,4}(?:\s*(?:ti|super|xtx|xt|ada))?|titan\s*(?:rtx|xp|x|v))"
+        r"(?![a-z0-9])(?:\s*[(（]?\s*(\d{1,3})\s*(?:gb|gib|g)(?![a-z0-9])\s*[)）]?)?")
+
+    def unknown_gpu(self, text: str) -> tuple[str, float | None, tuple[int, int]] | None:
+        """A GPU named that the knowledge base does not have (known names are masked before): its name, the memory
+        said with it (GB) or None, and its span."""
+        m = self._GPU_NAME.search(text)
+        if not m:
+            return None
+        mem = m.group(1) or m.group(3)
+        return m.group(2), (float(mem) if mem and 2 <= float(mem) <= 512 else None), m.span()
+
     def _find_provider(self, text: str) -> str | None:
         found = self._find_alias(text, self._provider_aliases)
         return found[-1][0] if found else None
@@ -348,6 +364,31 @@ class EntityMatcher:
             if hit and (best is None or len(hit) > best[0]):
                 best = (len(hit), cloud)
         return best[1] if best else None
+
+    @cached_property
+    def _cloud_company_rx(self) -> list[tuple[str, re.Pattern]]:
+        """rules/lexicon.yaml cloud_companies: (cloud id, pattern of its company after a hosting word or before 上)."""
+        hosting = self.lex.get("cloud_hosting_words") or {}
+
+        def alt(words: Iterable[str]) -> str:
+            return "|".join(re.escape(normalize(str(w))) for w in sorted(words, key=len, reverse=True))
+        before, after = alt(hosting.get("before") or []), alt(hosting.get("after") or [])
+        makers = alt(self.lex.get("model_makers") or [])
+        out = []
+        for cloud, names in (self.lex.get("cloud_companies") or {}).items():
+            name = alt(names)
+            out.append((cloud, re.compile(
+                rf"(?:(?<![a-z])(?:{before})\s*(?:the\s+)?(?:{name})|(?<![a-z])(?:{name})\s*(?:{after}))"
+                rf"(?![a-z])(?!\s*(?:'s|’s|的)?\s*(?:{makers}))")))
+        return out
+
+    def cloud_company(self, text: str) -> str | None:
+        """A cloud named by its company after a hosting word ('on alibaba', '在阿里上', '用腾讯的卡'): its id; never the
+        company alone ('Alibaba's Qwen', '阿里的千问' name a model's maker)."""
+        for cloud, rx in self._cloud_company_rx:
+            if rx.search(text):
+                return cloud
+        return None
 
     def _unknown_model_word(self, text: str) -> str | None:
         m = re.search(r"(?<![a-z0-9])([a-z][a-z0-9.\-]*[a-z.\-]\d+(?:\.\d+)?[bm])(?![a-z0-9])", text)

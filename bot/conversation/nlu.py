@@ -153,6 +153,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self.offload = {k: CueSet(v) for k, v in (lx.get("offload") or {}).items()}
         self.job_kinds = {k: CueSet(v) for k, v in (lx.get("job_kinds") or {}).items()}
         self.algorithms = {k: CueSet(v) for k, v in (lx.get("algorithms") or {}).items()}
+        self.modalities = {k: CueSet(v) for k, v in (lx.get("uncovered_modalities") or {}).items()}
         self.algorithm_of = dict(lx.get("algorithm_of") or {})
         self.ordinals = [(Cue(str(k)), int(v)) for k, v in sorted((lx.get("ordinals") or {}).items(),
                                                                  key=lambda kv: (-len(str(kv[0])), str(kv[0])))]
@@ -231,6 +232,12 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
             slots["model"] = model2
             slots["params_b"] = self.kb.models[model2].params_b
         self._mask_generation(text, slots)
+        if not gpus_named and (odd := self.unknown_gpu(work)):
+            # 'one RTX 3060 12GB at home': a card not on file, judged by its memory when said, never dropped
+            slots["gpu_name"] = _as_written(raw, odd[0]).upper().replace("GEFORCE", "GeForce").replace("NVIDIA", "NVIDIA")
+            # read on as a card of its memory ('one 12gb card', '一张 12gb card'): the count and the memory as said
+            s, e = odd[2]
+            work = work[:s] + (f" {odd[1]:g}gb card " if odd[1] else " card ") + work[e:]
         if len(gpus_named) >= 2:
             slots["gpu_models"] = gpus_named
         elif gpus_named:
@@ -239,7 +246,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         provider = self._find_provider(text)
         if provider:
             slots["provider"] = provider
-        elif cloud := self.cloud_named(text):
+        elif cloud := self.cloud_named(text) or self.cloud_company(text):
             # a cloud the knowledge base covers by an id the lexicon lists, or one it does not cover at all
             slots["provider" if cloud in self.kb.providers else "provider_uncovered"] = cloud
         work = self._card_memory(work, slots)
@@ -277,6 +284,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         intent, oos = self._decide_intent(work, scores, recommend, slots, ambiguous)
         intent = self._job_with_billing_ask(intent, text, scores, slots, ambiguous)
         invalid, absurd = slots.pop("_bad", {}), slots.pop("_absurd", {})
+        if oos and slots.get("modality"):
+            oos = False         # 'XTTS-v2' alone: a text-to-speech model named, answered as not on file
         if oos and unknown and self._unknown_family_size(unknown):
             oos = False         # 'use a smaller embedder, bge-small': a model named, not a question out of scope
         if oos:

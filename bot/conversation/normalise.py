@@ -32,7 +32,8 @@ class Normaliser:
         # every word of the lexicon's own phrases is known
         for section in ("intents", "recommend_cues", "domain_cues", "out_of_scope_cues", "unsure", "methods",
                         "precisions", "budget", "duration", "latency", "topics", "regions", "number_words", "reset",
-                        "help_words", "ordinals", "sharding", "offload", "job_kinds", "algorithms"):
+                        "help_words", "ordinals", "sharding", "offload", "job_kinds", "algorithms",
+                        "uncovered_modalities"):
             stack: list[Any] = [self.lex.get(section)]
             while stack:
                 x = stack.pop()

@@ -207,6 +207,11 @@ class Core:
         same_arch = self._resolve_against_state(parse, state)
         off = self._off_peak(parse, state)
         new_state, decision = step(state, parse, self.forms)
+        was = (state.get("slots") or {}).get("modality")
+        if was and not parse.reset and not parse.slots.model and not parse.ambiguous.get("model") \
+                and not (new_state.get("slots") or {}).get("model"):
+            # 'it's about 0.5B' after a TTS job not on file: still that job, never a language model of that size
+            new_state["slots"] = {**(new_state.get("slots") or {}), "modality": was}
         if off:      # the card was pinned so the hours off peak are the same fleet scaled down: not a change said
             decision.changed = [c for c in (decision.changed or []) if c[0] not in ("gpu_model", "gpu_allowed")]
         if same_arch:
@@ -214,6 +219,11 @@ class Core:
         elif parse.slots.model or parse.ambiguous.get("model"):
             new_state.pop("same_arch", None)
         lang = new_state.get("lang") or parse.lang
+        if (new_state.get("slots") or {}).get("modality") and not (new_state.get("slots") or {}).get("model") \
+                and decision.kind in ("answer", "ask", "out_of_scope"):
+            # 'XTTS-v2 for 200 TTS streams', 'Wan2.1-T2V-14B, 100 clips a day': a modality with no estimator is never
+            # planned as a language model; said plainly, with what its name tells and how to size it
+            return self._uncovered_modality(new_state, lang), new_state
         decision, new_state = self._worth_asking(decision, new_state, lang)
         if parse.invalid or parse.absurd:
             reply, new_state = self._bad_number(parse, lang, state, new_state)
@@ -296,11 +306,31 @@ class Core:
             reply.text = "\n".join(x for x in reply.text.split("\n") if x not in bad)
         reply.rule_trace.append({"rule": "critic.verdict-agreement", "fired": True,
                                  "because": "; ".join(p["what"] for p in found[:4]), "problems": found})
+
     @property
     def diagnose(self) -> DiagnoseReader:
         if not hasattr(self, "_diagnose"):
             self._diagnose = DiagnoseReader(self.parser.lex)
         return self._diagnose
+
+    def _uncovered_modality(self, state: dict[str, Any], lang: str) -> Reply:
+        """A text-to-speech, video or music job whose model is not on file: what is not on file, what its name
+        tells (the weights of the size it states), and how to size it, never a token-serving plan."""
+        t, slots = self.templates, dict(state.get("slots") or {})
+        mod = slots["modality"]
+        what = t.say(f"modality.{mod}.what", lang)
+        unit = t.say(f"modality.{mod}.unit", lang)
+        lines = [t.say("modality.not_on_file", lang, name=slots["model_name"], what=what, unit=unit)
+                 if slots.get("model_name") else t.say("modality.not_on_file_unnamed", lang, what=what, unit=unit)]
+        if slots.get("params_b"):
+            gib = slots["params_b"] * 2e9 / 2 ** 30
+            lines.append(t.say("modality.weights", lang, params=f"{slots['params_b']:g}", gib=f"{gib:.1f}"))
+        else:
+            lines.append(t.say("modality.no_size", lang))
+        lines.append(t.say("modality.what_to_do", lang, measure=t.say(f"modality.{mod}.measure", lang)))
+        return Reply(status="info", lang=lang, intent=state.get("intent"), slots=slots, kb_version=self.version,
+                     text="\n".join(lines), verdict={"kind": "modality_not_on_file", "modality": mod,
+                                                     "line": lines[0]})
 
     # ----- a follow-up about the plan just answered: 'faster?', 'why so many cards?', 'spot?' ------------------------
     def _plan_asks(self, text: str) -> list[str]:
@@ -1137,6 +1167,12 @@ class Core:
             # was sized as (the critic's honesty invariant)
             reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(
                 "honesty.sized_as", lang, name=d.slots["model_name"], params=f"{advice.workload.params_b:g}")]))
+        if d.slots.get("gpu_name") and not d.slots.get("gpu_model"):
+            # a card not on file ('one RTX 3060 12GB at home') is never silently dropped for a rented one: judged by
+            # its memory when said, else the answer says the plans are rented and asks its memory
+            key = "honesty.gpu_by_memory" if d.slots.get("gpu_memory_gib") else "honesty.gpu_unknown"
+            reply.view.sections.insert(0, ViewSection(key="gpu_unknown", lines=[t.say(
+                key, lang, name=d.slots["gpu_name"], mem=f"{d.slots.get('gpu_memory_gib') or 0:g}")]))
         if d.changed:
             # a follow-up that changed the job: the same job planned again, and what changed, said first
             job = f"{t.say(f'task.{task}', lang)} {model_name or ''}".strip()

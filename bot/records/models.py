@@ -33,6 +33,9 @@ class Slots(BaseModel):
     # answer's first line says so (the critic's honesty invariant: never silently another model)
     model_name: str | None = None
     params_b: float | None = None
+    # a job of a modality the knowledge base has no model and no estimator for ('XTTS-v2 for 200 TTS streams',
+    # 'Wan2.1-T2V-14B video generation'): never planned as a language model; the answer says so (turn.py)
+    modality: Literal["tts", "video_generation", "music_generation"] | None = None
     method: Literal["full", "freeze", "lora", "qlora"] | None = None
     precision: Precision | None = None
     gpus: int | None = None
@@ -40,6 +43,9 @@ class Slots(BaseModel):
     gpu_model: str | None = None
     gpu_models: list[str] | None = None
     gpu_memory_gib: float | None = None   # "on a 24GB card": the memory of a GPU the user has in mind
+    # a GPU named that the knowledge base does not have ('one RTX 3060 12GB at home'), as written: judged by the
+    # memory said with it (gpu_memory_gib), and the answer says so; never silently replaced by a rented card
+    gpu_name: str | None = None
     # GPUs the user cannot use ("we don't have H100 quota", "没有 H100 配额") and the only ones they can ("only A100
     # and A10", "只能用 A100"): the planner searches the allowed ones, never the excluded
     gpu_excluded: list[str] | None = None
