@@ -268,3 +268,127 @@ def test_a_modality_not_on_file_stays_so_through_follow_ups(conv):
 def test_jobs_on_file_are_still_planned(question):
     s = _core().parser.parse(question).slots
     assert s.modality is None, (question, s.modality)
+
+
+# ----- a GPU family named bare on a cloud: the member that cloud rents -----------------------------------------------
+def test_a_family_named_on_a_cloud_is_the_member_that_cloud_rents():
+    from bot.knowledge.loader import GPU_FAMILIES
+    kb = _core().kb
+    checked = 0
+    for fam, ids in GPU_FAMILIES.items():
+        for pid in sorted(kb.providers):
+            rented = {g for g in ids if g in kb.gpus and any(f.provider == pid for f in kb.flavors_with_gpu(g))}
+            if not rented:
+                continue
+            alias = next(a for a, p in sorted(kb.provider_aliases.items()) if p == pid and a.isascii())
+            for q in (f"on {alias}, full fine-tune qwen2.5-14b on 8 {fam}, 50k samples of 2k tokens",
+                      f"we have 4 {fam} on {alias}, serve qwen2.5-7b for 20 users"):
+                reply = _core().turn(q, {})[0]
+                mine = [r for r in reply.recommendations if r.get("label") == "yours"]
+                if mine:
+                    checked += 1
+                    assert mine[0]["gpu"] in rented, (q, mine[0]["gpu"], sorted(rented))
+    assert checked >= 10
+
+
+# ----- every stated input honoured, or said: generated jobs ----------------------------------------------------------
+STATED_JOBS = {
+    "serve": ("serve {model}{prec_en} for 30 concurrent users{gpu_en}{cloud_en}",
+              "{cloud_zh}{gpu_zh}部署 {model} 推理{prec_zh}，30 个并发用户"),
+    "lora": ("LoRA fine-tune {model}{gpu_en}{cloud_en}, 20k samples of 1k tokens",
+             "{cloud_zh}{gpu_zh}用 LoRA 微调 {model}，2万条样本，每条 1k token"),
+}
+PRECISIONS = {"fp8": (" in fp8", "，fp8 精度"), "int4": (" in int4", "，int4 量化"), "bf16": (" in bf16", "，bf16 精度")}
+
+
+@st.composite
+def stated_jobs(draw):
+    kb = _core().kb
+    lang = draw(st.sampled_from(["en", "zh"]))
+    kind = draw(st.sampled_from(sorted(STATED_JOBS)))
+    model = draw(st.sampled_from(["qwen2.5-7b", "llama-3.1-8b", "qwen2.5-14b"]))
+    cloud = draw(st.one_of(st.none(), st.sampled_from(["aws", "gcp", "azure", "lambda", "nebius", "tencentcloud"])))
+    # (the clouds said by their company only, 'on alibaba' / '在阿里上', are drawn below)
+    gpu = draw(st.one_of(st.none(), st.sampled_from(["a100", "h100", "l40s", "a10g", "h200", "l4"])))
+    count = draw(st.sampled_from([1, 2, 4, 8])) if gpu else None
+    prec = draw(st.one_of(st.none(), st.sampled_from(sorted(PRECISIONS)))) if kind == "serve" else None
+    names = {pid: next(a for a, p in sorted(kb.provider_aliases.items()) if p == pid and (a.isascii() or lang == "zh"))
+             for pid in [cloud] if pid}
+    companies = [w for w in _companies().get(cloud or "", []) if w.isascii() == (lang == "en")]
+    if companies and draw(st.booleans()):
+        names[cloud] = draw(st.sampled_from(sorted(companies)))     # 'on amazon', '在腾讯上'
+    cloud = "aliyun" if cloud is None and draw(st.booleans()) else cloud
+    if cloud == "aliyun":
+        names[cloud] = "alibaba" if lang == "en" else "阿里"
+    parts = dict(model=model,
+                 cloud_en=f" on {names[cloud]}" if cloud else "", cloud_zh=f"在{names[cloud]}上" if cloud else "",
+                 gpu_en=f" on {count} {gpu}" if gpu else "", gpu_zh=f"用 {count} 张 {gpu} " if gpu else "",
+                 prec_en=PRECISIONS[prec][0] if prec else "", prec_zh=PRECISIONS[prec][1] if prec else "")
+    return STATED_JOBS[kind][lang == "zh"].format(**parts), lang, cloud, gpu, count, prec
+
+
+def _stated_broken(reply, lang, cloud, gpu, count, prec) -> list[str]:
+    from bot.knowledge.loader import GPU_FAMILIES
+    if reply.status != "answer":
+        return []
+    out = []
+    s = reply.slots or {}
+    if cloud:
+        out += _cloud_broken(reply, cloud, lang)
+    if gpu:
+        members = set(GPU_FAMILIES.get(gpu, [])) | {_core().kb.gpu_aliases.get(gpu, gpu)}
+        if not any(r.get("gpu") in members for r in reply.recommendations):
+            head = " ".join(reply.text.splitlines()[:2]).lower()
+            if gpu not in head:
+                out.append(f"{gpu} named, no plan on it and the first lines do not say it")
+        if s.get("gpus") != count:
+            out.append(f"{count} cards said, read as {s.get('gpus')}")
+    if prec:
+        if s.get("precision") != prec:
+            out.append(f"{prec} said, read as {s.get('precision')}")
+        for r in reply.recommendations:
+            got = (r.get("layout") or {}).get("precision")
+            if got and got != prec and prec not in reply.text.lower():
+                out.append(f"a plan in {got}, {prec} said and not mentioned")
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(job=stated_jobs())
+def test_every_stated_input_is_honoured_or_said(job):
+    question, lang, cloud, gpu, count, prec = job
+    reply = _core().turn(question, {})[0]
+    broken = _stated_broken(reply, lang, cloud, gpu, count, prec)
+    assert not broken, (question, broken, reply.text[:700])
+
+
+# ----- a model not on file of an image, audio or vision kind: never a Llama-like language model ----------------------
+KIND_JOBS = [
+    ("serve canary-1b speech recognition for 100 concurrent audio streams", "speech"),
+    ("部署 FireRedASR-1B 语音识别，100 路并发", "speech"),
+    ("transcribe 5000 hours of audio with parakeet-0.6b", "speech"),
+    ("HiDream-I1-17B text-to-image for 20 users", "diffusion"),
+    ("用 HunyuanDiT-1.5B 文生图，每天 1 万张", "diffusion"),
+    ("image generation with PixArt-Sigma-0.6B for 10 users", "diffusion"),
+    ("train my-detector-40m object detection on 100k images", "vision"),
+    ("用 rtdetr-76m 做目标检测，50 路摄像头", "vision"),
+    ("serve some-asr-30B speech recognition for 10 streams", "speech"),
+    ("text-to-image with MegaDiff-90B for 5 users", "diffusion"),
+]
+
+
+@pytest.mark.parametrize("question, kind", KIND_JOBS)
+def test_a_model_not_on_file_of_a_non_llm_kind_is_sized_as_that_kind_or_not_at_all(question, kind):
+    from bot.estimate.kinds import kind_of_model
+    core = _core()
+    s = core.parser.parse(question).slots
+    assert s.kind == kind and s.model_name and s.params_b, (question, s.kind, s.model_name, s.params_b)
+    reply = core.turn(question, {})[0]
+    if reply.status == "answer":
+        first = reply.text.splitlines()[0]
+        assert s.model_name in first, (question, first)
+        model = core.kb.models[reply.slots["model"]]
+        assert kind_of_model(model) == kind and 0.5 <= s.params_b / model.params_b <= 2, (question, model.id)
+    else:
+        assert (reply.verdict or {}).get("kind") == "modality_not_on_file" and not reply.recommendations, reply.text
+        assert f"{s.params_b * 2e9 / 2 ** 30:.1f}" in reply.text, reply.text

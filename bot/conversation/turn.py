@@ -4,6 +4,7 @@ Surfaces (cli.py, slack_app.py) load the session, call `Core.turn`, then save th
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from bot.plan.advisor import Advisor
 from bot.conversation.dialogue import Decision, changed_slots, load_forms, step
 from bot.estimate.kinds import kind_of_model
 from bot.plan.engine import RuleSet, load_rules
-from bot.plan.workload import own_cards
+from bot.plan.workload import KIND_DEFAULT_MODEL, own_cards
 from bot.knowledge.loader import KnowledgeBase, default_knowledge
 from bot.records.errors import AdvisorError
 from bot.records.models import Reply, ViewSection
@@ -219,6 +220,9 @@ class Core:
         elif parse.slots.model or parse.ambiguous.get("model"):
             new_state.pop("same_arch", None)
         lang = new_state.get("lang") or parse.lang
+        kind_of_job = self._unknown_non_llm(new_state, decision)
+        if kind_of_job == "not_on_file" and decision.kind in ("answer", "ask", "out_of_scope"):
+            return self._uncovered_modality(new_state, lang), new_state
         if (new_state.get("slots") or {}).get("modality") and not (new_state.get("slots") or {}).get("model") \
                 and decision.kind in ("answer", "ask", "out_of_scope"):
             # 'XTTS-v2 for 200 TTS streams', 'Wan2.1-T2V-14B, 100 clips a day': a modality with no estimator is never
@@ -313,15 +317,45 @@ class Core:
             self._diagnose = DiagnoseReader(self.parser.lex)
         return self._diagnose
 
+    def _unknown_non_llm(self, state: dict[str, Any], decision: Decision) -> str | None:
+        """A model named that is not on file ('canary-1b', 'HiDream-I1-17B') for a job of an image, audio or vision
+        kind said in words: never a Llama-like language model. Sized as the kind's model on file when its size is
+        within 2x of that model's ('sized_as_kind', said first in the answer); else 'not_on_file' (no plan)."""
+        slots = state.get("slots") or {}
+        kind, name, params = slots.get("kind"), slots.get("model_name"), slots.get("params_b")
+        if not (kind in KIND_DEFAULT_MODEL and name and params) or kind == "multimodal":
+            return None
+        if slots.get("model") and slots.get("model") != slots.get("sized_as_kind"):
+            slots.pop("sized_as_kind", None)         # a model on file named since: that one
+            return None
+        same = [m for m in self.kb.models.values() if kind_of_model(m) == kind]
+        ref = min(same, key=lambda m: (abs(math.log(params / m.params_b)), m.id), default=None)
+        if ref is None or not 0.5 <= params / ref.params_b <= 2:
+            return "not_on_file"
+        slots["sized_as_kind"] = ref.id
+        for s in (slots, decision.slots):
+            if s is not None:
+                s["model"], s["params_b"], s["sized_as_kind"] = ref.id, ref.params_b, ref.id
+        state["slots"] = slots
+        return "sized_as_kind"
+
     def _uncovered_modality(self, state: dict[str, Any], lang: str) -> Reply:
         """A text-to-speech, video or music job whose model is not on file: what is not on file, what its name
         tells (the weights of the size it states), and how to size it, never a token-serving plan."""
         t, slots = self.templates, dict(state.get("slots") or {})
-        mod = slots["modality"]
+        mod = slots.get("modality") or slots["kind"]
         what = t.say(f"modality.{mod}.what", lang)
         unit = t.say(f"modality.{mod}.unit", lang)
-        lines = [t.say("modality.not_on_file", lang, name=slots["model_name"], what=what, unit=unit)
-                 if slots.get("model_name") else t.say("modality.not_on_file_unnamed", lang, what=what, unit=unit)]
+        same = [m for m in self.kb.models.values() if kind_of_model(m) == mod] if not slots.get("modality") else []
+        if same and slots.get("params_b"):
+            # an image or audio kind with models on file, none of a like size: not sized as the nearest either
+            near = min(same, key=lambda m: (abs(math.log(slots["params_b"] / m.params_b)), m.id))
+            lines = [t.say("modality.none_close", lang, name=slots.get("model_name") or what, what=what,
+                           params=f"{slots['params_b']:g}", model=near.name, ref_params=f"{near.params_b:.3g}", unit=unit)]
+        elif slots.get("model_name"):
+            lines = [t.say("modality.not_on_file", lang, name=slots["model_name"], what=what, unit=unit)]
+        else:
+            lines = [t.say("modality.not_on_file_unnamed", lang, what=what, unit=unit)]
         if slots.get("params_b"):
             gib = slots["params_b"] * 2e9 / 2 ** 30
             lines.append(t.say("modality.weights", lang, params=f"{slots['params_b']:g}", gib=f"{gib:.1f}"))
@@ -1162,7 +1196,15 @@ class Core:
                                               chosen=label[chosen]))
             reply.choices = [label[v] for v in values if v != chosen]
         reply.view = answer_view(reply.model_dump(), self.kb, t, extra)
-        if d.slots.get("model_name") and not d.slots.get("model") and advice.workload.params_b:
+        kind = d.slots.get("kind")
+        if d.slots.get("model_name") and kind in KIND_DEFAULT_MODEL and d.slots.get("sized_as_kind") \
+                and d.slots.get("model") == d.slots["sized_as_kind"]:
+            # 'canary-1b for speech recognition': a model not on file of an audio or image kind is sized as that
+            # kind's model on file of a like size, never as a language model, and the first line says so
+            ref = self.kb.models[d.slots["model"]]
+            reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(
+                "honesty.sized_as_kind", lang, name=d.slots["model_name"], model=ref.name, ref_params=f"{ref.params_b:.3g}", what=t.say(f"modality.{kind}.what", lang))]))
+        elif d.slots.get("model_name") and not d.slots.get("model") and advice.workload.params_b:
             # a model the knowledge base does not know is never silently another one: the first line says what it
             # was sized as (the critic's honesty invariant)
             reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(

@@ -66,10 +66,14 @@ class OwnCardsStage:
         from bot.knowledge.loader import GPU_FAMILIES
         return GPU_FAMILIES.get(named, [named])
 
-    def _family_default(self, ids: list[str]):
-        """The card a family named bare means ('8x H100', 'A100'): the largest of its SXM modules, the data-centre
-        part teams run in 8-GPU servers (H100 SXM 80 GB, not the H100 NVL pair-bridged PCIe variant people name when
-        they have it); the largest member when the family has no SXM module. The answer names the card it took."""
+    def _family_default(self, ids: list[str], provider: str | None = None):
+        """The card a family named bare means ('8x H100', 'A100'): on the cloud the user named, a member that cloud
+        rents ('H100 on Azure' is its H100 NVL); else the largest of its SXM modules, the data-centre part teams run
+        in 8-GPU servers (H100 SXM 80 GB, not the H100 NVL pair-bridged PCIe variant people name when they have it);
+        the largest member when the family has no SXM module. The answer names the card it took."""
+        if provider:
+            rented = [g for g in ids if any(f.provider == provider for f in self.kb.flavors_with_gpu(g))]
+            ids = rented or ids
         gpus = [self.kb.gpus[g] for g in ids]
         sxm = [g for g in gpus if (g.form_factor or "").startswith("SXM")]
         return max(sxm or gpus, key=lambda g: g.memory_gib)
@@ -82,7 +86,7 @@ class OwnCardsStage:
             ids = [g for g in self._gpu_ids(named) if g in self.kb.gpus]
             if not ids:
                 return None
-            gpu = self._family_default(ids)
+            gpu = self._family_default(ids, job.slots.get("provider"))
             mem, name, sources = gpu.memory_gib, gpu.name, list(gpu.sources)
         elif card_mem:
             gpu, mem, sources = None, card_mem, []

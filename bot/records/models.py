@@ -36,6 +36,9 @@ class Slots(BaseModel):
     # a job of a modality the knowledge base has no model and no estimator for ('XTTS-v2 for 200 TTS streams',
     # 'Wan2.1-T2V-14B video generation'): never planned as a language model; the answer says so (turn.py)
     modality: Literal["tts", "video_generation", "music_generation"] | None = None
+    # a model not on file of an image or audio kind ('canary-1b' for speech recognition): the model on file of that
+    # kind, of a like size, it is sized as (turn.py _unknown_non_llm; the answer's first line says so)
+    sized_as_kind: str | None = None
     method: Literal["full", "freeze", "lora", "qlora"] | None = None
     precision: Precision | None = None
     gpus: int | None = None
