@@ -197,7 +197,20 @@ SAID_SLOTS = ("model", "params_b", "method", "algorithm", "precision", "gpu_mode
               "gpu_excluded", "gpu_allowed", "max_gpus", "provider", "region", "qps", "concurrency", "audio_rate",
               "request_tokens", "output_tokens", "ttft_ms", "tpot_ms", "deadline_days", "budget_amount", "daily_users", "tokens",
               "dataset_items", "items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
-              "generations", "generation_tokens")
+              "generations", "generation_tokens", "fanout", "item_input_tokens", "item_output_tokens", "batch_tokens",
+              "token_rate", "fps", "e2e_ms", "latency_ms", "latency", "peak_factor", "usage_hours_month", "runs",
+              "train_steps", "mfu", "sharding", "offload", "network", "dataset")
+# the slots a follow-up's change is NOT said of, each for its reason: said through another slot (the load's words,
+# the budget's currency and period, a schedule's parts, a model's family or name), bookkeeping of how a value was
+# said, a factor the dialogue turns into the slots it scales, an aside's subject, or a flag of the request's kind.
+# Every slot of records.models.Slots is in exactly one of the two (tests/test_follow_up_changes.py): a new slot
+# that a follow-up can change is said, never silently re-planned.
+UNSAID_SLOTS = frozenset({
+    "model_family", "model_name", "arch", "gpu_models", "load_scale", "work_scale", "renting", "rent_more", "budget",
+    "budget_currency", "budget_period", "duration", "concurrency_users", "usage_hours_day", "usage_days_week",
+    "token_role", "production", "qps_basis", "load", "fanout_unit", "request_mix", "dataset_unit", "dataset_items_low",
+    "controlnet", "packing", "generation_max", "network_gbps", "provider_uncovered", "topic", "kind", "offline",
+    "item_unit", "item_input_chars", "item_input_words", "item_output_chars", "item_output_words", "batch_task"})
 
 
 # the quantities a job is planned on: one said after a comparison of the job asks for the job's plan

@@ -32,7 +32,7 @@ from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
-from bot.conversation.usage import usage_hours
+from bot.conversation.usage import ALWAYS_ON, usage_hours
 from bot.conversation.workloads import NIGHT_HOURS, two_workloads
 from bot.conversation.queue_turn import queue_verdict
 from bot.conversation import sub_questions
@@ -52,7 +52,7 @@ from bot.render.templates import Templates, default_templates
 from bot.render.work import work_text
 from bot.render.own import money_text
 from bot.render.changes import changed_line, changes_as_data
-from bot.conversation.fleet_delta import fleet_delta, plan_summary
+from bot.conversation.fleet_delta import HOURS_MONTH, fleet_delta, plan_cards, plan_summary
 from bot.conversation.dialogue import _has_load
 from bot.conversation.relative import offpeak_absolute, offpeak_scale
 
@@ -239,6 +239,8 @@ class Core:
             reply = self._reply(decision, parse, lang, new_state)
             if reply.status == "answer":
                 reply, new_state = self._which_card(reply, new_state, lang)
+            if reply.status == "answer" and not about and any(c[0] == "usage_hours_month" for c in decision.changed):
+                about = {"ask": "cost"}         # 'only 8 hours a day': what the hours said cost a month
             if reply.status == "answer" and about:
                 self._said_about_the_plan(reply, about, lang)
             if not about and decision.kind == "answer" and not (reply.verdict or {}).get("line"):
@@ -404,6 +406,22 @@ class Core:
             parse.intent, parse.out_of_scope, parse.job_words = None, False, True
             s.topic = None
             return {"ask": "spot"}
+        if ALWAYS_ON.search(parse.text.lower()) and parse.intent in (None, "explain", "billing", state["intent"]) \
+                and not _BILLING_MODE.search(parse.text.lower()):
+            # 'what if it's 24/7', '全天候运行呢': the hours of use are all of them (a schedule said before goes), and
+            # what that costs is the answer; never a model's name or the help text
+            parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+            s.topic = None
+            if (state.get("slots") or {}).get("usage_hours_month"):
+                s.usage_hours_month, s.usage_hours_day, s.usage_days_week = float(HOURS_MONTH), 24.0, 7.0
+            return {"ask": "cost"}
+        if "cost" in said and parse.intent in (None, "explain", "billing", state["intent"]) and not s.budget_amount \
+                and not ({"enough", "memory", "spot"} & set(asks)) and not _BILLING_MODE.search(parse.text.lower()):
+            # 'and per month?', '一个月多少钱', 'how much then?': the plan's cost, said first; the job is kept (with what
+            # else the turn changes: 'how much for 100 users?')
+            parse.intent, parse.out_of_scope, parse.job_words = None, False, True
+            s.topic = None
+            return {"ask": "cost"}
         if "faster" not in said or parse.intent not in (None, "explain") or s.deadline_days or s.tpot_ms:
             return None
         parse.intent, parse.out_of_scope, parse.job_words = None, False, True
@@ -466,13 +484,40 @@ class Core:
             line = t.say("plan_ask.smaller_none", lang, model=name)
         elif about["ask"] == "why" and rec:
             line = self._why_line(rec, reply, lang)
+        elif about["ask"] == "cost" and rental:
+            line = self._cost_line(rental, reply.slots or {}, lang)
         if not line or reply.view is None:
             return
         if about["ask"] == "faster":
             reply.view.sections = [x for x in reply.view.sections if x.key != "changed"]
-        reply.view.sections.insert(0, ViewSection(key="plan_ask", lines=[line]))
+        # the answer to the question comes right after what the turn changed ('how much for 100 users?')
+        at = 1 if reply.view.sections and reply.view.sections[0].key == "changed" and about["ask"] == "cost" else 0
+        reply.view.sections.insert(at, ViewSection(key="plan_ask", lines=[line]))
         reply.text, reply.details = short_text(reply.view, self.templates, lang), details_text(reply.view,
                                                                                                 self.templates, lang)
+
+    def _cost_line(self, rec: dict[str, Any], slots: dict[str, Any], lang: str) -> str:
+        """What the plan costs: a job's whole cost (its hours on its cards), else a service's hour, always-on month and
+        year, and the month at the hours of use said ('8 hours a day')."""
+        t = self.templates
+        hourly = rec.get("hourly_total") or rec.get("price_per_hour")
+        ccy = rec.get("currency") or ""
+        cards = plan_cards(rec)
+        gpu = self.kb.gpus[rec["gpu"]].name if rec.get("gpu") in self.kb.gpus else str(rec.get("gpu") or "")
+        if rec.get("job_cost") is not None and rec.get("job_hours"):
+            return t.say("plan_ask.cost_job", lang, cost=_money(rec, "job_cost"), hours=_hours_text(rec["job_hours"]),
+                         cards=cards, gpu=gpu, hourly=f"{money_text(float(hourly or 0))} {ccy}".strip())
+        if not hourly:
+            return t.say("plan_ask.cost_none", lang)
+        h = float(hourly)
+        line = t.say("plan_ask.cost_service", lang, hourly=f"{money_text(h)} {ccy}".strip(), cards=cards,
+                     gpu=gpu, month=f"{money_text(h * HOURS_MONTH)} {ccy}".strip(),
+                     year=f"{money_text(h * HOURS_MONTH * 12)} {ccy}".strip())
+        used = slots.get("usage_hours_month")
+        if used and 0 < float(used) < HOURS_MONTH:
+            line += t.say("plan_ask.cost_used", lang, hours=f"{float(used):,.0f}",
+                          month=f"{money_text(h * float(used))} {ccy}".strip())
+        return line
 
     def _why_line(self, rec: dict[str, Any], reply: Reply, lang: str) -> str:
         """Why the plan is that many cards: a service's copies x cards a copy against its load; a job's cards against
@@ -1775,6 +1820,12 @@ def _replicas(fleet: dict[str, Any]) -> int:
 
 _QUANT_WORD = re.compile(r"awq|gptq|int4|int8|fp8|4[- ]?bit|8[- ]?bit|4\s*位|8\s*位|量化")
 _SPEED_WORD = re.compile(r"(?<![a-z])(?:faster|speed|speedup|how fast|quicker|slower|throughput)(?![a-z])|快|速度|提速|加速|慢")
+
+
+# a question about how a cloud bills ('is monthly billing cheaper?', '包月划算吗'), not what the plan costs
+_BILLING_MODE = re.compile(r"(?<![a-z])(?:billing|subscription|prepaid|reserved|reservation|commit(?:ment|ted)?|savings plan|"
+                           r"spot|preemptible|on-demand|on demand|pay-as-you-go|pay as you go|pay-per-use)(?![a-z])|"
+                           r"包年|包月|预付|预留|竞价|抢占|按需|按量|计费方式|划算")
 
 
 def _plan_of(reply: Reply) -> dict[str, Any]:

@@ -51,7 +51,9 @@ OFFICE_DAY_H = 9.0
 CLOCK_RANGE = re.compile(r"(?<![\d:.])(\d{1,2})(?::00)?\s*(?:am|点)?\s*(?:-|–|to|until|到|至)\s*(\d{1,2})(?::00)?\s*(?:pm|点)?(?![\d%.:])"
                          r"|早\s*(\d{1,2})\s*晚\s*(\d{1,2})")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")}
-_ALWAYS = re.compile(r"24\s*/\s*7|24x7|always[ -]on|around the clock|全天候|7\s*[x×*]\s*24|一直开着|常驻")
+_ALWAYS = re.compile(r"24\s*/\s*7|24x7|always[ -]on|around the clock|round the clock|nonstop|non-stop|全天候|7\s*[x×*]\s*24|"
+                     r"一直开着|常驻|24\s*小时不停|24\s*小时运行|不间断|全年无休")
+ALWAYS_ON = _ALWAYS          # said of the hours of use: all of them
 
 
 def _zh(word: str) -> float | None:

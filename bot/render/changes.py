@@ -13,7 +13,12 @@ from bot.render.templates import Templates
 _UNITS = {"qps": "changed.unit.qps", "concurrency": "changed.unit.users", "deadline_days": "changed.unit.days",
           "ttft_ms": "changed.unit.ms", "tpot_ms": "changed.unit.ms", "gpus": "changed.unit.cards",
           "max_gpus": "changed.unit.cards", "tokens": "changed.unit.tokens", "request_tokens": "changed.unit.tokens",
-          "output_tokens": "changed.unit.tokens", "seq_len": "changed.unit.tokens", "image_size": "changed.unit.px"}
+          "output_tokens": "changed.unit.tokens", "seq_len": "changed.unit.tokens", "image_size": "changed.unit.px",
+          "item_input_tokens": "changed.unit.tokens",
+          "item_output_tokens": "changed.unit.tokens", "batch_tokens": "changed.unit.tokens",
+          "token_rate": "changed.unit.token_rate", "fps": "changed.unit.fps", "e2e_ms": "changed.unit.ms",
+          "latency_ms": "changed.unit.ms", "usage_hours_month": "changed.unit.hours_month",
+          "peak_factor": "changed.unit.times", "train_steps": "changed.unit.steps"}
 
 
 def _number(v: float) -> str:
@@ -47,6 +52,12 @@ def value_text(slot: str, value: Any, t: Templates, lang: str, kb: KnowledgeBase
         return t.say("changed.unit.hours", lang, n=f"{float(value) * 24:.3g}")     # '2 h', not '0.083333 day(s)'
     if slot == "dataset_items" and f"changed.unit.{slots.get('dataset_unit')}" in t.table:
         return t.say(f"changed.unit.{slots['dataset_unit']}", lang, n=_number(float(value)))
+    if slot == "usage_hours_month" and isinstance(value, (int, float)):
+        return t.say("changed.unit.hours_month", lang, n=f"{float(value):,.0f}")
+    if slot == "mfu" and isinstance(value, (int, float)):
+        return f"{float(value) * 100:.3g} %"
+    if slot in ("latency", "sharding", "offload", "network") and f"changed.value.{value}" in t.table:
+        return t.say(f"changed.value.{value}", lang)
     if slot == "params_b":
         return f"{float(value):g}B"
     if isinstance(value, bool):
