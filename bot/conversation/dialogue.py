@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.conversation.image_tokens import said_image_tokens
 from bot.conversation.nlu import Parse
+from bot.plan.load import CHAT_PROMPT
 from bot.knowledge.loader import parse_yaml
 
 JOB_INTENTS = ("train", "finetune", "inference", "rendering")
@@ -96,6 +98,7 @@ def step(state: dict[str, Any] | None, parse: Parse, forms: dict[str, Any]) -> t
         and _has_load((state.get("aside") or {}).get("slots") or {})
     if scaled_aside:
         on_file = state["aside"]["slots"]
+    new = _with_image_tokens(state, parse.intent, new, parse.text)
     new = _scaled_load(on_file, new)
     new = _restated_amount(state.get("slots") or {}, new, parse.text)
     new = _counted_as_the_job(state, new)
@@ -199,7 +202,7 @@ SAID_SLOTS = ("model", "params_b", "method", "algorithm", "precision", "gpu_mode
               "dataset_items", "items", "epochs", "seq_len", "sample_tokens", "image_size", "sampling_steps", "batch_size",
               "generations", "generation_tokens", "fanout", "item_input_tokens", "item_output_tokens", "batch_tokens",
               "token_rate", "fps", "e2e_ms", "latency_ms", "latency", "peak_factor", "usage_hours_month", "runs",
-              "train_steps", "mfu", "sharding", "offload", "network", "dataset")
+              "train_steps", "mfu", "sharding", "offload", "network", "dataset", "image_tokens")
 # the slots a follow-up's change is NOT said of, each for its reason: said through another slot (the load's words,
 # the budget's currency and period, a schedule's parts, a model's family or name), bookkeeping of how a value was
 # said, a factor the dialogue turns into the slots it scales, an aside's subject, or a flag of the request's kind.
@@ -370,6 +373,32 @@ def _scaled_load(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return {**new, **scaled}
 
 
+def _with_image_tokens(state: dict[str, Any], intent: str | None, new: dict[str, Any], text: str) -> dict[str, Any]:
+    """'each image is about 4000 vision tokens' of a vision-language service (said first or in a follow-up): the
+    request's prompt is its text plus its images' tokens, the prompt the plan is sized for (a change of the image's
+    size replaces the image part, the text part stays). The words the parser read as other slots (the image's tokens
+    as the prompt, the images as a dataset) go."""
+    said = said_image_tokens(text) if text else None
+    old = state.get("slots") or {}
+    if not said or (intent or state.get("intent")) != "inference" or any(
+            (new.get(k) or old.get(k)) for k in ("offline", "items", "batch_tokens")):
+        return new
+    count, per = said
+    image = count * per
+    out = dict(new)
+    for key in ("request_tokens", "seq_len"):      # the image's own figure, read as the prompt or the window
+        if out.get(key) and any(abs(out[key] - x) <= 0.03 * x for x in (per, image)):
+            out.pop(key)
+    if out.get("dataset_unit") == "images" and out.get("dataset_items") == count:
+        out.pop("dataset_items")
+        out.pop("dataset_unit")
+    text_prompt = out.get("request_tokens") or max(0, int(old.get("request_tokens") or 0) - int(old.get("image_tokens")
+                                                                                                or 0)) or CHAT_PROMPT
+    out["request_tokens"] = int(text_prompt + image)
+    out["image_tokens"] = image
+    return out
+
+
 def _counted_as_the_job(state: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """A count restated in a follow-up is the job's own count: '3M images' after an image model's training is its
     training set (the parser reads a count of images with no training words as a batch to run through), and a
@@ -440,6 +469,30 @@ _PERIOD_OF = {"day": "day", "hour": "hour", "week": "week", "month": "month", "�
 _MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8}
 
 
+# a follow-up that is a bare number with a verb of change and nothing else ('make it 100', 'what about 200?', '改成 200',
+# '那 500 呢'): the new value of the one load the service was sized for
+_BARE_CHANGE = re.compile(r"^\s*(?:(?:ok|okay|so|and|then|hmm|well|actually)[,\s]+)*(?:make\s+it|change\s+it\s+to|set\s+it\s+to|"
+                          r"bump\s+it\s+(?:up\s+)?to|raise\s+it\s+to|lower\s+it\s+to|drop\s+it\s+to|what\s+about|how\s+about|"
+                          r"what\s+if\s+(?:it'?s|it\s+is|we\s+have)|try|let'?s\s+say|say|if\s+it'?s|at)?\s*"
+                          r"(\d+(?:\.\d+)?)\s*(k|万|千)?\s*(?:then|instead|now)?\s*[?？.!。]*\s*$"
+                          r"|^\s*(?:那|那么|如果|要是)?\s*(?:改成|变成|换成|改为|调到|提到|加到|降到|涨到|是|有)?\s*"
+                          r"(\d+(?:\.\d+)?)\s*(万|千|k)?\s*(?:呢|吧|的话|的话呢|怎么样|如何)?\s*[?？.!。]*\s*$")
+
+
+def _bare_change(old: dict[str, Any], text: str) -> dict[str, Any]:
+    """The load a bare number restates, when the service has exactly one (users at once, or a rate)."""
+    m = _BARE_CHANGE.match(text.lower())
+    loads = [k for k in ("concurrency", "qps") if old.get(k)]
+    if not m or len(loads) != 1 or old.get("load", {}).get("period") not in (None, "second") or old.get("daily_users"):
+        return {}
+    n = float(m.group(1) or m.group(3)) * {"k": 1e3, "千": 1e3, "万": 1e4}.get(m.group(2) or m.group(4) or "", 1)
+    if loads == ["concurrency"] and 1 <= n <= 100_000:
+        return {"concurrency": int(n)}
+    if loads == ["qps"] and 0 < n <= 1e6:
+        return {"qps": n, "load": {"count": n, "unit": "requests", "period": "second"}}
+    return {}
+
+
 def _restated_amount(old: dict[str, Any], new: dict[str, Any], text: str) -> dict[str, Any]:
     """A load sized before (a count per period, or streams at once) restated as a bare number in a follow-up: the
     same load at the new amount, in the same unit and period ('200k a day' after '50k SDXL images a day' is 200,000
@@ -447,6 +500,10 @@ def _restated_amount(old: dict[str, Any], new: dict[str, Any], text: str) -> dic
     if not text or any(k in new for k in ("qps", "load", "concurrency", "daily_users", "token_rate", "model")):
         return new
     t = text.lower()
+    bare = _bare_change(old, t) if not (new.keys() - {"seq_len", "tokens", "dataset_items", "items", "gpus"}) else {}
+    if bare:
+        return {**{k: v for k, v in new.items() if k not in ("seq_len", "tokens", "dataset_items", "items", "gpus")},
+                **bare}
     m = _AMOUNT.search(t)
     if not m:
         return new

@@ -251,11 +251,13 @@ class Core:
                 if q:
                     reply.verdict = q
             if not about and decision.kind == "answer" and state.get("answered") and parse.intent is None \
-                    and parse.job_words \
+                    and parse.job_words and not decision.changed \
                     and not asks and not (parse.slots.filled().keys() - {"topic"}) \
                     and not self._sub_questions.asked(parse.text):
-                # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays
-                self._said_first(reply, self.templates.say("refine.same", lang), lang)
+                # 'use unsloth', 'the dataset is 50k samples': heard, and said plainly that the sizing stays; a
+                # figure that was not read is never said to change nothing: the plan is the one before, said so
+                unread = re.search(r"\d|[一二两三四五六七八九十百千万]", parse.text)
+                self._said_first(reply, self.templates.say("refine.unread" if unread else "refine.same", lang), lang)
         if parse.platform and reply.status == "follow_up":
             platform_before_question(self, reply, lang, parse.platform)     # the notes, then what the job is
         if decision.kind == "ask" and asks_can_run(parse):

@@ -291,7 +291,8 @@ def _serving(model: Model | None, params_b: float, slots: dict[str, Any], notes:
         # '30k-token documents' on Llama 3 (8k): sized as asked, but the model cannot take them as released
         notes.append(("assume.context_over_model", {"model": model.name, "max": f"{model.max_context:,}",
                                                     "context": f"{context:,}"}))
-    if model is not None and model.image_tokens:
+    if model is not None and model.image_tokens and not slots.get("image_tokens"):
+        # (the image's tokens said by the user are in the request's prompt already)
         context += model.image_tokens     # a vision-language model: each request's image becomes tokens too
         notes.append(("assume.image_tokens", {"tokens": model.image_tokens}))
     load = serving_load(slots)

@@ -106,6 +106,9 @@ class Slots(BaseModel):
     seq_len: int | None = None
     # serving: prompt tokens per request the user states ("~2k-token conversations", "32k-token documents")
     request_tokens: int | None = None
+    # serving a vision-language model: the vision tokens of a request's images as the user said them ('each image is
+    # about 4000 vision tokens', '每个请求 2 张图，每张 1k token'), already counted in request_tokens
+    image_tokens: int | None = None
     # serving: a mix of request sizes, {share (0-1), tokens (None: a chat of the default size)} per bucket
     # ("80% short chats (~500 tokens), 20% 30k-token documents", "80% 是短对话，20% 是 3 万 token 长文档")
     request_mix: list[dict[str, float | int | None]] | None = None

@@ -18,7 +18,7 @@ _UNITS = {"qps": "changed.unit.qps", "concurrency": "changed.unit.users", "deadl
           "item_output_tokens": "changed.unit.tokens", "batch_tokens": "changed.unit.tokens",
           "token_rate": "changed.unit.token_rate", "fps": "changed.unit.fps", "e2e_ms": "changed.unit.ms",
           "latency_ms": "changed.unit.ms", "usage_hours_month": "changed.unit.hours_month",
-          "peak_factor": "changed.unit.times", "train_steps": "changed.unit.steps"}
+          "peak_factor": "changed.unit.times", "image_tokens": "changed.unit.tokens", "train_steps": "changed.unit.steps"}
 
 
 def _number(v: float) -> str:
