@@ -107,7 +107,7 @@ def test_a_stated_request_size_is_parsed(core, q, tokens):
 
 @pytest.mark.parametrize("q, lead", [
     ("serve qwen2.5 32b on aws: 80% chats (~500 tokens), 20% 32k-token documents, 200 users", "mixed GPU types"),
-    ("在 aws 上部署 qwen2.5 32b，80% 是短对话，20% 是 3 万 token 长文档，200 个并发用户", "混合 GPU 型号"),
+    ("在 aws 上部署 qwen2.5 32b，80% 是短对话，20% 是 3 万 token 长文档，150 个并发用户", "混合 GPU 型号"),
 ])
 def test_a_chosen_mix_leads_the_answer_with_the_single_type_beside_it(core, monkeypatch, q, lead):
     """This load's mix saves about 1 % (the documents dominate): with no simplicity margin it becomes the pick,
@@ -126,7 +126,7 @@ def test_a_chosen_mix_leads_the_answer_with_the_single_type_beside_it(core, monk
 
 @pytest.mark.parametrize("q, lang", [
     ("serve qwen2.5 32b on aws: 80% chats (~500 tokens), 20% 32k-token documents, 200 users", "en"),
-    ("在 aws 上部署 qwen2.5 32b，80% 是短对话，20% 是 3 万 token 长文档，200 个并发用户", "zh"),
+    ("在 aws 上部署 qwen2.5 32b，80% 是短对话，20% 是 3 万 token 长文档，150 个并发用户", "zh"),
 ])
 def test_a_chosen_mix_states_the_memory_and_checks_of_each_pool(core, monkeypatch, q, lang):
     """The mix (with no simplicity margin, as above) is the answer, so its 'why' and checklist are about its pools:

@@ -130,16 +130,26 @@ def job_hours(items: int, items_per_s: float, replicas: int) -> float:
     return STARTUP_H + items / (items_per_s * replicas) / 3600
 
 
-def replicas_for(items: int, items_per_s: float, deadline_h: float | None, gpus_per_replica: int) -> tuple[int, bool]:
-    """(replicas, meets): the fewest replicas that finish by the deadline, or within the horizon when none is
-    given; never more than MAX_GPUS GPUs in all (then the deadline is missed and the answer says so)."""
-    limit = deadline_h or HORIZON_H
-    work_h = limit - STARTUP_H
+def replicas_for(items: int, items_per_s: float, deadline_h: float | None, gpus_per_replica: int,
+                 share: float = 1.0) -> tuple[int, bool]:
+    """(replicas, meets): the fewest replicas that finish within `share` of the deadline (rules/critic.yaml
+    headroom: a restart or a slower run still meets it), or within the horizon when none is given; never more than
+    MAX_GPUS GPUs in all (then the deadline is met without the margin, said as tight, or missed, said so)."""
     most = max(1, MAX_GPUS // max(1, gpus_per_replica))
-    if work_h <= 0:
+
+    def need(limit_h: float) -> int | None:
+        work_h = limit_h - STARTUP_H
+        return max(1, math.ceil(items / (items_per_s * work_h * 3600))) if work_h > 0 else None
+
+    if not deadline_h:
+        n = need(HORIZON_H)
+        return (most, False) if n is None else (min(n, most), n <= most)
+    sized, edge = need(deadline_h * share), need(deadline_h)
+    if edge is None:
         return most, False
-    need = max(1, math.ceil(items / (items_per_s * work_h * 3600)))
-    return min(need, most), need <= most
+    if sized is not None and sized <= most:
+        return sized, True
+    return min(edge, most), edge <= most
 
 
 def summary(spec: BatchSpec, sized, gpus_per_replica: int, tokens: bool = True) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def engine_rate(f, gpu: GPU, k: int, n: int, est, sizer, t, link, kb):
 
 def timed(sized, t, gpus_per_replica: int, layout):
     """The replicas for the targets and the job's hours on them, from sized.items_per_s (one replica's rate)."""
-    replicas, meets = replicas_for(t.items, sized.items_per_s, t.deadline_h, gpus_per_replica)
+    replicas, meets = replicas_for(t.items, sized.items_per_s, t.deadline_h, gpus_per_replica, t.deadline_share)
     sized.replicas = replicas
     sized.hours = job_hours(t.items, sized.items_per_s, replicas)
     sized.layout = layout(replicas)

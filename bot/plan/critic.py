@@ -50,6 +50,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "own-deadline-extra": (),
     "answer-consistency": (),        # checked over the rendered answer: bot/render/consistency.py
     "verdict-agreement": (),         # every verdict line against its plan's numbers: verdict_problems below
+    "headroom": ("utilisation_target", "deadline_share_target", "tight_share"),
 }
 PRUNING = ("kind-speed", "memory-slack", "serving-load", "fleet-size", "replica-span", "wall-time-horizon", "mfu-floor",
            "scale-efficiency")    # in the order they are said
@@ -141,6 +142,20 @@ class Critic:
         flavor out once it is under it (plans.size_training); None when the rules have no such invariant."""
         inv = self.inv.get("mfu-floor")
         return inv.limit("mfu_min") if inv else None
+
+    def headroom(self) -> dict[str, float]:
+        """The margin plans are sized with (`headroom`): serving replicas at `utilisation_target` of what they carry
+        at the latency target, a timed run within `deadline_share_target` of the deadline (plans.Targets fields
+        `utilisation`, `deadline_share`); none (1.0: sized to the edge) when the rules have no such invariant."""
+        inv = self.inv.get("headroom")
+        if inv is None:
+            return {"utilisation": 1.0, "deadline_share": 1.0}
+        return {"utilisation": inv.limit("utilisation_target"), "deadline_share": inv.limit("deadline_share_target")}
+
+    def tight_share(self) -> float | None:
+        """The share of a deadline, a fleet's capacity or a budget over which a met target is said as tight."""
+        inv = self.inv.get("headroom")
+        return inv.limit("tight_share") if inv else None
 
     def prune(self, rows: list[Row], job: JobView, lang: str) -> list[dict[str, Any]]:
         """Rule out every row that breaks a plausibility invariant (`implausible.<id>`, with the sentence why), keep
@@ -339,7 +354,8 @@ class Critic:
 
 # ----- targets ---------------------------------------------------------------------------------------------------
 def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encoder: bool,
-                   output_len: int | None = None, in_flight: int | None = None) -> list[dict[str, Any]]:
+                   output_len: int | None = None, in_flight: int | None = None,
+                   tight: float | None = None) -> list[dict[str, Any]]:
     """Each target the user stated, with the answer's first plan's figure, met or not and by how much (`by`: how far
     past the target the plan is, in the target's unit; 0 or less when met). `met` is None when the plan has no figure
     to judge it by (no speed on file): the answer says so rather than stay silent. A whole answer's budget ('e2e
@@ -349,7 +365,44 @@ def stated_targets(slots: dict[str, Any], rec: Row | None, serving: bool, encode
     out = _stated_targets(slots, rec or {}, serving, encoder, output_len, in_flight)
     if rec and rec.get("fits") is False:
         out = [{**x, "met": False, "plan": None, "by": None} for x in out]
+    return with_tight(out, tight)
+
+
+_SPENT = ("deadline", "budget")            # the plan's figure over the target's: the share of it used
+
+
+def target_share(x: dict[str, Any]) -> float | None:
+    """The share of a met target the plan uses (`headroom`): the deadline's days or the budget's money it takes,
+    the load over what the fleet carries (of its raw rate, `used`, where its capacity is derated); None when the
+    target has no such share (a latency) or no figure."""
+    if not x.get("plan") or not x.get("asked"):
+        return None
+    if x["target"] in _SPENT:
+        return x["plan"] / x["asked"]
+    if x["target"] in _LOAD_TARGETS:
+        return x.get("used") or (x.get("sized_for") or x["asked"]) / x["plan"]
+    return None
+
+
+def with_tight(out: list[dict[str, Any]], tight: float | None) -> list[dict[str, Any]]:
+    """Each met target the plan uses more than `tight` of (rules/critic.yaml headroom tight_share) carries that
+    share as `tight`, so that the answer says so beside 'meets': 9.6 of 10 days is met on paper and missed at the
+    first restart."""
+    if not tight:
+        return out
+    for x in out:
+        share = target_share(x) if x.get("met") is True else None
+        if share is not None and share > tight:
+            x["tight"] = round(share, 3)
     return out
+
+
+def tight_targets(targets: list[dict[str, Any]], tight: float | None) -> list[str]:
+    """`headroom`: the met targets the plan uses more than `tight` of and that are not said as tight ([] holds)."""
+    if not tight:
+        return []
+    return [f"{x['target']} {target_share(x):.0%}" for x in targets if x.get("met") is True
+            and (target_share(x) or 0) > tight and not x.get("tight")]
 
 
 def _stated_targets(slots: dict[str, Any], rec: Row, serving: bool, encoder: bool,
@@ -447,10 +500,10 @@ def _capacity_targets(slots: dict[str, Any], cap: dict[str, Any], load_met: bool
     if slots.get("concurrency"):
         name = "streams" if cap["unit"] in ("streams", "frames/s") else "users"
         return [{"target": name, "asked": slots["concurrency"], "plan": cap["total"], "unit": cap["unit"],
-                 "met": met, "by": by, "sized_for": cap["load"]}]
+                 "met": met, "by": by, "sized_for": cap["load"], "used": cap.get("used")}]
     peak = slots.get("qps_basis") == "average"
     out = {"target": "rate_peak" if peak else "rate", "asked": cap["load"], "plan": cap["total"],
-           "unit": cap["unit"], "met": met, "by": by, "sized_for": cap["load"]}
+           "unit": cap["unit"], "met": met, "by": by, "sized_for": cap["load"], "used": cap.get("used")}
     load = serving_load(slots)
     if cap["unit"] == "sequences" and load is not None:
         out["requests_per_s"] = round(load.amount, 3)     # sized as the sequences it keeps in flight: both said

@@ -2,6 +2,7 @@
 the sizer every later stage sizes plans with (the first stage of the planner, DESIGN.md)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from bot.estimate.speed_encoder import generates
@@ -9,7 +10,7 @@ from bot.knowledge.loader import MAINLAND_CHINA
 from bot.plan.load import (one_copy_note, request_tokens, think_seconds, with_daily_users, with_reasoning_output,
                             with_retrieved_prompt)
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.critic import own_extra_problems, stated_targets, unjudged_serving_targets
+from bot.plan.critic import own_extra_problems, stated_targets, tight_targets, unjudged_serving_targets
 from bot.plan.batch import batch_spec, batch_targets, is_batch
 from bot.plan.plans import (SIZING_CONCURRENCY, Targets, sizing_workload)
 from bot.plan.workload import user_fixed_plan
@@ -28,8 +29,15 @@ class JobStage:
         serving = job.w.method == "inference" and not job.targets.items
         # a request-level latency for what is not a language model's stream of tokens (an encoder, speech, images)
         whole = serving and (not generates(job.model) or job.w.kind not in ("llm", "multimodal"))
+        tight = self._critic.tight_share()
         advice.targets = stated_targets(job.slots, first, serving, encoder=whole, output_len=job.targets.output_len,
-                                        in_flight=job.targets.concurrency)
+                                        in_flight=job.targets.concurrency, tight=tight)
+        said = [x for x in advice.targets if x.get("tight")]
+        if said or tight_targets(advice.targets, tight):
+            x = (said or advice.targets)[0]
+            job.critic["critic.headroom"] = self._critic.trace_entry(
+                "headroom", True, job.lang, target=x["target"], share=f"{x.get('tight') or 0:.0%}",
+                limit=f"{tight:.0%}")
         missed = [t for t in advice.targets if t["met"] is False]
         if advice.targets:
             said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)
@@ -66,6 +74,9 @@ class JobStage:
                                      generative=w.kind in ("llm", "multimodal") and generates(model))
         if w.method == "inference" and is_batch(slots):
             targets = batch_targets(targets, batch_spec(slots, model if w.kind in ("llm", "multimodal") else None), w)
+        # the margin every plan is sized with (rules/critic.yaml headroom): the peak at 80 % of what replicas carry,
+        # a run within 85 % of the deadline
+        targets = replace(targets, **self._critic.headroom())
         if slots.get("e2e_ms") and w.method == "inference":
             # say how a whole-response target was read: it decides the fleet
             assumptions.append(("assume.e2e", {"e2e": f"{slots['e2e_ms'] / 1000:g}", "out": targets.output_len,

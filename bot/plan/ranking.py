@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Callable
 
 from bot.plan.batch_plans import size_batch
@@ -171,10 +172,10 @@ class Ranker:
         speed = job_speed(w, sizer.model, gpu, self.kb.gpus, list(self.kb.models.values()))
         replicas = max(1, math.ceil(speed.gpus_for_target / n)) if speed is not None and speed.gpus_for_target else 1
         replicas, hours = self._transcription(sizer, gpu, n, replicas, targets)
-        cap = capacity.of_kind_speed(speed, n, replicas) if hours is None else None
-        if cap is not None:
-            replicas = max(replicas, targets.min_replicas)
-            cap = capacity.Capacity(cap.unit, cap.load, cap.per_replica, replicas, n)
+        cap = capacity.of_kind_speed(speed, n, replicas, targets.utilisation) if hours is None else None
+        if cap is not None:     # at the utilisation target (rules/critic.yaml headroom), at least the minimum
+            replicas = max(replicas, cap.need, targets.min_replicas)
+            cap = replace(cap, replicas=replicas)
         s = Sized(k, n, est, {**layout_of(sizer, n_copy, k, replicas * copies), "copies_per_instance": copies},
                   replicas=replicas, hours=hours, capacity=cap)
         if cap is None and speed is None and (targets.qps or targets.concurrency) and hours is None:

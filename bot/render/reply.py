@@ -192,7 +192,12 @@ def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
             plan += t.say("target.e2e_sum", lang, ttft=_num(p["ttft_ms"]), out=f"{p['output_tokens']:,}",
                           tpot=_num(p["tpot_ms"]))
         by = f"{_num(abs(x['by']))} {unit}" if x.get("by") is not None else "?"
-        verdict = t.say("target.meets" if x["met"] else "target.misses", lang, plan=plan, by=by)
+        if x["met"] and x.get("tight"):     # met with no margin (rules/critic.yaml headroom): said as tight
+            kind = "deadline" if x["target"].startswith("deadline") else \
+                "budget" if x["target"] == "budget" else "load"
+            verdict = t.say(f"target.meets_tight.{kind}", lang, plan=plan, share=f"{x['tight']:.0%}")
+        else:
+            verdict = t.say("target.meets" if x["met"] else "target.misses", lang, plan=plan, by=by)
     return f"{name} - {verdict}"
 
 
@@ -223,8 +228,12 @@ def capacity_lines(t: Templates, top: dict[str, Any], lang: str) -> list[str]:
     unit = t.say(f"capacity.unit.{cap['unit']}", lang)
     shape = f"{cap['gpus_per_replica']} x {top.get('gpu_name') or top.get('gpu')}"
     key = "capacity.short" if cap["replicas"] == cap["need"] else "capacity.line"
+    util = cap.get("utilisation") or 1.0
+    if util < 1:        # sized for a utilisation target at peak (rules/critic.yaml headroom): the division shows it
+        key += "_util"
     return ["      " + t.say(key, lang, load=_num(cap["load"]), unit=unit, per=_num(cap["per_replica"]),
-                             shape=shape, need=cap["need"], replicas=cap["replicas"], total=_num(cap["total"]))]
+                             shape=shape, need=cap["need"], replicas=cap["replicas"], total=_num(cap["total"]),
+                             util=f"{util:.0%}", u=f"{util:g}")]
 
 
 def cost_lines(t: Templates, top: dict[str, Any], lang: str, cheaper_shown: bool = False) -> list[str]:
