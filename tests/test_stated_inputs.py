@@ -392,3 +392,29 @@ def test_a_model_not_on_file_of_a_non_llm_kind_is_sized_as_that_kind_or_not_at_a
     else:
         assert (reply.verdict or {}).get("kind") == "modality_not_on_file" and not reply.recommendations, reply.text
         assert f"{s.params_b * 2e9 / 2 ** 30:.1f}" in reply.text, reply.text
+
+
+@pytest.mark.parametrize("question, name", [
+    ("run RT-DETR-L object detection on 50 camera streams", "RT-DETR-L"),
+    ("我们要部署 SenseVoice-Small 语音识别，100 路", "SenseVoice-Small"),
+    ("用 PP-YOLOE-plus 做目标检测，20 路摄像头", "PP-YOLOE-plus"),
+    ("transcribe 2000 hours of call recordings with canary-qwen", "canary-qwen"),
+    ("segmentation with mask2former-swin on 10k images", "mask2former-swin"),
+])
+def test_a_model_not_on_file_without_its_size_is_said_with_the_model_it_is_sized_as(question, name):
+    core = _core()
+    assert core.parser.parse(question).slots.model_name == name, question
+    reply = core.turn(question, {})[0]
+    if reply.status == "answer":
+        first = reply.text.splitlines()[0]
+        assert name in first and reply.view.sections[0].key == "sized_as", (question, first)
+
+
+@pytest.mark.parametrize("question", [
+    "train a yolo-style detector on 100k images", "real-time speech recognition for 100 calls",
+    "text-to-image for 20 users", "speech-to-text for 500 hours of audio", "object detection on 30 camera streams",
+    "用 sherpa-onnx 做实时语音识别，50 路", "image generation with comfyui for 10 users",
+])
+def test_no_model_name_is_made_up_for_a_job_without_one(question):
+    s = _core().parser.parse(question).slots
+    assert s.model_name is None, (question, s.model_name)

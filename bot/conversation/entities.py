@@ -390,6 +390,36 @@ class EntityMatcher:
                 return cloud
         return None
 
+    _NAME_LIKE = re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[\-_.][a-z0-9]+)+)(?![\w\-/])")
+
+    @cached_property
+    def _not_names(self) -> set[str]:
+        """Hyphenated words of the lexicon's own phrases ('text-to-image', 'speech-to-text', 'sherpa-onnx') and its
+        `not_model_heads` ('real-time', 'multi-gpu'): never a model's name."""
+        out: set[str] = set()
+        stack: list[Any] = [self.lex]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, dict):
+                stack.extend(x.values())
+            elif isinstance(x, list):
+                stack.extend(x)
+            elif isinstance(x, str) and not x.startswith("re:"):
+                out.update(w for w in re.findall(r"[a-z0-9][a-z0-9.\-_]*", normalize(x)) if "-" in w or "_" in w)
+        return out
+
+    def unknown_kind_model(self, text: str) -> str | None:
+        """A name-like word ('rt-detr-l', 'sensevoice-small', 'canary-qwen') in an image, audio or vision job with no
+        model of the knowledge base named: a model not on file, said as such (never silently the kind's default)."""
+        heads = set(self.lex.get("not_model_heads") or [])
+        for m in self._NAME_LIKE.finditer(text):
+            word = m.group(1)
+            if word in self._not_names or word.split("-")[0].split("_")[0] in heads or re.search(r"\d+(?:gb|g|k|m|b)$|[\-_](?:style|like|based|sized|class|grade|level|ready|only|free|aware|"
+                                         r"friendly|scale|time|wise|ish)$", word):
+                continue
+            return word
+        return None
+
     def _unknown_model_word(self, text: str) -> str | None:
         m = re.search(r"(?<![a-z0-9])([a-z][a-z0-9.\-]*[a-z.\-]\d+(?:\.\d+)?[bm])(?![a-z0-9])", text)
         return m.group(1) if m else self._unknown_family_size(text)

@@ -234,7 +234,10 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self._mask_generation(text, slots)
         if not gpus_named and (odd := self.unknown_gpu(work)):
             # 'one RTX 3060 12GB at home': a card not on file, judged by its memory when said, never dropped
-            slots["gpu_name"] = _as_written(raw, odd[0]).upper().replace("GEFORCE", "GeForce").replace("NVIDIA", "NVIDIA")
+            name = _as_written(raw, odd[0])
+            slots["gpu_name"] = name if name != name.lower() else \
+                re.sub(r"\b(Ti|Super|Geforce)\b", lambda w: {"Geforce": "GeForce"}.get(w.group(), w.group()),
+                       name.upper().title().replace("Rtx", "RTX").replace("Gtx", "GTX").replace("Rx", "RX"))
             # read on as a card of its memory ('one 12gb card', '一张 12gb card'): the count and the memory as said
             s, e = odd[2]
             work = work[:s] + (f" {odd[1]:g}gb card " if odd[1] else " card ") + work[e:]
@@ -267,6 +270,10 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self._one_of_mine(work, slots)
         work = self._served_tuned_model(work)
         self._keywords(work, slots)
+        if slots.get("kind") in ("vision", "speech", "diffusion") and not any(
+                k in slots for k in ("model", "params_b", "model_name")) and "model" not in ambiguous:
+            if odd_name := self.unknown_kind_model(work):
+                slots["model_name"] = _as_written(raw, odd_name)   # 'RT-DETR-L': not on file, said (turn.py)
         unknown = None
         if "model" not in slots and "model" not in ambiguous and "params_b" not in slots:
             unknown = self._unknown_model_word(work)

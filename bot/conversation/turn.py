@@ -1251,6 +1251,14 @@ class Core:
             ref = self.kb.models[d.slots["model"]]
             reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(
                 "honesty.sized_as_kind", lang, name=d.slots["model_name"], model=ref.name, ref_params=f"{ref.params_b:.3g}", what=t.say(f"modality.{kind}.what", lang))]))
+        elif d.slots.get("model_name") and not d.slots.get("model") and kind in KIND_DEFAULT_MODEL and (default := next(
+                (ctx["model"] for k, ctx in advice.assumptions if k in ("assume.kind_model", "assume.live_speech_model")),
+                None)):
+            # 'RT-DETR-L object detection': a model not on file with no size said, sized as the kind's model on file
+            # used when none is named, and said first (never silently that model, never a language model)
+            reply.view.sections.insert(0, ViewSection(key="sized_as", lines=[t.say(
+                "honesty.sized_as_default", lang, name=d.slots["model_name"], model=default,
+                what=t.say(f"modality.{kind}.what", lang))]))
         elif d.slots.get("model_name") and not d.slots.get("model") and advice.workload.params_b:
             # a model the knowledge base does not know is never silently another one: the first line says what it
             # was sized as (the critic's honesty invariant)
