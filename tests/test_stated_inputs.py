@@ -418,3 +418,14 @@ def test_a_model_not_on_file_without_its_size_is_said_with_the_model_it_is_sized
 def test_no_model_name_is_made_up_for_a_job_without_one(question):
     s = _core().parser.parse(question).slots
     assert s.model_name is None, (question, s.model_name)
+
+
+@pytest.mark.parametrize("question, name", [
+    ("serve XTTS-v2 for 200 concurrent TTS streams", "XTTS-v2"),
+    ("voice cloning service with GPT-SoVITS, 20 concurrent requests", "GPT-SoVITS"),
+    ("部署 fish-speech 语音合成，50 路", "fish-speech"),
+    ("Wan2.1-T2V-14B video generation, 100 clips a day", "Wan2.1-T2V-14B"),
+])
+def test_a_modality_model_not_on_file_is_named_back(question, name):
+    reply = _core().turn(question, {})[0]
+    assert reply.text.splitlines()[0].startswith(name), (question, reply.text[:200])

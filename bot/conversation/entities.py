@@ -374,7 +374,7 @@ class EntityMatcher:
             return "|".join(re.escape(normalize(str(w))) for w in sorted(words, key=len, reverse=True))
         before, after = alt(hosting.get("before") or []), alt(hosting.get("after") or [])
         makers = alt(self.lex.get("model_makers") or [])
-        out = []
+        out: list[tuple[str, re.Pattern]] = []
         for cloud, names in (self.lex.get("cloud_companies") or {}).items():
             name = alt(names)
             out.append((cloud, re.compile(
@@ -385,10 +385,18 @@ class EntityMatcher:
     def cloud_company(self, text: str) -> str | None:
         """A cloud named by its company after a hosting word ('on alibaba', '在阿里上', '用腾讯的卡'): its id; never the
         company alone ('Alibaba's Qwen', '阿里的千问' name a model's maker)."""
+        if not self._company_hint.search(text):
+            return None
         for cloud, rx in self._cloud_company_rx:
             if rx.search(text):
                 return cloud
         return None
+
+    @cached_property
+    def _company_hint(self) -> re.Pattern:
+        words = sorted({normalize(str(w)) for v in (self.lex.get("cloud_companies") or {}).values() for w in v},
+                       key=len, reverse=True)
+        return re.compile("|".join(re.escape(w) for w in words) or "(?!)")
 
     _NAME_LIKE = re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:[\-_.][a-z0-9]+)+)(?![\w\-/])")
 
@@ -397,7 +405,8 @@ class EntityMatcher:
         """Hyphenated words of the lexicon's own phrases ('text-to-image', 'speech-to-text', 'sherpa-onnx') and its
         `not_model_heads` ('real-time', 'multi-gpu'): never a model's name."""
         out: set[str] = set()
-        stack: list[Any] = [self.lex]
+        # the names of models of a modality not on file ('xtts-v2', 'fish-speech') are names, said back
+        stack: list[Any] = [{k: v for k, v in self.lex.items() if k != "uncovered_modalities"}]
         while stack:
             x = stack.pop()
             if isinstance(x, dict):

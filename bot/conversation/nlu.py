@@ -154,6 +154,10 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self.job_kinds = {k: CueSet(v) for k, v in (lx.get("job_kinds") or {}).items()}
         self.algorithms = {k: CueSet(v) for k, v in (lx.get("algorithms") or {}).items()}
         self.modalities = {k: CueSet(v) for k, v in (lx.get("uncovered_modalities") or {}).items()}
+        # one search before the cue sets: most questions name no such modality (the parse stays fast)
+        words = sorted({normalize(str(w)) for v in (lx.get("uncovered_modalities") or {}).values() for w in v},
+                       key=len, reverse=True)
+        self.modality_hint = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         self.algorithm_of = dict(lx.get("algorithm_of") or {})
         self.ordinals = [(Cue(str(k)), int(v)) for k, v in sorted((lx.get("ordinals") or {}).items(),
                                                                  key=lambda kv: (-len(str(kv[0])), str(kv[0])))]
@@ -270,7 +274,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
         self._one_of_mine(work, slots)
         work = self._served_tuned_model(work)
         self._keywords(work, slots)
-        if slots.get("kind") in ("vision", "speech", "diffusion") and not any(
+        if (slots.get("kind") in ("vision", "speech", "diffusion") or slots.get("modality")) and not any(
                 k in slots for k in ("model", "params_b", "model_name")) and "model" not in ambiguous:
             if odd_name := self.unknown_kind_model(work):
                 slots["model_name"] = _as_written(raw, odd_name)   # 'RT-DETR-L': not on file, said (turn.py)

@@ -595,7 +595,7 @@ class SlotReader:
                     continue     # 'caption 2M images with Qwen2.5-VL': image captions, not speech captioning
                 slots["kind"] = kind
                 break
-        if named is None:
+        if named is None and self.modality_hint.search(text):
             # a text-to-speech, video or music job with no model of the knowledge base named: a modality with no
             # estimator, never a language model's job (rules/lexicon.yaml uncovered_modalities)
             for mod, words in self.modalities.items():
