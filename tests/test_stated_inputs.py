@@ -72,6 +72,9 @@ def test_a_company_after_a_hosting_word_is_its_cloud(question, cloud):
     "serve Alibaba's Qwen2-7B for 50 users", "用阿里的千问 Qwen2-7B 做推理服务", "用阿里的Qwen2.5-7B做推理，要几张卡",
     "serve tencent's hunyuan-7b", "百度的文心模型怎么部署", "fine-tune google's gemma-2-9b with LoRA",
     "use microsoft's phi-4 for a chatbot", "在阿里开源的 qwen2.5-7b 上做 LoRA",
+    # a search engine, not a cloud
+    "我在百度上搜了一下，微调 qwen2.5-7b 要多少显存", "在谷歌上看到说 H100 很快，部署 llama-3-8b 要几张",
+    "I searched on google: how many A100 to serve llama-3-8b?", "found on google that qwen2.5-7b LoRA fits a 24GB card",
 ])
 def test_a_company_as_a_models_maker_is_no_cloud(question):
     s = _core().parser.parse(question).slots

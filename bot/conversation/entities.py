@@ -388,7 +388,8 @@ class EntityMatcher:
         if not self._company_hint.search(text):
             return None
         for cloud, rx in self._cloud_company_rx:
-            if rx.search(text):
+            m = rx.search(text)
+            if m and not _SEARCHED.search(text[max(0, m.start() - 14):m.end() + 8]):
                 return cloud
         return None
 
@@ -495,6 +496,9 @@ def _same_shape(token: str, alias_key: str) -> bool:
     return all(any(fuzz.ratio(w, a) >= 75 for a in awords) for w in words if len(w) >= 2)
 
 
+# 'I searched on google', '在百度上搜了一下': a search engine, not a cloud
+_SEARCHED = re.compile(r"(?<![a-z])(?:search(?:ed|ing)?|googled|googling|found|read|saw|looked|look it up|says?|said)(?![a-z])"
+                       r"|搜|查|看到|看了|说")
 _GLUE_BREAK = re.compile(r"[,，、;；]")
 _COUNT_AFTER = re.compile(r"\s*(?:台|张|个|块|卡|节点|机|nodes?|machines?|servers?|boxes|cards?|gpus?|x(?![a-z]))")
 
