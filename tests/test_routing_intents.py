@@ -64,6 +64,10 @@ BATCH = [
     ("用 llama 3.1 8b 给 1000 万条评论分类", 10_000_000),
     ("用 bge-m3 对 500 万个段落做 embedding", 5_000_000),
     ("sumarize 2M suport tickets with qwen2.5-7b", 2_000_000),
+    ("我们要用 qwen2.5-7b 给 300 万条评论打情感标签", 3_000_000),
+    ("用 qwen2.5-7b 对 100 万条工单做质检", 1_000_000),
+    ("filter 50M web documents with llama 3.1 8b for quality", 50_000_000),
+    ("run sentiment analysis over 3 million tweets with llama 3.1 8b", 3_000_000),
 ]
 
 PLATFORM = [
@@ -76,6 +80,14 @@ PLATFORM = [
     ("我们想把 qwen2.5-14b 的微调迁移到昇腾 910B，会有什么问题", True),
     ("migrating our llama 3 8b fine-tuning to ascend 910b, any gotchas?", True),
     ("迁移到昇腾要改什么", False),
+    ("用昇腾 910B 部署 qwen2.5-72b 有什么坑", True),
+    ("serve qwen2.5-7b for 20 users || can it run on ascend 910b instead? what would break?", True),
+]
+# the other non-CUDA vendor on file: its own notes (ROCm reuses torch.cuda; CUDA-only extensions need a HIP port)
+PLATFORM_AMD = [
+    "serve llama 3.1 70b for 100 users || what breaks if we move this to MI300X",
+    "what breaks if we move our training to AMD ROCm",
+    "迁移到 AMD MI300X 会有什么问题",
 ]
 
 TARGETS = [
@@ -151,3 +163,10 @@ def test_a_number_wanted_is_not_a_diagnosis(core, text):
     r = _talk(core, text)
     assert not str((r.verdict or {}).get("kind", "")).startswith("diagnose"), r.text[:200]
     assert r.intent != "explain"
+
+
+@pytest.mark.parametrize("convo", PLATFORM_AMD)
+def test_a_move_to_amd_gets_the_rocm_notes(core, convo):
+    r = _talk(core, convo)
+    assert "torch.cuda" in r.text and "HIP" in r.text, r.text[:300]
+    assert "torch_npu" not in r.text

@@ -4,7 +4,7 @@
   question about it ('is that normal?', 'why so slow', '为什么只有 15%', 'dropped from 45% to 20%'). The answer sets it
   against the advisor's own estimate for that hardware (bot/plan/diagnose.py), says a verdict (normal / low / high)
   and the likely causes with the estimate's figures; intent `explain`, status `info`.
-- a platform move: a non-CUDA platform named (an Ascend NPU) with 'what breaks / move to / migrate / 会有什么问题 /
+- a platform move: a non-CUDA platform named (an Ascend NPU, an AMD GPU) with 'what breaks / move to / migrate / 会有什么问题 /
   迁移 / 兼容'. The answer leads with that platform's notes (torch_npu + HCCL, ops that fall back to the CPU, MindSpeed
   / vLLM-Ascend support lists, HCCS/RoCE) and the job planned on that platform; with no job known, the notes and a
   request for the job.
@@ -264,20 +264,23 @@ def answer_diagnosis(core, parse, state: dict[str, Any], found: dict[str, Any]) 
 
 
 # ----- a platform move ------------------------------------------------------------------------------------------
-PLATFORM_WORDS = re.compile(r"昇腾|(?<![a-z])ascend(?![a-z])|(?<![a-z])npu(?![a-z])|910[bc]?(?![0-9])")
-PLATFORM_TOPICS = ("ascend_porting", "ascend_frameworks")
-DEFAULT_NPU = "ascend-910b"
+# a platform named by word, and the card it means: Ascend (the 910B, what Huawei Cloud's Snt9B nodes carry), AMD
+PLATFORM_WORDS = [(re.compile(r"昇腾|(?<![a-z])ascend(?![a-z])|(?<![a-z])npus?(?![a-z])|910[bc]?(?![0-9])"), "ascend-910b"),
+                  (re.compile(r"(?<![a-z])(?:rocm|amd|instinct|mi300x?)(?![a-z])"), "mi300x")]
+# each non-CUDA vendor's notes: knowledge/topics.yaml ids
+PLATFORM_TOPICS = {"huawei": ("ascend_porting", "ascend_frameworks"), "amd": ("rocm_porting",)}
 
 
 def platform_named(core, parse) -> str | None:
-    """The Ascend card the move is to: the one named (among several, the Huawei one), else the 910B when the
-    platform is named by word ('昇腾', 'Ascend', 'NPU')."""
+    """The non-CUDA card the move is to: the one named (among several, the one not NVIDIA's), else the card a
+    platform word means ('昇腾', 'Ascend', 'NPU': the 910B; 'ROCm', 'AMD': the MI300X)."""
     s = parse.slots
     for g in [s.gpu_model, *(s.gpu_models or [])]:
-        if g in core.kb.gpus and core.kb.gpus[g].vendor == "huawei":
+        if g in core.kb.gpus and core.kb.gpus[g].vendor in PLATFORM_TOPICS:
             return g
-    if PLATFORM_WORDS.search(parse.text) and DEFAULT_NPU in core.kb.gpus:
-        return DEFAULT_NPU
+    for rx, gid in PLATFORM_WORDS:
+        if rx.search(parse.text) and gid in core.kb.gpus:
+            return gid
     return None
 
 
@@ -294,7 +297,7 @@ def platform_section(core, lang: str, gpu: str) -> dict[str, Any]:
     t, kb = core.templates, core.kb
     lines = [t.say("platform.head", lang, platform=kb.gpus[gpu].name)]
     sources: list[str] = []
-    for tid in PLATFORM_TOPICS:
+    for tid in PLATFORM_TOPICS.get(kb.gpus[gpu].vendor, ()):
         tp = kb.topics.get(tid)
         if tp is None:
             continue
