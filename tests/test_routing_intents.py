@@ -170,3 +170,39 @@ def test_a_move_to_amd_gets_the_rocm_notes(core, convo):
     r = _talk(core, convo)
     assert "torch.cuda" in r.text and "HIP" in r.text, r.text[:300]
     assert "torch_npu" not in r.text
+
+
+# ----- a property over generated serving jobs: whatever model, card, language and measured rate, the question is
+# diagnosed on the card and model it names, and the verdict follows the measured rate against the estimate
+GPUS = [("A10G", "a10g"), ("L4", "l4"), ("A100 80GB", "a100-80gb"), ("H100 SXM", "h100-sxm"), ("RTX 4090", "rtx-4090"),
+        ("L40S", "l40s"), ("A10", "a10")]
+MODELS = [("llama 3.1 8b", "llama-3.1-8b"), ("qwen2.5-7b", "qwen2.5-7b"), ("qwen2.5-3b", "qwen2.5-3b"),
+          ("llama 3.2 3b", "llama-3.2-3b")]
+PHRASES = ["we get {x} tok/s serving {m} on one {g} with vllm, is that normal?",
+           "{m} on an {g} only does {x} tokens/s, why so slow?",
+           "{g} 上用 vllm 跑 {m}，实测每秒 {x} token，正常吗",
+           "{m} 在 {g} 上只有 {x} tokens/s，是不是偏低"]
+
+
+def test_generated_serving_diagnoses_follow_the_estimate(core):
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from bot.plan.diagnose import serving_check
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(g=st.sampled_from(GPUS), m=st.sampled_from(MODELS), phrase=st.sampled_from(PHRASES),
+           k=st.sampled_from([0.2, 0.5, 0.8, 1.0, 1.3, 2.5]))
+    def prop(g, m, phrase, k):
+        if m[1] not in core.kb.models or g[1] not in core.kb.gpus:
+            return
+        full = serving_check(core.kb, {"model": m[1], "gpu_model": g[1]}, 1.0)["full_tps"]
+        x = max(1, round(k * full))
+        r = _talk(core, phrase.format(x=x, m=m[0], g=g[0]))
+        v = r.verdict or {}
+        assert r.intent == "explain" and v.get("kind") == "diagnose_serving", (phrase, r.text[:200])
+        assert v["gpu"] == g[1] and v["model"] == m[1] and v["measured"] == x
+        ratio = x / v["expected"]
+        want = "high" if ratio > 1.5 else ("normal" if ratio >= 0.7 else ("load", "low"))
+        assert v["verdict"] in (want if isinstance(want, tuple) else (want,)), (ratio, v["verdict"])
+
+    prop()

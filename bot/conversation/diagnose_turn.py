@@ -147,6 +147,11 @@ def answer_diagnosis(core, parse, state: dict[str, Any], found: dict[str, Any]) 
     s = parse.slots.filled()
     old = (state or {}).get("slots") or {}
     slots = {**{k: v for k, v in old.items() if k in ("model", "params_b", "gpu_model", "gpus", "precision")}, **s}
+    if not s.get("gpu_model"):
+        # 'llama 8b on an A10G only does 69 tok/s': 'only <card>' read as a limit is the card the number is from
+        named = [*(s.get("gpu_allowed") or []), *(s.get("gpu_models") or [])]
+        if named:
+            slots["gpu_model"] = named[0]
     text = parse.text
     nodes = nodes_said(text) or slots.get("nodes")
     gbits, rdma = network_said(text)
