@@ -51,8 +51,8 @@ class IntentScorer:
             scores["finetune"] += 2.0
         elif method == "full" and scores["train"] == 0:
             scores["finetune"] += 1.0
-        if slots.get("concurrency") or slots.get("qps") or slots.get("latency") == "low":
-            scores["inference"] += 1.5
+        if slots.get("concurrency") or slots.get("qps") or slots.get("latency") == "low" or slots.get("token_rate"):
+            scores["inference"] += 1.5      # a load to carry ('300 tok/s', '50 users'): a service
         if slots.get("tokens"):
             scores["train"] += 1.5
         if slots.get("offline"):
