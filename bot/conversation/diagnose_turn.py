@@ -148,8 +148,11 @@ def answer_diagnosis(core, parse, state: dict[str, Any], found: dict[str, Any]) 
     old = (state or {}).get("slots") or {}
     slots = {**{k: v for k, v in old.items() if k in ("model", "params_b", "gpu_model", "gpus", "precision")}, **s}
     if not s.get("gpu_model"):
-        # 'llama 8b on an A10G only does 69 tok/s': 'only <card>' read as a limit is the card the number is from
-        named = [*(s.get("gpu_allowed") or []), *(s.get("gpu_models") or [])]
+        # 'llama 8b on an A10G only does 69 tok/s': 'only <card>' read as a limit is the card the number is from;
+        # after a plan, 'we only get 100 tok/s on it, why?' is about the plan's card
+        plan = (state or {}).get("plan") or {}
+        named = [*(s.get("gpu_allowed") or []), *(s.get("gpu_models") or []),
+                 *([plan["gpu"]] if plan.get("gpu") and not slots.get("gpu_model") else [])]
         if named:
             slots["gpu_model"] = named[0]
     text = parse.text
@@ -258,7 +261,7 @@ def answer_diagnosis(core, parse, state: dict[str, Any], found: dict[str, Any]) 
         lines.append(header)
     lines += [f"• {c}" for c in causes]
     if assumed:
-        lines.append(t.say("diag.assumed", lang, what=", ".join(dict.fromkeys(assumed))))
+        lines.append(t.say("diag.assumed", lang, what=("、" if lang == "zh" else ", ").join(dict.fromkeys(assumed))))
     text = "\n".join(lines)
     verdict = {k: x for k, x in v.items() if k != "fixes"} | ({"fixes": v["fixes"]} if "fixes" in v else {})
     verdict.update(kind=f"diagnose_{v['kind']}", line=lines[0])
