@@ -139,6 +139,31 @@ def test_a_count_of_items_is_the_batch_jobs_work(core, job):
     assert slots.get("batch_size") in (None,) or slots["batch_size"] != int(said.rstrip("kM万") or 0), (text, slots)
 
 
+LENGTHS = {
+    "en": ["embed {n} docs x {L} tokens each with bge-m3 in 10 hours", "nightly re-embed of {n} docs x {L} tokens with "
+           "e5-large-v2", "embed {n} docs of {L} tokens with bge-m3 in 10 hours", "embed {n} {L}-token docs with bge-m3"],
+    "zh": ["用 bge-m3 离线给 {n} 篇文档 × {L} token 算向量", "用 bge-m3 给 {n} 篇文档算向量，每篇 {L} token，10 小时内完成"],
+}
+
+
+@st.composite
+def sized_items(draw):
+    lang = draw(st.sampled_from(["en", "zh"]))
+    suffix, mult = draw(st.sampled_from(SCALE[lang][:2]))
+    n = draw(st.integers(1, 900)) if suffix else draw(st.integers(100, 900_000))
+    return lang, draw(st.sampled_from(LENGTHS[lang])), f"{n}{suffix}", n * mult, draw(st.integers(16, 8000))
+
+
+@given(job=sized_items())
+@SETTINGS
+def test_each_items_length_is_the_length_said(core, job):
+    """'5M docs x 400 tokens' is 5,000,000 items of 400 tokens each (the length was replaced by a 512 default)."""
+    lang, template, said, n, length = job
+    text = template.format(n=said, L=length)
+    slots = _slots(core, text)
+    assert slots.get("items") == pytest.approx(n) and slots.get("item_input_tokens") == length, (text, slots)
+
+
 # ----- a table of phrasings, both languages: what each says is read as said -----------------------------------------
 TABLE = [
     # (text, slots expected)

@@ -43,7 +43,9 @@ class BatchReader:
               for unit, words in nouns.items()}
         num, mult = self.NUM, r"(k|m|mn|million|thousand|b|bn|billion|万|亿|千|百万|千万)?"
         # '2 million images', '200k support tickets', '10,000 product descriptions' (one adjective word allowed)
-        self.rx_items_en = [(unit, re.compile(rf"{num}\s*{mult}\+?\s+(?:[a-z-]+\s+)?(?:{words})(?![a-z])"))
+        # ('5M 400-token docs': the size before the noun is no adjective word, but it is one)
+        self.rx_items_en = [(unit, re.compile(rf"{num}\s*{mult}\+?\s+(?:[a-z-]+\s+|\d+(?:\.\d+)?k?\s*-\s*(?:tokens?|words?)\s+)?"
+                                              rf"(?:{words})(?![a-z])"))
                             for unit, words in en.items() if words]
         # '100 万条数据', '200万张图片', '10 万篇文档', '一百万条'
         self.rx_items_zh = [(unit, re.compile(rf"{num}\s*{mult}\s*多?\s*(?:{words})"))
@@ -63,7 +65,9 @@ class BatchReader:
         # '~2k tokens each', '800 tokens per document', '每条约 1k token', '平均 2k token' : the item's prompt
         self.rx_item_size = [re.compile(rf"{about}{num}\s*{k}\s*tokens?\s*(?:each|apiece|per\s+\w+)"),
                              re.compile(rf"(?:each|every\s+\w+)\s*(?:is|has)?\s*{about}{num}\s*{k}\s*tokens?"),
-                             re.compile(rf"每(?:条|篇|个|份|张)\s*{about}{num}\s*{k}\s*(?:tokens?|个\s*token)")]
+                             re.compile(rf"每(?:条|篇|个|份|张)\s*{about}{num}\s*{k}\s*(?:tokens?|个\s*token)"),
+                             # '5M docs x 400 tokens', '500 万篇 × 400 token': the count times each one's length
+                             re.compile(rf"(?:[a-z\u4e00-\u9fff]\s*)(?:x|×|\*)\s*{about}{num}\s*{k}\s*(?:tokens?|个\s*token|词元)")]
         self.rx_train_words = re.compile(r"fine-?\s?tun|finetun|(?<![a-z])(?:pre-?)?train|(?<![a-z])(?:q?lora|sft|epochs?)"
                                          r"(?![a-z])|微调|训练|预训练")
 
@@ -74,13 +78,14 @@ class BatchReader:
             return t
         task = next((name for name, words in self.batch_tasks.items() if words.any(t)), None)
         strong = self.batch_strong.any(t)
+        said = t                 # before the count is blanked: '5M docs of 400 tokens' links the size to the docs
         t = self._item_count(t, slots)
         if not (strong or task or slots.get("items")):
             return t
         # a count alone ('it's 3 million rows, 500 tokens in and 50 out each') refines a batch job already asked
         # about: its sizes are read, and the session's offline flag makes it one (the planner ignores them otherwise)
         slots["_batch"] = {"strong": strong, "task": task}
-        t = self._item_tokens(t, slots)
+        t = self._item_tokens(t, slots, said)
         return t
 
     def _item_count(self, t: str, slots: dict[str, Any]) -> str:
@@ -98,9 +103,13 @@ class BatchReader:
             return t
         slots["items"] = int(round(n * mult))
         slots["item_unit"] = unit
+        if size := re.search(r"(\d+(?:\.\d+)?)\s*(k)?\s*-\s*tokens?", m.group(0)[len(m.group(1)):]):
+            tokens = float(size.group(1)) * (1000 if size.group(2) else 1)      # '5M 400-token docs'
+            if 1 <= tokens <= 1_000_000:
+                slots["item_input_tokens"] = int(tokens)
         return self._blank(t, m.span())
 
-    def _item_tokens(self, t: str, slots: dict[str, Any]) -> str:
+    def _item_tokens(self, t: str, slots: dict[str, Any], said: str | None = None) -> str:
         for slot, patterns in (("item_input_tokens", self.rx_item_in), ("item_output_tokens", self.rx_item_out),
                                ("item_input_tokens", self.rx_item_size)):
             if slot in slots:
@@ -116,7 +125,7 @@ class BatchReader:
                     t = self._blank(t, m.span())
                     break
         if "item_input_tokens" not in slots:
-            t = self._item_size_said(t, slots)
+            t = self._item_size_said(t, slots, said)
         if "item_output_tokens" not in slots:
             t = self._output_length_said(t, slots)
         return t
@@ -137,11 +146,14 @@ class BatchReader:
         slots[f"item_{side}_{q.unit}"] = int(round(q.value))
         return self._blank(t, q.span)
 
-    def _item_size_said(self, t: str, slots: dict[str, Any]) -> str:
-        """'100M passages (avg 256 tokens)', '每条平均 300 token': an item's size the phrasings above miss, read by the
-        quantity grammar (an average or a size each), so that it is never replaced by the default."""
-        q = next((q for q in self.quantities.find(t) if q.unit == "tokens" and not q.rate and not q.negative
-                  and (q.average or q.each) and q.role != "output" and 1 <= q.value <= 1_000_000), None)
+    def _item_size_said(self, t: str, slots: dict[str, Any], said: str | None = None) -> str:
+        """'100M passages (avg 256 tokens)', '每条平均 300 token', '5M docs of 400 tokens', '5M 400-token docs': an
+        item's size the phrasings above miss, read by the quantity grammar (an average or a size each) in the text
+        as said (the count beside it links it to the items), so that it is never replaced by the default."""
+        said = said if said is not None and len(said) == len(t) else t
+        q = next((q for q in self.quantities.find(said) if q.unit == "tokens" and not q.rate and not q.negative
+                  and (q.average or q.each) and q.role != "output" and 1 <= q.value <= 1_000_000
+                  and t[q.number_start:q.unit_span[1]] == said[q.number_start:q.unit_span[1]]), None)
         if q is None:
             return t
         slots["item_input_tokens"] = q.as_length()

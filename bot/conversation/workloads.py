@@ -28,6 +28,11 @@ NIGHT = re.compile(r"(?<![a-z])(?:nightly|overnight|every\s+night|each\s+night|a
 BATCH_CUE = re.compile(r"batch|offline|bulk|overnight|nightly|at\s+night|every\s+night|离线|批量|批处理|跑一批|晚上|夜里|夜间|每晚|凌晨")
 SERVICE_CUE = re.compile(r"serv|users?|qps|rps|requests?\s+(?:per|a|/)|concurren|chat|api|live|部署|用户|并发|在线|聊天|客服|每秒|服务|人用")
 MAX_SPLITS = 4
+# a sentence that asks about the whole ('Is a single T4 on AWS enough?', '用阿里云的话一张 A10 够吗？') belongs to both jobs
+SENTENCE = re.compile(r"[^.?!。？！]+[.?!。？！]*")
+ASKS = re.compile(r"[?？]|吗|么|(?<![a-z])(?:is|are|can|could|will|would|should|do|does|what|which|how)(?![a-z])")
+JOB_SLOTS = ("qps", "concurrency", "daily_users", "token_rate", "items", "batch_tokens", "fanout", "request_tokens",
+             "item_input_tokens", "item_output_tokens", "deadline_days", "deadline_hours")
 
 
 @dataclass
@@ -47,6 +52,23 @@ def _is_batch(s: dict[str, Any]) -> bool:
     return bool(s.get("offline") and (s.get("items") or s.get("batch_tokens")))
 
 
+def _shared(parser: Any, *parts: str) -> tuple[str, str, str]:
+    """The parts less their sentences that ask about the whole and state no job of their own, and those sentences."""
+    out, shared = [], []
+    for part in parts:
+        keep = []
+        for s in (m.group().strip() for m in SENTENCE.finditer(part)):
+            if not s:
+                continue
+            slots = parser.parse(s).slots.filled() if ASKS.search(s.lower()) else None
+            if keep and slots is not None and not any(slots.get(k) for k in JOB_SLOTS):
+                shared.append(s)
+            else:
+                keep.append(s)
+        out.append(" ".join(keep))
+    return out[0], out[1], " ".join(shared)
+
+
 def two_workloads(parser: Any, text: str) -> Split | None:
     """The message's two jobs, a service and a batch, when it states both; None otherwise (one job, or a split
     that does not give one of each)."""
@@ -64,6 +86,9 @@ def two_workloads(parser: Any, text: str) -> Split | None:
             serving, batch, serving_first, s_slots, b_slots = second, first, False, b, a
         else:
             continue
+        serving, batch, shared = _shared(parser, serving, batch)
+        if shared:
+            serving, batch = f"{serving} {shared}", f"{batch} {shared}"
         if s_slots.get("model") and not b_slots.get("model") and not b_slots.get("params_b"):
             batch = f"{batch} ({s_slots['model']})"      # the same model runs the batch
         elif b_slots.get("model") and not s_slots.get("model") and not s_slots.get("params_b"):
