@@ -69,6 +69,48 @@ def test_the_answer_shows_the_multiplication(core, text, product, lang):
     assert product in reply.text, reply.text
 
 
+# ----- containers a period x the items each holds; users x each one's rate --------------------------------------------
+CONTAINERS = {
+    "en": [("SDXL service: {c} sessions per hour, each session generates {e} images", 3600),
+           ("we get {c} orders a day, each order has {e} product images to caption with qwen2.5-vl 7b", 86400 / 3),
+           ("serve llama 3 8b: {c} users online, each sends {e} requests per minute", 60),
+           ("llama 3 8b chatbot, {c} users, each user sends {e} requests per minute", 60)],
+    "zh": [("每小时 {c} 个会话，每个会话生成 {e} 张图，SDXL", 3600),
+           ("每天 {c} 个订单，每个订单 {e} 张图，用 qwen2.5-vl 7b 生成描述", 86400 / 3),
+           ("qwen2.5 7b 客服：{c} 个用户同时在线，每人每分钟发 {e} 次请求，输入 1k 输出 300", 60)],
+}
+
+
+@st.composite
+def container_jobs(draw):
+    lang = draw(st.sampled_from(["en", "zh"]))
+    template, seconds = draw(st.sampled_from(CONTAINERS[lang]))
+    return lang, template, seconds, draw(st.integers(10, 5000)), draw(st.integers(2, 60))
+
+
+@given(job=container_jobs())
+@SETTINGS
+def test_the_load_is_the_containers_times_what_each_holds(core, job):
+    """'1,000 orders a day, each with 50 images' is 50,000 images a day; '300 users, each 2 requests a minute' is
+    10 requests a second (one order's 50 images, one user's 2 a minute, had been read as the load)."""
+    lang, template, seconds, count, each = job
+    text = template.format(c=count, e=each)
+    assert _sized(core, text) == pytest.approx(count * each / seconds, rel=1e-3), (text, _slots(core, text))
+
+
+@pytest.mark.parametrize("text, product", [
+    ("we get 1000 orders a day, each order has 50 product images to caption with qwen2.5-vl 7b",
+     "1,000 orders per day x 50 images each = 50,000 images a day"),
+    ("每天 1000 个订单，每个订单 50 张图，用 qwen2.5-vl 7b 生成描述", "每天 1,000 个订单 × 每个 50 张图 = 每天 50,000 张图"),
+    ("serve llama 3 8b: 300 users online, each sends a request every 30 seconds, 1k input 300 output",
+     "300 users x 1 request(s) every 30 s each = 10.0 requests/s"),
+    ("qwen2.5 7b 客服：300 个用户同时在线，每人每分钟发 2 次请求，输入 1k 输出 300", "300 个用户 × 每人每 60 秒 2 次请求 = 每秒 10.0 次请求"),
+])
+def test_the_answer_shows_the_containers_product(core, text, product):
+    reply = core.turn(text, {})[0]
+    assert product in reply.text, reply.text
+
+
 # ----- the peak over the average -----------------------------------------------------------------------------------
 PEAK = {
     "en": ["serve llama 3 8b, average {a} qps, peak {p} qps, 1k input 300 output",
@@ -209,6 +251,10 @@ TABLE = [
      {"offline": True, "items": 2_000_000, "item_output_tokens": 200}),
     ("generate 1M captions with qwen2.5 7b offline", {"offline": True, "items": 1_000_000}),
     ("离线用 qwen2.5 7b 跑 50 万条分类，每条输入 500 输出 20", {"offline": True, "items": 500_000}),
+    ("bge-reranker-v2-m3: 30 searches per second, rerank top-100 of 256 tokens",
+     {"qps": 30.0, "fanout": 100, "request_tokens": 256}),
+    ("embed 5M 400-token docs with bge-m3 in 10 hours", {"items": 5_000_000, "item_input_tokens": 400}),
+    ("SDXL service: 500 sessions per hour, each session generates 20 images", {"qps": 2.7778}),
 ]
 
 

@@ -64,7 +64,37 @@ POPULATION = re.compile(rf"{_N}\s*(?:名|个|位)?\s*(?:员工|同事|坐席|用
 SHARE_AT_ONCE = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*(?:的人|的用户|的员工|左右)?\s*(?:会|是)?\s*(?:同时在线|同时使用|同时用|在线|并发)|"
                            r"(\d+(?:\.\d+)?)\s*%\s*(?:of them\s*)?(?:are\s*)?(?:online|active|concurrent|using it)"
                            r"(?:\s*(?:at once|at the same time|simultaneously|concurrently|at peak))?")
-MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8}
+MULT = {"k": 1e3, "m": 1e6, "千": 1e3, "万": 1e4, "百万": 1e6, "亿": 1e8, "thousand": 1e3, "million": 1e6}
+# a rate of things that each hold a number of items ('1,000 orders a day, each order has 50 images', '每小时 500 个会话，
+# 每个会话生成 20 张图'): the load is their product, items per period (it was one order's 50 images, a training set)
+_CONTAINERS_EN = (r"orders?|sessions?|searches|search(?:es)?|jobs?|tasks?|customers?|conversations?|uploads?|tickets?|"
+                  r"visits?|submissions?|cases?|albums?|listings?|batches")
+_CONTAINERS_ZH = r"订单|会话|次搜索|搜索|任务|客户|对话|工单|次上传|批次|单"
+_PERIOD_EN = {"second": "second", "sec": "second", "s": "second", "minute": "minute", "min": "minute", "hour": "hour",
+              "hr": "hour", "h": "hour", "day": "day", "d": "day", "week": "week", "month": "month"}
+_PERIOD_ZH = {"秒": "second", "秒钟": "second", "分钟": "minute", "小时": "hour", "个小时": "hour", "天": "day", "日": "day",
+              "周": "week", "星期": "week", "月": "month", "个月": "month"}
+CONTAINER_RATE = re.compile(
+    rf"(?<![\d.]){_N.replace('k|m|', 'k|m|thousand|million|')}\s+(?:[a-z-]+\s+)?(?P<noun>{_CONTAINERS_EN})\s*(?:/|(?<![a-z])(?:per|a|an|each|every)\s+)"
+    r"(?P<p>second|sec|minute|min|hour|hr|h|day|d|week|month)(?![a-z])"
+    rf"|(?:每|一)\s*(?P<zp>秒钟?|分钟|个小时|小时|天|日|周|星期|个月|月)\s*(?:有|约|大概|大约|要处理|处理|来|进来|产生|会有)?\s*"
+    rf"(?P<zn>\d+(?:\.\d+)?)\s*(?P<zm>千|万|百万)?\s*(?:个|笔|次|单|位)?\s*(?P<znoun>{_CONTAINERS_ZH})")
+# what each holds, said after: 'each order has 50 images', 'per session', '每个订单 50 张图', '每个会话生成 20 张图'
+EACH_CONTAINER = re.compile(rf"(?:(?<![a-z])(?:each|every|per)\s+(?:{_CONTAINERS_EN})(?![a-z])|每(?:个|笔|次|单|位)?\s*(?:{_CONTAINERS_ZH}))"
+                            r"[^.;。；!?！？\d]{0,24}$")
+# each user's own rate beside the users ('300 users online, each sends a request every 30 seconds', '300 个用户同时在线，
+# 每人每分钟发 2 次请求'): users x each one's rate, not one user's rate as the service's
+USERS = re.compile(rf"{_N}\s*(?:个|名|位)?\s*(?:active\s+|online\s+|concurrent\s+)?(?P<who>users|people|agents|clients|用户|人)(?![a-z])")
+PER_USER = re.compile(r"(?:(?<![a-z])(?:each(?:\s+(?:user|one|of\s+them))?|every\s+user|per\s+user)(?![a-z])|每人|每个用户|每位用户|每个人|人均)"
+                      r"[^.;。；\d]{0,20}?"
+                      r"(?:(?P<k>a|an|one|\d+)\s*(?:requests?|queries|query|calls?|messages?|questions?)\s+every\s+(?P<n>\d+(?:\.\d+)?)\s*"
+                      r"(?P<u>seconds?|secs?|s|minutes?|mins?|hours?)(?![a-z])"
+                      r"|(?P<ek>a|an|one|\d+)\s*(?:requests?|queries|query|calls?|messages?|questions?)\s*(?:/|(?<![a-z])(?:per|a|an|every)\s+)"
+                      r"(?P<eu>second|sec|minute|min|hour)(?![a-z])"
+                      r"|每\s*(?P<zn>\d+(?:\.\d+)?)\s*(?P<zu>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk>一|1|\d+)?\s*(?:次|个)"
+                      r"|每\s*(?P<zu2>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk2>一|两|\d+)\s*(?:次|个))")
+# a reranker's candidates said as its top-N ('rerank top-100', '重排 top50'): the documents each query scores
+TOP_N = re.compile(r"(?:rerank\w*|re-rank\w*|score|重排|精排)\s*(?:the\s+)?top[-_\s]?(\d{1,5})(?![\d.])")
 # video streams ('200 个摄像头', '200 camera streams', '500 路视频'): with a frame rate each ('每路 25fps', 'at 25 fps'),
 # the frames a second the service must keep up with is their product, not one stream's rate
 STREAMS = re.compile(rf"{_N}\s*(?:个|路|台|部)?\s*(?:监控)?(?:摄像头|摄像机|相机|路视频|路监控|路视频流|路流|路)|"
@@ -118,7 +148,7 @@ class LoadReader:
             slots["controlnet"] = True
         if slots.get("dataset_items") or self.rx_train_words.search(t):
             return t
-        if (m := TOP_K.search(t)) and 1 <= int(m.group(1)) <= MAX_FANOUT:
+        if (m := TOP_K.search(t) or TOP_N.search(t)) and 1 <= int(m.group(1)) <= MAX_FANOUT:
             slots["fanout"] = int(m.group(1))
             t = self._blank(t, m.span())
             if (c := CUT_LENGTH.search(t)) and "context" not in t and "上下文" not in t:
@@ -127,6 +157,8 @@ class LoadReader:
         # same length: '120 张' -> '120 帧' (frames: the lexicon's images), so that spans still line up
         t = BARE_IMAGE_RATE.sub(lambda m: m.group(1) + "帧", t)
         t = self._daily_users(t, slots)
+        t = self._containers(t, slots)
+        t = self._per_user_rate(t, slots)
         t = self._share_at_once(t, slots)
         m = PEAK_FACTOR.search(t)
         if m and 1 <= float(m.group(1) or m.group(2)) <= MAX_PEAK_FACTOR:
@@ -161,6 +193,65 @@ class LoadReader:
         if (tokens := self._token_rate([q for q in qs if q is not speed], slots, t)) is not None:
             taken.append(tokens)
         return self._blank_taken(t, taken)
+
+    def _containers(self, t: str, slots: dict[str, Any]) -> str:
+        """'1,000 orders a day, each order has 50 images', '每小时 500 个会话，每个会话生成 20 张图': containers a period
+        times the items each holds is the load, items a period (shown as that product)."""
+        m = CONTAINER_RATE.search(t)
+        if m is None:
+            return t
+        num, mult = (m.group(1), m.group(2)) if m.group(1) else (m.group("zn"), m.group("zm"))
+        period = _PERIOD_EN[m.group("p")] if m.group("p") else _PERIOD_ZH[m.group("zp")]
+        count = float(num) * MULT.get((mult or "").lower(), 1)
+        each = next((q for q in self.quantities.find(t) if q.span[0] >= m.end() - 2 and q.unit in RATE_UNITS
+                     and q.unit != "audio_hours" and not q.rate and not q.negative and 1 <= q.value <= MAX_FANOUT
+                     and (EACH_CONTAINER.search(t[max(0, q.number_start - 40):q.number_start])
+                          or (q.each and q.each not in ("item",)))), None)
+        if each is None or not 1 <= count <= MAX_DAILY_USERS:
+            return t
+        total = count * each.value
+        per_s = total / {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400,
+                         "month": 30 * 86400}[period]
+        if per_s > MAX_RATE_PER_S:
+            return t
+        slots["qps"] = float(f"{per_s:.5g}")
+        slots["load"] = {"count": total, "unit": each.unit, "period": period, "containers": count,
+                         "container": (m.group("noun") or m.group("znoun")), "per_container": each.value}
+        if period in AVERAGE_PERIODS:
+            slots["qps_basis"] = "average"
+        t = self._blank(t, (each.number_start, each.unit_span[1]))
+        return self._blank(t, m.span())
+
+    def _per_user_rate(self, t: str, slots: dict[str, Any]) -> str:
+        """'300 users online, each sends a request every 30 seconds', '300 个用户同时在线，每人每分钟发 2 次请求': the
+        users times each one's rate is the service's rate (one user's 2 a minute was read as the service's)."""
+        users, per = USERS.search(t), PER_USER.search(t)
+        if users is None or per is None or users.start() > per.start():
+            return t
+        n = float(users.group(1)) * MULT.get((users.group(2) or "").lower(), 1)
+        if per.group("n"):
+            k = per.group("k")
+            times = 1.0 if k in ("a", "an", "one") else float(k)
+            every = float(per.group("n")) * {"s": 1, "m": 60, "h": 3600}[per.group("u")[0]]
+        elif per.group("eu"):
+            k = per.group("ek")
+            times = 1.0 if k in ("a", "an", "one") else float(k)
+            every = {"s": 1, "m": 60, "h": 3600}[per.group("eu")[0]]
+        elif per.group("zu2"):
+            k = per.group("zk2")
+            times = {"一": 1.0, "两": 2.0}.get(k) or float(k)
+            every = {"秒": 1, "分": 60, "小": 3600}[per.group("zu2")[0]]
+        else:
+            k = per.group("zk")
+            times = 1.0 if k in (None, "一") else float(k)
+            every = float(per.group("zn")) * {"秒": 1, "分": 60, "小": 3600}[per.group("zu")[0]]
+        if not 1 <= n <= MAX_DAILY_USERS or every <= 0:
+            return t
+        per_s = n * times / every
+        slots["qps"] = float(f"{per_s:.5g}")
+        slots["load"] = {"count": per_s, "unit": "requests", "period": "second", "containers": n,
+                         "container": users.group("who"), "per_container": times, "every_s": every}
+        return self._blank(self._blank(t, per.span()), users.span())
 
     def _video_streams(self, t: str, slots: dict[str, Any]) -> str:
         """Video streams and each one's frame rate ('200 个摄像头，每路 25fps', '200 camera streams at 25 fps'): streams

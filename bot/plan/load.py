@@ -63,6 +63,8 @@ def serving_load(slots: dict[str, Any]) -> Load | None:
     return Load(amount=qps * factor * (fanout or 1), unit=unit, count=said.get("count"),
                 period=said.get("period") or "second", average_per_s=qps if basis == "average" else None,
                 peak_factor=factor, peak_factor_said=bool(slots.get("peak_factor")) and basis == "average",
+                containers=said.get("containers"), container=said.get("container"),
+                per_container=said.get("per_container"), every_s=said.get("every_s"),
                 basis=basis, average_said=slots.get("qps_average") if basis == "peak" else None,
                 fanout=fanout, input_tokens=slots.get("request_tokens"),
                 tokens_per_s=tokens, tokens_per_request=per_request, tokens_role=slots.get("token_role"),

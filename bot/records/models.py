@@ -206,6 +206,12 @@ class Load(BaseModel):
     period: Literal["second", "minute", "hour", "day", "week", "month"] = "second"
     average_per_s: float | None = None     # the count spread evenly over its period
     average_said: float | None = None      # an average a second said beside the peak sized ('avg 5 qps, peak 20')
+    # a rate of things that each hold items ('1,000 orders a day, each with 50 images'), or users each at a rate
+    # ('300 users, each a request every 30 s'): how many, their word as said, the items (requests) each
+    containers: float | None = None
+    container: str | None = None
+    per_container: float | None = None
+    every_s: float | None = None           # a user's requests come once every this many seconds
     peak_factor: float = 1.0           # busy hours over the average (1: the rate was said as the one to sustain)
     peak_factor_said: bool = False     # the factor is the user's ('高峰是平均的3倍'), not the assumed one
     basis: Literal["peak", "average", "rate"] = "rate"

@@ -77,6 +77,9 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
     elif load["basis"] == "average" and count:
         text = t.say("work.load.average", lang, count=count, unit=unit, period=period,
                      average=_per_s(load["average_per_s"]), factor=f"{load['peak_factor']:g}", rate=_per_s(per_query))
+    elif load.get("every_s"):          # '300 users x 1 request every 30 s each = 10 requests/s'
+        text = t.say("work.load.per_user", lang, users=f"{load['containers']:,.0f}", who=load["container"],
+                     each=f"{load['per_container']:g}", every=f"{load['every_s']:g}", rate=_per_s(per_query))
     elif load["basis"] == "peak" and load.get("average_said"):    # 'average 5 QPS, peak 20': the peak is sized
         text = t.say("work.load.peak_over_average", lang, rate=_per_s(per_query), unit=unit,
                      average=_per_s(load["average_said"]))
@@ -84,6 +87,10 @@ def load_text(load: dict[str, Any], t: Templates, lang: str) -> str:
         text = t.say("work.load.per", lang, count=count, unit=unit, period=period, rate=_per_s(per_query))
     else:
         text = t.say("work.load.rate", lang, rate=_per_s(per_query), unit=unit)
+    if load.get("containers") and not load.get("every_s") and count:
+        # '1,000 orders a day x 50 images each = 50,000 images a day = ...'
+        text = t.say("work.load.containers", lang, containers=f"{load['containers']:,.0f}", container=load["container"],
+                     period=period, each=f"{load['per_container']:g}", unit=unit) + text
     if load.get("fanout"):
         key = "work.load.fanout_texts" if load["unit"] == "texts" else "work.load.fanout"
         text += t.say(key, lang, fanout=load["fanout"], pairs=_per_s(load["amount"]))
