@@ -255,6 +255,9 @@ TABLE = [
      {"qps": 30.0, "fanout": 100, "request_tokens": 256}),
     ("embed 5M 400-token docs with bge-m3 in 10 hours", {"items": 5_000_000, "item_input_tokens": 400}),
     ("SDXL service: 500 sessions per hour, each session generates 20 images", {"qps": 2.7778}),
+    ("embedding service bge-m3: peak 50 requests per second, each with 20 chunks of 512 tokens",
+     {"qps": 50.0, "fanout": 20, "fanout_unit": "texts", "request_tokens": 512}),
+    ("bge-m3 向量服务，每秒 10 个请求，每个请求 20 个文档片段，每个 512 token", {"qps": 10.0, "fanout": 20, "fanout_unit": "texts"}),
 ]
 
 

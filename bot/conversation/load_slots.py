@@ -179,6 +179,8 @@ class LoadReader:
             return self._blank_taken(t, taken)    # a batch job's items and sizes are batch_slots.py's (a request
             # rate beside texts is a service: 'each request embeds 32 texts' is its fan-out)
         taken += [q for q in (self._load_rate(qs, slots, t), self._fanout(qs, slots, t)) if q is not None]
+        if slots.get("fanout") and not slots.get("fanout_unit") and self._embedder(slots.get("model")):
+            slots["fanout_unit"] = "texts"        # an embedder's '20 chunks per request' are texts, not (query, doc) pairs
         if slots.get("qps_average"):       # the average said beside the peak sized: read, so blanked too
             taken += [q for q in qs if q.rate and q.unit in RATE_UNITS and not q.peak and q not in taken]
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side
@@ -193,6 +195,12 @@ class LoadReader:
         if (tokens := self._token_rate([q for q in qs if q is not speed], slots, t)) is not None:
             taken.append(tokens)
         return self._blank_taken(t, taken)
+
+    def _embedder(self, model: str | None) -> bool:
+        """An encoder that embeds (not a cross-encoder reranker, whose documents each pair with the query)."""
+        kb = getattr(self, "kb", None)
+        m = kb.models.get(model or "") if kb is not None else None
+        return m is not None and m.kind == "encoder" and "rerank" not in f"{m.id} {m.name}".lower()
 
     def _containers(self, t: str, slots: dict[str, Any]) -> str:
         """'1,000 orders a day, each order has 50 images', '每小时 500 个会话，每个会话生成 20 张图': containers a period
