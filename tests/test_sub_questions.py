@@ -291,3 +291,28 @@ def test_critic_flags_a_sub_question_verdict_off_the_plan():
     found = verdict_problems({"status": "answer", "verdict": None, "recommendations": recs, "rule_trace": trace},
                              COST_TIE)
     assert {p["line"] for p in found} == {"Cost: 10", "Monthly"}
+
+
+# ----- 'wouldn't N x <card> be cheaper?' after a plan: the verdict's cost side and the change line agree ---------------
+REPLANS = [("lora fine-tune qwen2.5 7b on 200M tokens", "wouldn't 8x A10 be cheaper?"),
+           ("全参微调 qwen2.5 7b，2 亿 token", "换成 4 张 4090 会不会便宜点？"),
+           ("full fine-tune llama 3.1 8b on 500M tokens", "would 4x L40S be cheaper?"),
+           ("LoRA 微调 qwen2.5 14b，3 亿 token", "用 2 张 A100 会更便宜吗？")]
+
+
+@pytest.mark.parametrize("first,then", REPLANS, ids=[p[1][:30] for p in REPLANS])
+def test_a_cheaper_card_follow_up_agrees_with_its_plan(first, then):
+    core = _core()
+    _, state = core.turn(first, {})
+    reply, _ = core.turn(then, state)
+    v = reply.verdict or {}
+    if v.get("kind") == "why_not" and v.get("cost_key") and v.get("winner") in ("pick", "alt"):
+        win, lose = (v["pick"], v["alt"]) if v["winner"] == "pick" else (v["alt"], v["pick"])
+        assert win[v["cost_key"]] <= lose[v["cost_key"]] * (1 + COST_TIE) + 0.005, v
+    recs = reply.recommendations
+    head = recs[0] if recs and recs[0].get("label") == "yours" and recs[0].get("fits") else \
+        next((r for r in recs if r.get("label") != "yours"), None)
+    for e in reply.rule_trace:
+        if e.get("rule") == "fleet_delta" and head and not head.get("mixed"):
+            assert e["because"]["gpu_after"] == head["gpu"], (e["because"], head.get("gpu"), reply.text[:400])
+    assert not verdict_problems(reply.model_dump(), COST_TIE)

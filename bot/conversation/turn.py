@@ -1277,7 +1277,11 @@ class Core:
             # after a verdict the question asked for ('p4d or p5 for this run?'): the decision is the first line
             at = next((i for i, s in enumerate(reply.view.sections) if s.key != "verdict"), len(reply.view.sections))
             lines = [changed_line(d.changed, job, t, lang, self.kb, d.slots)]
-            rec = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+            # the plan the answer now leads with (the headline): their own cards when those hold the job, never a
+            # rental shown after them (set7: '1 x H100 -> 8 x H100' under 'Yours: 8 x A10')
+            mine = next((r for r in reply.recommendations if r.get("label") == "yours"), None)
+            rec = mine if mine and mine.get("fits") and reply.recommendations[0] is mine else \
+                next((r for r in reply.recommendations if r.get("label") != "yours"), None)
             delta = fleet_delta(plan_before, plan_summary(rec)) if rec else None
             if delta:
                 # '要加多少？': how many cards more (or fewer) than the plan before, and what that costs an hour

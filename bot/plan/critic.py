@@ -715,6 +715,22 @@ def verdict_problems(reply: dict[str, Any], tie: float) -> list[dict[str, Any]]:
             out.append(f"headline card {rent.get('gpu')} is not the preferred side's {chosen['gpu_model']}")
     elif v.get("kind") == "how_long":
         out += _time_problems(v, mine or rent)
+    elif v.get("kind") == "why_not" and v.get("cost_key") and v.get("winner") in ("pick", "alt") \
+            and (v.get("alt") or {}).get("fits", True):
+        # 'wouldn't 8x A10 be cheaper?': the side said to cost less for the job costs less on the measure compared
+        key, a, b = v["cost_key"], v.get("pick") or {}, v.get("alt") or {}
+        if a.get(key) is not None and b.get(key) is not None:
+            win, lose = (a, b) if v["winner"] == "pick" else (b, a)
+            if win[key] > lose[key] * (1 + tie) + 0.005:
+                out.append(f"why-not verdict says {v['winner']} costs less at {win[key]:g} {key} against {lose[key]:g}")
+    # the plan the answer leads with: their own cards when those hold the job, else the first rental
+    head = mine if mine and mine.get("fits") and recs and recs[0] is mine else rent
+    for e in reply.get("rule_trace") or []:
+        d = e.get("because") if e.get("rule") == "fleet_delta" else None
+        if isinstance(d, dict) and head and d.get("gpu_after") and head.get("gpu") and not head.get("mixed") \
+                and d["gpu_after"] != head["gpu"]:
+            # 'A -> B' said under a headline on other cards: the change line is not about the plan shown
+            out.append(f"fleet change to {d['gpu_after']} under a headline on {head['gpu']}")
     found = [{"what": w, "line": v.get("line") or ""} for w in out]
     for e in reply.get("rule_trace") or []:
         if e.get("rule") == "sub-questions" and isinstance(e.get("because"), dict):
