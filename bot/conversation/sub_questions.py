@@ -99,6 +99,8 @@ def verdicts(kb, asks: list[str], reply: Reply, slots: dict[str, Any], text: str
             discounts = info.published_discounts(kb, rental["provider"]) if rental and rental.get(
                 "provider") in kb.providers else []
             v = verdict_math.billing_mode_verdict(rental, discounts, usage)
+        elif k == "deadline" and reply.intent == "inference" and not (plan or {}).get("job_hours"):
+            continue           # a service has no end to meet a date with ('answers in time' is its latency target)
         elif k == "deadline":
             # the deadline parsed, else a number of days said with the question ('5 days deadline, will it make it?')
             m = _DAYS.search(low) if not (slots.get("deadline_days") or said_days) else None

@@ -236,7 +236,7 @@ def span_text(t: Templates, hours: float | None, lang: str) -> str:
         return ""
     if hours < 48:
         return t.say("verdict.hours", lang, h=hours_text(hours))
-    return t.say("verdict.days", lang, d=f"{hours / 24:,.1f}")
+    return t.say("verdict.days", lang, d=f"{round(hours / 24, 1):,g}")
 
 
 def asked_line(t: Templates, v: dict[str, Any], lang: str) -> str | None:
@@ -265,7 +265,8 @@ def asked_line(t: Templates, v: dict[str, Any], lang: str) -> str | None:
         if v["answer"] == "unknown":
             return t.say("verdict.asked.deadline_unknown", lang)
         ctx = dict(hours=t.say("verdict.hours", lang, h=hours_text(v["hours"])) if v["hours"] < 48 else
-                   t.say("verdict.days", lang, d=days_text(v["hours"])), deadline=f"{v.get('deadline_days') or 0:g}",
+                   t.say("verdict.days", lang, d=days_text(v["hours"])),
+                   deadline=span_text(t, (v.get("deadline_days") or 0) * 24, lang),
                    cards=v["cards"], gpu=v.get("gpu_name") or "", need=v.get("cards_needed"),
                    spare=span_text(t, v.get("spare_h"), lang), late=span_text(t, v.get("late_h"), lang))
         key = {"yes": "deadline_yes", "no": "deadline_no"}.get(v["answer"], "deadline_estimate")
