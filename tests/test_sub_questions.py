@@ -138,6 +138,15 @@ PHRASINGS = [
      ["deadline", "spot"], 4),
     ("LoRA 微调 qwen2.5 7b，2 亿 token，按需还是包月？总共多少钱？", ["cost", "billing_mode"], None),
     ("serve llama 3.1 8b for 20 users on AWS, is spot ok for this?", ["spot"], None),
+    ("need to pretrain a 1.3B model on 26B tokens, done within 5 days? and what's the bill?", ["deadline", "cost"], 5),
+    ("fine-tune llama 3.1 70b with lora on 50M tokens on aws; how much money, can we finish within 12 hours?",
+     ["deadline", "cost"], 0.5),
+    ("We want to QLoRA Qwen2.5-32B on 150M tokens on GCP. What would it cost us, and will it fit on a single card?",
+     ["cost", "fits"], None),
+    ("Serving Mistral 7B to 100 concurrent users on Azure, monthly cost? reserved or on-demand?",
+     ["cost", "billing_mode"], None),
+    ("用腾讯云部署 qwen2.5 32b，40 个并发，每月花费大概多少？要不要包月？", ["cost", "billing_mode"], None),
+    ("LoRA 微调 Llama 3.1 8B，8000 万 token，用阿里云，一天之内能训完吗？费用是多少？", ["deadline", "cost"], 1),
     ("部署 qwen2.5 7b，20 个并发，能用竞价实例吗？", ["spot"], None),
 ]
 
