@@ -381,19 +381,25 @@ def _with_image_tokens(state: dict[str, Any], intent: str | None, new: dict[str,
     said = said_image_tokens(text) if text else None
     old = state.get("slots") or {}
     if not said or (intent or state.get("intent")) != "inference" or any(
-            (new.get(k) or old.get(k)) for k in ("offline", "items", "batch_tokens")):
-        return new
+            old.get(k) for k in ("offline", "items", "batch_tokens")):
+        return new          # (a batch job's images are sized per item: plan/batch.py)
     count, per = said
     image = count * per
     out = dict(new)
+    if out.get("items") in (per, image, count) and not out.get("offline"):
+        for key in ("items", "item_unit", "batch_task"):      # 'every picture turns into ~2500 image tokens'
+            out.pop(key, None)
     for key in ("request_tokens", "seq_len"):      # the image's own figure, read as the prompt or the window
         if out.get(key) and any(abs(out[key] - x) <= 0.03 * x for x in (per, image)):
             out.pop(key)
     if out.get("dataset_unit") == "images" and out.get("dataset_items") == count:
         out.pop("dataset_items")
         out.pop("dataset_unit")
+    # the text part: said now, else the prompt on file less its images, else a window said of the service (a
+    # serving job's 'requests of 300 tokens' may be on file as its window), else a chat's
     text_prompt = out.get("request_tokens") or max(0, int(old.get("request_tokens") or 0) - int(old.get("image_tokens")
-                                                                                                or 0)) or CHAT_PROMPT
+                                                                                                or 0)) \
+        or (old.get("seq_len") if not old.get("request_tokens") else None) or CHAT_PROMPT
     out["request_tokens"] = int(text_prompt + image)
     out["image_tokens"] = image
     return out

@@ -200,6 +200,14 @@ class Core:
             parse.slots.topic = None
         about = None if quant else self._about_the_plan(parse, state or {}, asks)
         state = dict(state or {})
+        if not about and self._asks_past_the_question(parse, state, asks):
+            # 'how long then?', '多少钱？' instead of answering 'full, LoRA or QLoRA?': the job answered now with what
+            # it assumes for what is still open (no further question), and the question the turn asks answered
+            parse.unsure, parse.out_of_scope, parse.intent, parse.job_words = True, False, None, True
+            parse.slots.topic = None
+            state["follow_ups"] = int(self.forms.get("max_follow_ups", 2))
+            if "cost" in self._plan_asks(parse.text) or ALWAYS_ON.search(parse.text.lower()):
+                about = {"ask": "cost"}
         card = model_card(pasted.text) if pasted.config is None else None
         if card and not (parse.slots.model or parse.slots.params_b or parse.ambiguous.get("model")):
             # a model card not on file is another model: the one discussed so far is not carried over to it
@@ -436,6 +444,20 @@ class Core:
         return {"ask": "faster"}
 
     _HOURS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|w|万|千)?\s*(?:hours?|hrs?|h|小时)(?![a-z])")
+
+    def _asks_past_the_question(self, parse, state: dict[str, Any], asks: list[str]) -> bool:
+        """A job's question pending ('full, LoRA or QLoRA?') and the turn, instead of answering it, asks about the
+        plan (how long, what it costs) and names nothing new: never the help text."""
+        if state.get("answered") or state.get("intent") not in JOB_INTENTS or state.get("pending") in (None, "intent"):
+            return False
+        s = parse.slots
+        if s.model or s.params_b or parse.ambiguous.get("model") or parse.reset or parse.versus \
+                or (s.filled().keys() - {"topic"}):
+            return False
+        if parse.intent not in (None, "explain", "billing", state["intent"]) or _BILLING_MODE.search(parse.text.lower()):
+            return False
+        return bool({"how_long", "enough"} & set(asks)) or "cost" in self._plan_asks(parse.text) \
+            or bool(ALWAYS_ON.search(parse.text.lower()))
 
     def _bare_hours_of_audio(self, parse, state: dict[str, Any]) -> None:
         """'actually it's 40k hours, not 12k' after a transcription of 12k hours of audio: hours with no word of audio
