@@ -40,11 +40,11 @@ _EN_MOVE = {"concurrent users": "concurrent users", "concurrency": "concurrent r
 
 # zh: a modal between a thing and its value ('上下文要 32k', '预算需要 5 万', '并发至少 200'): the thing next to its value
 _ZH_THING = r"(?:上下文长度|上下文窗口|上下文|序列长度|context|输入长度|输出长度|输入|输出|用户数|用户量|用户|并发数|并发|qps|预算|数据量|样本数?|工期)"
-_ZH_MODAL = re.compile(rf"({_ZH_THING})\s*(?:要求|需要支持|需要达到|需要|要支持|需支持|要达到|得|要|会有|会是|有|是|至少要?|大概|大约|约)\s*(?=\d)")
+_ZH_MODAL = re.compile(rf"({_ZH_THING})\s*(?:要求|需要支持|需要达到|需要|要支持|需支持|要达到|得|要|会有|会是|有|是|至少要?|大概|大约|约)\s*(?=\d(?![\d.]*\s*(?:倍|%|成|x(?![a-z])|times)))")
 # zh: users said thing first ('用户 200', '用户数 500', '用户变成 200' once its verb is out) as the readers read them ('200
 # 个用户'); a daily or monthly count ('日活用户 1 万') is another load and stays
 _ZH_USERS_FIRST = re.compile(r"(?<!日活)(?<!月活)(?<!每天)(?<!每日)(?:在线)?(?:用户数|用户量|用户)\s*(\d+(?:\.\d+)?\s*(?:万|千)?)"
-                             r"(?!\s*(?:\d|个|人|名|位|万|千|/|每|天|日|月|小时|token|条|张))")
+                             r"(?!\s*(?:\d|\.|个|人|名|位|万|千|/|每|天|日|月|小时|token|条|张|倍|%|成|x(?![a-z])|times))")
 
 
 def restate(text: str) -> str:
