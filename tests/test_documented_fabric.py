@@ -59,11 +59,13 @@ def _answer(core, q):
 
 # 13B on 300B tokens within 30 days, by hand: 6 x 13B + attention = 7.91e10 FLOPs a token -> 2.37e22 FLOPs; a 910B at
 # about 42 % of its 280 TFLOPS = 1.18e14 FLOP/s; 30 days x 90 % goodput = 2.33e6 s -> 86 NPUs, 11 nodes of 8 = 88.
+# Sized to end within 85 % of the deadline (rules/critic.yaml headroom): 25.5 days -> 91-104 NPUs at 37-42 % MFU
+# (12-13 nodes); 96 ended at 29.7 of the 30 days, which no one signs.
 def test_13b_pretraining_on_huawei_is_an_snt9b_pool_on_roce_not_tcp_h100s(core):
     r = _answer(core, "pre-train a 13B model on 300B tokens on Huawei Cloud within 30 days")
     pick = r["recommendations"][0]
     assert pick["gpu"] == "ascend-910b" and pick["rdma"] and pick["inter_link"] == "rdma"
-    assert 80 <= pick["gpus_total"] <= 96 and pick["job_hours"] <= 30 * 24 and pick["mfu"] >= 0.35
+    assert 88 <= pick["gpus_total"] <= 112 and pick["job_hours"] <= 30 * 24 * 0.85 and pick["mfu"] >= 0.35
     assert pick["price_per_hour"] is None and "ask the provider for a quote" in r["all_text"]
     assert "with HCCS inside each" in r["all_text"] and "Ascend on Huawei Cloud" in r["all_text"]
     tcp = [c for c in r["considered"] if c["gpu"] == "h100-pcie"]

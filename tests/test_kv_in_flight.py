@@ -45,7 +45,9 @@ def test_the_pool_never_holds_less_than_one_window(users, expect):
 def test_100_users_of_a_13b_model_are_sized_at_their_requests(core):
     """The real question (https://github.com/h2oai/h2ogpt/issues/997: 'How much GPUs power required to serve like 100
     requests concurrently ... Llama-2-13b ... A100 80 GB'): one card needs about 122-140 GiB (not 363), two hold it,
-    and the rental is two 80 GB cards, not six."""
+    and the rental is three 80 GB cards, not six: two hold the 100 sequences at 85 % of what they carry at the
+    latency target (118), over the 80 % utilisation target (rules/critic.yaml headroom); three one-card replicas
+    carry 138, the 100 at 72 %."""
     q = ("How much GPUs power required to serve like 100 requests concurrently when running Llama-2-13b model on "
          "an NVIDIA A100 80 GB GPU?")
     r = core.turn(q, {})[0].model_dump()
@@ -53,7 +55,7 @@ def test_100_users_of_a_13b_model_are_sized_at_their_requests(core):
     assert one and 115 <= float(one.group(1)) <= 145, r["text"]
     assert "2 hold it" in r["text"] + r["details"], r["text"]
     pick = next(x for x in r["recommendations"] if x["label"] != "yours")
-    assert pick["gpus_total"] * max(1, pick["replicas"]) == 2, r["text"]
+    assert pick["gpus_total"] * max(1, pick["replicas"]) == 3, r["text"]
     assert "tokens each holds in flight (1,024 prompt + 256 output)" in r["text"] + r["details"], r["text"]
 
 

@@ -46,7 +46,8 @@ def orders_per_day(text: str) -> float | None:
     return None
 
 
-def queue_verdict(templates, text: str, reply: Reply, slots: dict[str, Any], lang: str) -> dict[str, Any] | None:
+def queue_verdict(templates, text: str, reply: Reply, slots: dict[str, Any], lang: str,
+                  utilisation: float = 1.0) -> dict[str, Any] | None:
     """The queue sizing of the plan in `reply` for the order rate in `text` and the per-order deadline in `slots`,
     put first in the reply; None when the turn has no order rate and deadline, or the plan no per-order time."""
     n = orders_per_day(text)
@@ -62,7 +63,7 @@ def queue_verdict(templates, text: str, reply: Reply, slots: dict[str, Any], lan
     rec = reply.recommendations[0]
     rec = rec if isinstance(rec, dict) else rec.model_dump()
     per_card = (rec.get("price_per_hour") or 0) / max(1, int(rec.get("gpu_count") or 1)) or None
-    q = size_queue(n, float(hours), float(deadline_days) * 24, gpus, per_card)
+    q = size_queue(n, float(hours), float(deadline_days) * 24, gpus, per_card, utilisation)
     name = rec.get("gpu_name") or comp.get("gpu")
     cur = rec.get("currency") or "USD"
     ctx = {"gpus": gpus, "name": name, "hours": f"{hours:.2f}", "n": f"{n:,.0f}", "cur": cur,

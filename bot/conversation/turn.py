@@ -255,7 +255,8 @@ class Core:
                 replan_verdict(self, parse, state, decision, reply, lang)   # 'wouldn't 8x A10 be cheaper?'
             if decision.kind == "answer" and not (reply.verdict or {}).get("line"):
                 # '一天 200 单，下单后 1 小时内出，要常驻多少卡': the job per order sized as a queue
-                q = queue_verdict(self.templates, parse.text, reply, new_state.get("slots") or {}, lang)
+                q = queue_verdict(self.templates, parse.text, reply, new_state.get("slots") or {}, lang,
+                                  self.advisor.headroom()["utilisation"])    # rules/critic.yaml headroom
                 if q:
                     reply.verdict = q
             if not about and decision.kind == "answer" and state.get("answered") and parse.intent is None \

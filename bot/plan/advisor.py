@@ -58,6 +58,11 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
         self._checklist = Checklist(kb, templates)
         self._critic = Critic(rules.invariants)
 
+    def headroom(self) -> dict[str, float]:
+        """The margin plans are sized with (rules/critic.yaml headroom), for sizing done outside the planner (a
+        queue of orders, conversation/queue_turn.py)."""
+        return self._critic.headroom()
+
     # ----- the decision ------------------------------------------------------------------------------------------
     def workload(self, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
                  ) -> tuple[Workload, Model | None, list[tuple[str, dict[str, Any]]]]:
