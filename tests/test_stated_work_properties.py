@@ -115,7 +115,8 @@ def test_the_plan_meets_the_deadline_at_the_stated_mfu(job):
     assert pick["job_hours"] <= d * 24 * 1.001, (text, pick["job_hours"])
     # the smallest fleet: one instance fewer would miss the deadline
     fewer = pick["gpus_total"] - pick["gpu_count"]
-    assert fewer <= 0 or gpu_hours / fewer > d * 24 * 0.97, (text, pick["gpus_total"], gpu_hours)
+    # the fewest that end within 85 % of the deadline (rules/critic.yaml headroom)
+    assert fewer <= 0 or gpu_hours / fewer > d * 24 * 0.85 * 0.97, (text, pick["gpus_total"], gpu_hours)
 
 
 # ----- images x epochs of an image job, on the user's own cards ------------------------------------------------------
@@ -222,12 +223,14 @@ def test_n_runs_are_n_times_the_work_and_the_cost_of_one(lang, i, n):
 ])
 def test_vit_l_pretraining_fits_one_a100_node_in_a_week(text):
     """ViT-L/16 trains at a few hundred images/s per A100 (timm's ViT/ResNet-50 ratio on NVIDIA's A100 ResNet-50
-    share: ~340 a card), so 1.26e9 images is one 8-card node for a week, not 32 cards (s5-29)."""
+    share: ~340 a card), so 1.26e9 images is one 8-card node for a week, not 32 cards (s5-29). Sized to end within
+    85 % of the deadline (rules/critic.yaml headroom): 8 A100 take 6.3 of the 7 days (90 %), so 12-16 cards."""
     from bot.estimate.vision import VIT_TRAIN_EFFICIENCY
     assert 0.35 <= VIT_TRAIN_EFFICIENCY <= 0.5
     r = _core().turn(text, {})[0]
     pick = next(x for x in r.recommendations if x.get("label") != "yours")
-    assert pick["gpus_total"] <= 8 and pick["job_hours"] <= 7 * 24, (text, pick["gpus_total"], pick["job_hours"])
+    assert pick["gpus_total"] <= 16 and pick["job_hours"] <= 7 * 24 * 0.85, (text, pick["gpus_total"],
+                                                                          pick["job_hours"])
 
 
 @pytest.mark.parametrize("text, cloud", [

@@ -10,7 +10,8 @@ from bot.knowledge.loader import MAINLAND_CHINA
 from bot.plan.load import (one_copy_note, request_tokens, think_seconds, with_daily_users, with_reasoning_output,
                             with_retrieved_prompt)
 from bot.plan.candidates import Shapes, Sizer, gpus_needed, job_facts
-from bot.plan.critic import own_extra_problems, stated_targets, tight_targets, unjudged_serving_targets
+from bot.plan.critic import (own_extra_problems, stated_targets, target_share, tight_targets,
+                             unjudged_serving_targets)
 from bot.plan.batch import batch_spec, batch_targets, is_batch
 from bot.plan.plans import (SIZING_CONCURRENCY, Targets, sizing_workload)
 from bot.plan.workload import user_fixed_plan
@@ -33,11 +34,12 @@ class JobStage:
         advice.targets = stated_targets(job.slots, first, serving, encoder=whole, output_len=job.targets.output_len,
                                         in_flight=job.targets.concurrency, tight=tight)
         said = [x for x in advice.targets if x.get("tight")]
-        if said or tight_targets(advice.targets, tight):
-            x = (said or advice.targets)[0]
+        if tight and any(target_share(x) is not None for x in advice.targets):
+            # held: every met target leaves its margin; fired: the ones that do not are said as tight
+            x = said[0] if said else {}
             job.critic["critic.headroom"] = self._critic.trace_entry(
-                "headroom", True, job.lang, target=x["target"], share=f"{x.get('tight') or 0:.0%}",
-                limit=f"{tight:.0%}")
+                "headroom", bool(said or tight_targets(advice.targets, tight)), job.lang, target=x.get("target"),
+                share=f"{x.get('tight') or 0:.0%}", limit=f"{tight:.0%}")
         missed = [t for t in advice.targets if t["met"] is False]
         if advice.targets:
             said = "; ".join(f"{t['target']} {t['plan']} vs {t['asked']} {t['unit']}" for t in missed)

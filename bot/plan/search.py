@@ -218,6 +218,17 @@ class SearchStage:
         top = next((r for r in ranked if not r["ruled_out"] and meets(r)), None)
         if top is None or not borrowed(top["flavor"]):
             return ranked, None
+        # a tie at the same price in another shape (2 one-card replicas or one 2-card instance, as a fleet sized with
+        # headroom often lands on): the shape a vendor with its own price sells goes first
+        ties = [r for r in ranked if not r["ruled_out"] and meets(r) and borrowed(r["flavor"]) and r["gpu"] == top["gpu"]
+                and abs((r.get("price_usd") or 0) - (top.get("price_usd") or 0)) < 1e-6]
+        for r in ties:
+            if r is not top and any(f.gpu_count == r["flavor"].gpu_count for f in self._candidates(
+                    job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE) if f.gpu == r["gpu"] and not borrowed(f)):
+                if not any(f.gpu_count == top["flavor"].gpu_count for f in self._candidates(
+                        job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE) if f.gpu == top["gpu"] and not borrowed(f)):
+                    top = r
+                break
         # rental platforms that sell in mainland China only are no offer to a question in English
         pool = [f for f in self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE)
                 if f.gpu == top["gpu"] and not borrowed(f)
