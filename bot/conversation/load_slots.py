@@ -82,7 +82,8 @@ CONTAINER_RATE = re.compile(
 # what each holds, said after: 'each order has 50 images', 'per session', '每个订单 50 张图', '每个会话生成 20 张图'
 EACH_CONTAINER = re.compile(rf"(?:(?<![a-z])(?:each|every|per)\s+(?:{_CONTAINERS_EN})(?![a-z])|每(?:个|笔|次|单|位)?\s*(?:{_CONTAINERS_ZH}))"
                             r"[^.;。；!?！？\d]{0,24}$")
-# each user's own rate beside the users ('300 users online, each sends a request every 30 seconds', '300 个用户同时在线，
+# each user's own rate beside the users (a count of requests, never '每个用户每秒 20 个 token', a speed: _per_user_speed)
+# ('300 users online, each sends a request every 30 seconds', '300 个用户同时在线，
 # 每人每分钟发 2 次请求'): users x each one's rate, not one user's rate as the service's
 USERS = re.compile(rf"{_N}\s*(?:个|名|位)?\s*(?:active\s+|online\s+|concurrent\s+)?(?P<who>users|people|agents|clients|用户|人)(?![a-z])")
 PER_USER = re.compile(r"(?:(?<![a-z])(?:each(?:\s+(?:user|one|of\s+them))?|every\s+user|per\s+user)(?![a-z])|每人|每个用户|每位用户|每个人|人均)"
@@ -91,8 +92,8 @@ PER_USER = re.compile(r"(?:(?<![a-z])(?:each(?:\s+(?:user|one|of\s+them))?|every
                       r"(?P<u>seconds?|secs?|s|minutes?|mins?|hours?)(?![a-z])"
                       r"|(?P<ek>a|an|one|\d+)\s*(?:requests?|queries|query|calls?|messages?|questions?)\s*(?:/|(?<![a-z])(?:per|a|an|every)\s+)"
                       r"(?P<eu>second|sec|minute|min|hour)(?![a-z])"
-                      r"|每\s*(?P<zn>\d+(?:\.\d+)?)\s*(?P<zu>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk>一|1|\d+)?\s*(?:次|个)"
-                      r"|每\s*(?P<zu2>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk2>一|两|\d+)\s*(?:次|个))")
+                      r"|每\s*(?P<zn>\d+(?:\.\d+)?)\s*(?P<zu>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk>一|1|\d+)?\s*(?:次|个)(?!\s*(?:tokens?|tok|词|字|汉字))"
+                      r"|每\s*(?P<zu2>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk2>一|两|\d+)\s*(?:次|个)(?!\s*(?:tokens?|tok|词|字|汉字)))")
 # a reranker's candidates said as its top-N ('rerank top-100', '重排 top50'): the documents each query scores
 TOP_N = re.compile(r"(?:rerank\w*|re-rank\w*|score|重排|精排)\s*(?:the\s+)?top[-_\s]?(\d{1,5})(?![\d.])")
 # video streams ('200 个摄像头', '200 camera streams', '500 路视频'): with a frame rate each ('每路 25fps', 'at 25 fps'),

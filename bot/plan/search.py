@@ -220,8 +220,11 @@ class SearchStage:
             return ranked, None
         # a tie at the same price in another shape (2 one-card replicas or one 2-card instance, as a fleet sized with
         # headroom often lands on): the shape a vendor with its own price sells goes first
+        # serving only: its replicas are independent, so the shape is free; a training job's shape is its topology
+        # (4 one-card instances over the network are not one 4-card instance over NVLink)
         ties = [r for r in ranked if not r["ruled_out"] and meets(r) and borrowed(r["flavor"]) and r["gpu"] == top["gpu"]
-                and abs((r.get("price_usd") or 0) - (top.get("price_usd") or 0)) < 1e-6]
+                and abs((r.get("price_usd") or 0) - (top.get("price_usd") or 0)) < 1e-6] \
+            if job.w.method == "inference" else []
         for r in ties:
             if r is not top and any(f.gpu_count == r["flavor"].gpu_count for f in self._candidates(
                     job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE) if f.gpu == r["gpu"] and not borrowed(f)):
