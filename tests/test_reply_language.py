@@ -87,7 +87,10 @@ def test_short_first_then_details(core, question, lang):
     assert head[0].startswith((t.say("label.pick", lang), t.say("why.user_gpu", lang).split("{")[0],
                                t.say("label.yours", lang))) or t.say("label.pick", lang) in head[1]
     assert head[-1].startswith(t.say("label.checklist", lang))
-    assert len(head) <= 8 and len("\n".join(head)) <= 1200, (question, len(head), len("\n".join(head)))
+    # one line before the pick may say why it is not on the cloud asked about (the default's plans over TCP, a
+    # borrowed price): the decision itself still fits in 8 lines
+    lead = 0 if t.say("label.pick", lang) in head[0] else 1
+    assert len(head) <= 8 + lead and len("\n".join(head)) <= 1200, (question, len(head), len("\n".join(head)))
     assert t.say("label.considered", lang) not in reply.text and t.say("label.assumed", lang) not in reply.text
     details = reply.details.split("\n")
     assert details[0] == t.say("label.details", lang) and t.say("label.checklist", lang) in details
