@@ -104,6 +104,9 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
             and not job.sizer.user_fixed else None
         if roomy:
             job.critic[roomy["rule"]] = roomy
+        if not (job.slots.get("offline") and job.w.method == "inference"):
+            # a batch job fills the card by design (rules/advice.yaml oom-batch-pool): its checklist never warns
+            self._critic.mark_tight(rows)
         recs, considered = choose(rows, self._passes_for(job))
         pick = recs[0] if recs else None
         if pick and pick.get("micro_batch"):

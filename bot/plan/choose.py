@@ -206,6 +206,9 @@ def _why(r: Row, pick: Row, passes: Callable[[Row], bool] | None) -> list[str]:
         why.append("costs_more")
     if r.get("hours") and pick.get("hours") and r["hours"] > pick["hours"] * 1.0005:
         why.append("slower")
+    if not why and r.get("tight") and not pick.get("tight"):
+        # under the OOM warning's headroom beside a pick with room (critic.mark_tight): that is why it lost
+        why.append("tight")
     if not why:
         # below a plan on the GPU the user named, a cheaper one lost for that reason, not on the rules' preferences
         lost_to = "not_named" if pick.get("named") and not r.get("named") else "cheaper"

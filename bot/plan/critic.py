@@ -340,6 +340,18 @@ class Critic:
         return self.trace_entry("roomy-pick", True, lang, tight=first["flavor"].flavor, roomy=roomy["flavor"].flavor,
                                 headroom=f"{first.get('headroom', 0):.0f}", ratio=f"{_price(roomy) / _price(first):.2f}")
 
+    def mark_tight(self, rows: list[Row]) -> None:
+        """Every plan under the OOM warning's headroom (roomy-pick headroom_pct_min: the checklist's oom-tight) is
+        marked `tight`, whether or not prefer_roomy reorders (a served model is not reordered: its KV cache fills the
+        card by design), so that no later swap (choose._simpler) trades a pick whose checklist says 'OOM ok' for one
+        it warns on: 12 L4 at 17 % free swapped for two H100 80 GB at 95 % ('simpler') put 'OOM warn' in the lead."""
+        inv = self.inv.get("roomy-pick")
+        if inv is None:
+            return
+        for r in rows:
+            if not r["ruled_out"] and r.get("headroom", 100) < inv.limit("headroom_pct_min"):
+                r["tight"] = True
+
     def _trace(self, iid: str, said: list[str], lang: str) -> dict[str, Any]:
         if not said:
             return {"rule": f"critic.{iid}", "fired": False, "because": self.held.get(lang, self.held["en"])}

@@ -214,6 +214,7 @@ class SearchStage:
         if not self.own_prices_first or job.slots.get("provider") or job.slots.get("provider_uncovered") \
                 or job.slots.get("region"):
             return ranked, None
+        self._mark_twinned(job, ranked)
         # when nothing there meets the job, _elsewhere has looked for plans that do; the nearest stays as it was
         top = next((r for r in ranked if not r["ruled_out"] and meets(r)), None)
         if top is None or not borrowed(top["flavor"]):
@@ -255,6 +256,26 @@ class SearchStage:
         rows = own + [r for r in same if all(r is not o for o in own)] + ranked
         return rows, {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": near,
                       "key": "fallback.borrowed_default"}
+
+    def _mark_twinned(self, job: _Job, ranked: list[dict[str, Any]]) -> None:
+        """Mark `borrowed` every plan priced at a figure borrowed from other vendors' pages (prices.borrowed) whose
+        card, in the same count an instance, a vendor sells at its own price, at most TWIN_PRICE_MAX times the
+        figure (no platform that sells in mainland China only, for a question in English): whatever the first plan
+        was, no later swap (the simpler plan, the roomier one, the cheapest) puts such a row in the lead, where its
+        figure is another vendor's price (a 12 x L4 pick swapped for a 'simpler' 3 x Huawei H100 PCIe size at
+        Lambda's H100 PCIe rate, Lambda's own size never looked up)."""
+        def usd(f) -> float:
+            return self.kb.convert(f.price.on_demand, f.price.currency, "USD")
+        own: dict[tuple[str, int], float] = {}
+        for f in self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE):
+            if f.price and f.price.on_demand is not None and not borrowed(f) \
+                    and not (job.lang != "zh" and f.region and market(f.region) == MAINLAND_CHINA):
+                own[(f.gpu, f.gpu_count)] = min(own.get((f.gpu, f.gpu_count), math.inf), usd(f))
+        for r in ranked:
+            f = r["flavor"]
+            if not r["ruled_out"] and borrowed(f) and f.price and f.price.on_demand is not None \
+                    and own.get((f.gpu, f.gpu_count), math.inf) <= usd(f) * TWIN_PRICE_MAX:
+                r["borrowed"] = True
 
     def _user_gpu_first(self, job: _Job, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The GPU (or card size) the user named goes first when it is a sensible choice, not at any price."""
