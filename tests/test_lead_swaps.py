@@ -4,10 +4,13 @@ and 'OOM warn', swapped in by choose._simpler over 12 L4 at 17 % free; Lambda's 
 
 - A plan priced at a figure borrowed from other vendors' pages whose card and count a vendor sells at its own price
   (search._mark_twinned) is never the simpler, roomier or cheapest swap for a pick that is not such a plan.
-- A plan under the OOM warning's headroom (critic.mark_tight: the checklist's oom-tight, 10 %) is never the simpler
-  swap for a pick with room; it stays in view, with why ('tight').
+- Beside such a plan its twin stands (search._with_twins): a swap weighs the vendor's own plan, and the answer says
+  why the pick is not the default cloud's.
+- A training plan under the OOM warning's headroom (critic.mark_tight: the checklist's oom-tight, 10 %) is never
+  the simpler swap for a pick with room; it stays in view, with why ('tight'). (A served model's KV cache fills
+  the card by design: its replicas' sequences are sized to what it holds.)
 
-Properties over generated rows (choose) and over generated serving jobs x clouds x language.
+Properties over generated rows (choose); a table of answers in both languages.
 """
 from __future__ import annotations
 
@@ -15,12 +18,10 @@ import functools
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bot.plan.choose import choose, job_price
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
 
 
 # ----- choose() over generated rows --------------------------------------------------------------------------------
@@ -77,58 +78,21 @@ def _lead(r: dict) -> dict | None:
     return next((x for x in r.get("recommendations") or [] if x.get("label") != "yours"), None)
 
 
-ROOM = 10.0          # rules/critic.yaml roomy-pick headroom_pct_min (the checklist's oom-tight)
-NEAR = 1.10          # a roomy plan at most 10 % dearer ranks first (ranking.py weighs a tight plan at 1.15x)
-
-SERVE = {
-    "qps": ("serve {model}{on} at {q} requests per second", "{on}部署 {model}，每秒 {q} 个请求"),
-    "users": ("serve {model}{on} for {n} concurrent users", "{on}部署 {model}，{n} 个并发用户"),
-}
-CLOUDS = {None: ("", ""), "aws": (" on AWS", "在 AWS 上"), "gcp": (" on GCP", "在 GCP 上"),
-          "azure": (" on Azure", "在 Azure 上"), "lambda": (" on Lambda", "在 Lambda 上")}
-
-
-@st.composite
-def serving_jobs(draw):
-    lang = draw(st.sampled_from(["en", "zh"]))
-    kind = draw(st.sampled_from(sorted(SERVE)))
-    cloud = draw(st.sampled_from(list(CLOUDS)))
-    model = draw(st.sampled_from(["llama 3.1 70b", "qwen2.5-72b", "qwen2.5-32b", "llama 3.1 8b"]))
-    q, n = draw(st.sampled_from([1, 2, 5])), draw(st.sampled_from([10, 50, 200]))
-    on = CLOUDS[cloud][lang == "zh"]
-    return SERVE[kind][lang == "zh"].format(model=model, on=on, q=q, n=n)
-
-
-@SETTINGS
-@given(question=serving_jobs())
-def test_a_lead_the_checklist_warns_oom_on_was_not_swapped_in_over_a_roomy_plan_at_its_price(question):
-    r = _ask(question)
-    lead = _lead(r)
-    if r["status"] != "answer" or lead is None or lead.get("headroom_pct") is None or lead["headroom_pct"] >= ROOM:
-        return
-    mine = lead.get("hourly_total") or lead.get("price_per_hour")
-    roomy = [x for x in (r.get("recommendations") or [])[1:] + (r.get("considered") or [])
-             if not x.get("ruled_out") and x.get("fits") and (x.get("headroom_pct") or 0) >= ROOM
-             and not x.get("over_budget") and x.get("currency") == lead.get("currency")
-             and set(x.get("why") or []) <= {"costs_more", "cheaper", "same_cost"}
-             and (x.get("hourly_total") or x.get("price_per_hour") or 1e12) <= mine * NEAR]
-    assert not roomy, (question, lead["flavor"], [x["flavor"] for x in roomy], r["text"][:500])
-
-
 @pytest.mark.parametrize("question", [
     "serve llama 3.1 70b at 1 requests per second",
     "部署 llama 3.1 70b，每秒 1 个请求",
-    "serve llama 3.1 70b on AWS at 1 requests per second",
-    "在 AWS 上部署 llama 3.1 70b，每秒 1 个请求",
+    "How much GPUs power required to serve like 100 requests concurrently when running Llama-2-13b model on an "
+    "NVIDIA A100 80 GB GPU?",
 ])
-def test_70b_at_one_request_a_second_leads_with_room_and_on_no_borrowed_twin(question):
+def test_a_simpler_plan_on_a_borrowed_figure_is_taken_at_its_vendors_own_price(question):
+    """12 L4 split four ways swapped for three one-card H100 PCIe replicas (simpler, 2 % dearer): the three are
+    Lambda's own size at Lambda's price, and the answer says why it is not the default cloud's."""
     from bot.knowledge.prices import borrowed
     from bot.plan.search import TWIN_PRICE_MAX
     kb = _core().kb
     r = _ask(question)
     lead = _lead(r)
     f = kb.flavors[lead["id"]]
-    assert lead["headroom_pct"] >= ROOM, (lead["flavor"], r["text"][:400])
 
     def usd(x):
         return kb.convert(x.price.on_demand, x.price.currency, "USD")
@@ -136,4 +100,7 @@ def test_70b_at_one_request_a_second_leads_with_room_and_on_no_borrowed_twin(que
         g.gpu == f.gpu and g.gpu_count == f.gpu_count and not borrowed(g) and g.price and g.price.on_demand
         and usd(g) <= usd(f) * TWIN_PRICE_MAX and not (g.region or "").startswith("cn-")
         for g in kb.flavors.values() if g.provider != f.provider), (lead["flavor"], r["text"][:400])
-    assert not any(c["item"] == "oom" and c["status"] != "ok" for c in r["checklist"]), r["text"][:400]
+    assert lead["gpus_total"] * lead["replicas"] == 3 and lead["gpu"] == "h100-pcie", r["text"][:400]
+    if lead["provider"] != "huaweicloud":
+        said = r["text"].split("Pick:")[0].split("推荐:")[0]       # said before the pick line
+        assert "Huawei Cloud" in said or "华为云" in said, said

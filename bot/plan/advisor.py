@@ -104,11 +104,15 @@ class Advisor(JobStage, SearchStage, FleetStage, FasterStage, FiguresStage, OwnC
             and not job.sizer.user_fixed else None
         if roomy:
             job.critic[roomy["rule"]] = roomy
-        if not (job.slots.get("offline") and job.w.method == "inference"):
-            # a batch job fills the card by design (rules/advice.yaml oom-batch-pool): its checklist never warns
+        if job.w.method != "inference":
+            # training, as roomy-pick: a served model's KV cache fills the card by design (the replica's sequences
+            # are sized to what it holds), so low headroom there is capacity, not an OOM
             self._critic.mark_tight(rows)
         recs, considered = choose(rows, self._passes_for(job))
         pick = recs[0] if recs else None
+        if pick is not None and pick.get("twin_of") is not None and fallback is None:
+            # a swap landed on a vendor's own plan that stands beside the default cloud's borrowed figure: said so
+            fallback = self.borrowed_fallback(job, pick["twin_of"])
         if pick and pick.get("micro_batch"):
             job.assumptions[:] = [split_batch(a, pick) for a in job.assumptions]
         self._faster(job, pick, recs)

@@ -218,7 +218,7 @@ class SearchStage:
         # when nothing there meets the job, _elsewhere has looked for plans that do; the nearest stays as it was
         top = next((r for r in ranked if not r["ruled_out"] and meets(r)), None)
         if top is None or not borrowed(top["flavor"]):
-            return ranked, None
+            return self._with_twins(job, ranked), None
         # a tie at the same price in another shape (2 one-card replicas or one 2-card instance, as a fleet sized with
         # headroom often lands on): the shape a vendor with its own price sells goes first
         # serving only: its replicas are independent, so the shape is free; a training job's shape is its topology
@@ -246,16 +246,52 @@ class SearchStage:
                # size at 17.64 where the per-card median made 13.96) would not have been the pick
                and (r.get("price_usd") or math.inf) <= (top.get("price_usd") or 0) * TWIN_PRICE_MAX]
         if not own:
-            return ranked, None
+            return self._with_twins(job, ranked), None
         for r in ranked:
             r["borrowed"] = borrowed(r["flavor"])     # never the 'simpler', 'roomier' or 'cheapest' swap for it
+        rows = own + [r for r in same if all(r is not o for o in own)] + ranked
+        return rows, self.borrowed_fallback(job, top)
+
+    def borrowed_fallback(self, job: _Job, top: dict[str, Any]) -> dict[str, Any]:
+        """The answer's word for a pick on another vendor's own price in place of the default cloud's plan `top`,
+        whose figure is borrowed (fallback.borrowed_near); the default cloud is no longer said as assumed."""
         f = top["flavor"]
         near = self.t.say("fallback.borrowed_near", job.lang, flavor=f.flavor, price=f"{top['hourly']:,.2f}",
                           ccy=f.price.currency)
         job.assumptions[:] = [a for a in job.assumptions if a[0] != "assume.provider"]
-        rows = own + [r for r in same if all(r is not o for o in own)] + ranked
-        return rows, {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": near,
-                      "key": "fallback.borrowed_default"}
+        return {"provider": self.kb.providers[job.provider].display_name(job.lang), "requirement": near,
+                "key": "fallback.borrowed_default"}
+
+    def _with_twins(self, job: _Job, ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Beside each plan that meets the job at a borrowed figure with an own-priced twin (_mark_twinned), the
+        twin itself: the same card, count an instance, cards a replica, instances and replicas from a vendor that
+        prices it, at most TWIN_PRICE_MAX times the figure, placed right after it, so that a later swap (the
+        simpler plan: three one-card replicas rather than 12 L4 split four ways) weighs the vendor's own plan, never
+        the borrowed figure (`twin_of` says which plan it stands for)."""
+        twinned = [r for r in ranked if r.get("borrowed") and not r["ruled_out"] and meets(r)]
+        if not twinned:
+            return ranked
+        gpus = {r["gpu"] for r in twinned}
+        pool = [f for f in self._candidates(job, exclude=job.provider, per_shape=SHOWN_PER_SHAPE)
+                if f.gpu in gpus and not borrowed(f)
+                and not (job.lang != "zh" and f.region and market(f.region) == MAINLAND_CHINA)]
+        same = [r for r in self._sane(job, self._ranker.rank(pool, job.sizer, job.shapes, job.slots, job.targets))
+                if not r["ruled_out"] and meets(r)] if pool else []
+        out: list[dict[str, Any]] = []
+        for r in ranked:
+            out.append(r)
+            if all(r is not t for t in twinned):
+                continue
+            twins = [s for s in same if s["gpu"] == r["gpu"] and s["flavor"].gpu_count == r["flavor"].gpu_count
+                     and (s.get("gpus_total"), s.get("instances"), s.get("replicas")) ==
+                     (r.get("gpus_total"), r.get("instances"), r.get("replicas"))
+                     and (s.get("price_usd") or math.inf) <= (r.get("price_usd") or 0) * TWIN_PRICE_MAX
+                     and all(s is not o for o in out)]
+            if twins:
+                twin = min(twins, key=lambda s: (s.get("price_usd") or math.inf, s["id"]))
+                twin["twin_of"] = r
+                out.append(twin)
+        return out
 
     def _mark_twinned(self, job: _Job, ranked: list[dict[str, Any]]) -> None:
         """Mark `borrowed` every plan priced at a figure borrowed from other vendors' pages (prices.borrowed) whose
