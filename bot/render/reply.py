@@ -194,7 +194,8 @@ def _target_text(x: dict[str, Any], t: Templates, lang: str) -> str:
         by = f"{_num(abs(x['by']))} {unit}" if x.get("by") is not None else "?"
         if x["met"] and x.get("tight"):     # met with no margin (rules/critic.yaml headroom): said as tight
             kind = "deadline" if x["target"].startswith("deadline") else \
-                "budget" if x["target"] == "budget" else "load"
+                "budget" if x["target"] == "budget" else \
+                "latency" if x["target"] in ("ttft", "tpot", "e2e", "latency") else "load"
             verdict = t.say(f"target.meets_tight.{kind}", lang, plan=plan, share=f"{x['tight']:.0%}")
         else:
             verdict = t.say("target.meets" if x["met"] else "target.misses", lang, plan=plan, by=by)
