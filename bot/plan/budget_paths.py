@@ -81,6 +81,6 @@ class BudgetPathsStage:
 
         def plan(s: dict[str, Any]) -> dict[str, Any] | None:
             return next((r for r in ranked(s) if r.get("label") != "yours"), None)
-        paths = work_paths(self.kb, intent, slots, lambda: self.inverse(slots, assumed, lang, "tokens"), plan)
+        paths = work_paths(self.kb, intent, slots, lambda: self.inverse(slots, assumed, lang, "tokens", margin=False), plan)
         options = cheaper_options(ranked, intent, slots, base, method, list(self.kb.providers))
         return paths + concession_paths(self.kb, options, slots)

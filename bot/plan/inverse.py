@@ -80,10 +80,14 @@ def _settle(seen: dict, probe: Callable[[float], float | None]) -> float | None:
 
 
 def size_to_limit(plan: Callable[[dict[str, Any]], dict[str, Any] | None], slots: dict[str, Any],
-                  what: str = "model") -> dict[str, Any]:
+                  what: str = "model", share: float | None = None, tight: float | None = None) -> dict[str, Any]:
     """The biggest model (`what` = 'model': N and D = 20 N) or the most tokens (`what` = 'tokens', the model
     fixed) that the budget or the fixed fleet's time allows; `plan(slots)` is the forward planner's pick for a job.
-    Returns the verdict's numbers and the slots of the sized job (for the answer below the verdict)."""
+    Returns the verdict's numbers and the slots of the sized job (for the answer below the verdict).
+
+    Sized to the limit, the job spends 97-100 % of the budget or the time: `used` says the share, and over `tight`
+    (rules/critic.yaml headroom tight_share) the verdict says it is tight and gives `margin`, the size that takes at
+    most `share` of the limit (deadline_share_target: a restart or an estimate 20 % off still fits)."""
     fixed_cards = bool(slots.get("gpus") or slots.get("nodes"))
     v: dict[str, Any] = {"kind": "biggest_model" if what == "model" else "most_tokens", "ratio": TOKENS_PER_PARAM,
                          "budget": slots.get("budget_amount"), "budget_currency": slots.get("budget_currency"),
@@ -98,14 +102,41 @@ def size_to_limit(plan: Callable[[dict[str, Any]], dict[str, Any] | None], slots
         if what == "model":
             return {**slots, "params_b": x, "tokens": TOKENS_PER_PARAM * x * 1e9}
         return {**slots, "params_b": size, "tokens": x * 1e9}
+    planned: dict[float, tuple[float | None, str | None, dict[str, Any] | None]] = {}
+
+    def planned_at(x: float) -> tuple[float | None, str | None, dict[str, Any] | None]:
+        if x not in planned:
+            rec = plan(job(x))
+            planned[x] = (*_limits(rec or {}, slots, fixed_cards), rec)
+        return planned[x]
+    start = START_B if what == "model" else (slots.get("tokens") or TOKENS_PER_PARAM * size * 1e9) / 1e9
+    x = _fit(planned_at, start, what, 1.0)
+    if x is None:
+        rec = next((r for _, _, r in planned.values() if r), None)
+        v.update(answer="unknown", missing="price" if rec else "plan")
+        return v
+    v.update(_said(x, planned_at(x), what, size))
+    ratio = planned_at(x)[0]
+    v["used"] = round(1 / ratio, 3) if ratio else None
+    if share and tight and v["used"] and v["used"] > tight:
+        # sized to the edge: the size that keeps the declared margin, from the edge's size (cost ~ N^2 or ~ D)
+        m = _fit(planned_at, x * (math.sqrt(share * ratio) if what == "model" else share * ratio), what, share)
+        if m is not None and m < x:
+            r = planned_at(m)[0]
+            v["margin"] = {**_said(m, planned_at(m), what, size), "used": round(1 / r, 3) if r else None,
+                           "share": share}
+    return v
+
+
+def _fit(planned_at: Callable[[float], tuple], x: float, what: str, share: float) -> float | None:
+    """The size whose plan needs at most `share` of the limit (to within SETTLED), rounded down to two figures:
+    the fixed point over the forward planner, then bisection between the sizes tried."""
     seen: dict[float, tuple[float | None, str | None, dict[str, Any] | None]] = {}
 
-    def probe(x: float) -> float | None:
-        rec = plan(job(x))
-        ratio, bound = _limits(rec or {}, slots, fixed_cards)
-        seen[x] = (ratio, bound, rec)
-        return ratio
-    x = START_B if what == "model" else (slots.get("tokens") or TOKENS_PER_PARAM * size * 1e9) / 1e9
+    def probe(y: float) -> float | None:
+        ratio, bound, rec = planned_at(y)
+        seen[y] = (ratio * share if ratio is not None else None, bound, rec)
+        return seen[y][0]
     for _ in range(MAX_PLANS):          # the fixed point: cost ~ N^2 (model) or ~ D (tokens)
         ratio = probe(x)
         if ratio is None or abs(ratio - 1) < SETTLED:
@@ -113,30 +144,33 @@ def size_to_limit(plan: Callable[[dict[str, Any]], dict[str, Any] | None], slots
         x = x * (math.sqrt(ratio) if what == "model" else ratio)
     x = _settle(seen, probe)
     if x is None:
-        rec = next((r for _, _, r in seen.values() if r), None)
-        v.update(answer="unknown", missing="price" if rec else "plan")
-        return v
+        return None
     x = _round_b(x)
     ratio = probe(x)
     if ratio is not None and ratio < 1 - SETTLED:        # rounding crossed the limit: one step down
         x = _round_b(x * 0.97)
         probe(x)
-    _, bound, rec = seen[x]
+    return x
+
+
+def _said(x: float, at: tuple, what: str, size: float | None) -> dict[str, Any]:
+    """The verdict's numbers for the job at size x: its size, work, bound and the plan that trains it."""
+    _, bound, rec = at
+    rec = rec or {}
     n, d = (x, TOKENS_PER_PARAM * x * 1e9) if what == "model" else (size, x * 1e9)
-    v.update(answer="estimate", params_b=n, tokens=d, bound=bound, flops=6 * n * 1e9 * d,
-             hours=rec.get("job_hours"), gpus=rec.get("gpus_total"), gpu_name=rec.get("gpu_name"),
-             flavor=rec.get("flavor"), provider=rec.get("provider"), mfu=rec.get("mfu"),
-             spend=(rec.get("budget") or {}).get("spend"), currency=(rec.get("budget") or {}).get("currency")
-             or rec.get("currency"), job_cost=rec.get("job_cost"), plan_currency=rec.get("currency"))
-    v["job"] = {"params_b": n, "tokens": d}
-    return v
+    return dict(answer="estimate", params_b=n, tokens=d, bound=bound, flops=6 * n * 1e9 * d,
+                hours=rec.get("job_hours"), gpus=rec.get("gpus_total"), gpu_name=rec.get("gpu_name"),
+                flavor=rec.get("flavor"), provider=rec.get("provider"), mfu=rec.get("mfu"),
+                spend=(rec.get("budget") or {}).get("spend"), currency=(rec.get("budget") or {}).get("currency")
+                or rec.get("currency"), job_cost=rec.get("job_cost"), plan_currency=rec.get("currency"),
+                job={"params_b": n, "tokens": d})
 
 
 class InverseStage:
     """The Advisor's inverse-sizing stage (a mixin over the forward planner)."""
 
-    def inverse(self, slots: dict[str, Any], assumed: dict[str, Any], lang: str, what: str = "model"
-                ) -> dict[str, Any]:
+    def inverse(self, slots: dict[str, Any], assumed: dict[str, Any], lang: str, what: str = "model",
+                margin: bool = True) -> dict[str, Any]:
         """The biggest model (or most tokens) the user's budget or fleet x time trains, on the GPU they named
         (any cloud) or the planner's pick; pre-training from scratch unless a method was said."""
         ids = [g for g in self._gpu_ids(slots["gpu_model"]) if g in self.kb.gpus] if slots.get("gpu_model") else None
@@ -146,4 +180,5 @@ class InverseStage:
         def plan(job: dict[str, Any]) -> dict[str, Any] | None:
             advice = self._advise("train", job, assumed, lang, gpu_ids=ids or None)
             return next((r for r in advice.recommendations if r.get("label") != "yours"), None)
-        return size_to_limit(plan, base, what)
+        room = self._critic.headroom()["deadline_share"] if margin else None
+        return size_to_limit(plan, base, what, share=room, tight=self._critic.tight_share() if margin else None)

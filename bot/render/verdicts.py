@@ -386,7 +386,18 @@ def inverse_lines(t: Templates, v: dict[str, Any], lang: str) -> list[str]:
                   days=days_text(v.get('hours') or 0), cost=_money(cost, ccy), bound=bound)
     how = t.say("verdict.inverse.how" if v["kind"] == "biggest_model" else "verdict.inverse.how_tokens", lang, flops=f"{v['flops']:.2e}", mfu=f"{100 * (v.get('mfu') or 0):.0f}",
                 ratio=f"{v['ratio']:g}")
-    return [first, how]
+    m = v.get("margin")
+    if not m:
+        return [first, how]
+    # sized to the edge of the limit (rules/critic.yaml headroom): said as tight, with the size that keeps the margin
+    m_cost = m.get("spend") if m.get("spend") is not None else m.get("job_cost")
+    m_ccy = m.get("currency") if m.get("spend") is not None else m.get("plan_currency")
+    margin = t.say(f"verdict.inverse.margin_{v['kind']}", lang, used=f"{v['used']:.0%}",
+                   limit=t.say(f"verdict.inverse.limit_{v['bound']}", lang), share=f"{m['share']:.0%}",
+                   m_used=f"{(m.get('used') or 0):.0%}", params=f"{m['params_b']:g}",
+                   tokens=f"{m['tokens'] / 1e9:,.0f}", gpus=m.get("gpus") or "?", gpu=m.get("gpu_name") or "?",
+                   days=days_text(m.get("hours") or 0), cost=_money(m_cost, m_ccy))
+    return [first, margin, how]
 
 
 # ----- spot for a training job -------------------------------------------------------------------------------------
