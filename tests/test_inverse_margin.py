@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bot.plan.critic import check_invariants
@@ -59,3 +60,16 @@ def test_a_size_at_the_edge_of_its_limit_is_said_tight_with_the_size_that_keeps_
         assert m["tokens"] < v["tokens"] and m["params_b"] == v["params_b"], (text, m)
     said = f"{m['params_b']:g}B" if v["kind"] == "biggest_model" else f"{m['tokens'] / 1e9:,.0f}B"
     assert said in r["text"], (text, said, r["text"][:600])
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("what is the biggest model I can pretrain with $50k on H100s?", "en"),       # 10B at 94 % of the budget
+    ("5 万美元预算，用 H100 从头预训练，最大能训多大的模型？", "zh"),
+    ("how many tokens can I train llama 3.1 8b on in 7 days with 64 H100", "en"),  # 190B at 98 % of the week
+    ("我们有 64 张 H100，7 天，llama 3.1 8b 最多能训多少 token？", "zh"),
+])
+def test_sized_to_the_edge_gives_the_size_with_margin(core, text, lang):
+    r = core.turn(text, {})[0].model_dump()
+    v = r["verdict"]
+    assert v["used"] > TIGHT and v["margin"] and v["margin"]["used"] <= SHARE / (1 - SETTLED) + 1e-3, v
+    assert SAID_TIGHT[lang] in r["text"].split("\n")[1], r["text"][:600]
