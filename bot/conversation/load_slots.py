@@ -94,6 +94,8 @@ PER_USER = re.compile(r"(?:(?<![a-z])(?:each(?:\s+(?:user|one|of\s+them))?|every
                       r"(?P<eu>second|sec|minute|min|hour)(?![a-z])"
                       r"|每\s*(?P<zn>\d+(?:\.\d+)?)\s*(?P<zu>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk>一|1|\d+)?\s*(?:次|个)(?!\s*(?:tokens?|tok|词|字|汉字))"
                       r"|每\s*(?P<zu2>秒钟?|分钟|小时)\s*(?:发|问|请求|提问|调用)?\s*(?P<zk2>一|两|\d+)\s*(?:次|个)(?!\s*(?:tokens?|tok|词|字|汉字)))")
+# the user says the documents are reranked or scored against the query: (query, document) pairs, whatever the encoder
+RERANKS = re.compile(r"re-?rank|重排|精排|打分|(?<![a-z])scor(?:e|es|ing)(?![a-z])")
 # a reranker's candidates said as its top-N ('rerank top-100', '重排 top50'): the documents each query scores
 TOP_N = re.compile(r"(?:rerank\w*|re-rank\w*|score|重排|精排)\s*(?:the\s+)?top[-_\s]?(\d{1,5})(?![\d.])")
 # video streams ('200 个摄像头', '200 camera streams', '500 路视频'): with a frame rate each ('每路 25fps', 'at 25 fps'),
@@ -151,6 +153,8 @@ class LoadReader:
             return t
         if (m := TOP_K.search(t) or TOP_N.search(t)) and 1 <= int(m.group(1)) <= MAX_FANOUT:
             slots["fanout"] = int(m.group(1))
+            if RERANKS.search(m.group(0)):
+                slots["fanout_unit"] = "documents"      # reranked: (query, document) pairs, whatever the encoder
             t = self._blank(t, m.span())
             if (c := CUT_LENGTH.search(t)) and "context" not in t and "上下文" not in t:
                 slots["seq_len"] = slots["request_tokens"] = int(c.group(1) or c.group(2))
@@ -180,8 +184,11 @@ class LoadReader:
             return self._blank_taken(t, taken)    # a batch job's items and sizes are batch_slots.py's (a request
             # rate beside texts is a service: 'each request embeds 32 texts' is its fan-out)
         taken += [q for q in (self._load_rate(qs, slots, t), self._fanout(qs, slots, t)) if q is not None]
-        if slots.get("fanout") and not slots.get("fanout_unit") and self._embedder(slots.get("model")):
-            slots["fanout_unit"] = "texts"        # an embedder's '20 chunks per request' are texts, not (query, doc) pairs
+        if slots.get("fanout") and not slots.get("fanout_unit") and self._embedder(slots.get("model")) \
+                and not RERANKS.search(t):
+            # an embedder's '20 chunks per request' are texts, not (query, doc) pairs; 'each query reranks 10 docs'
+            # scores pairs whatever encoder the user named (a cross-encoder fine-tuned from it)
+            slots["fanout_unit"] = "texts"
         if slots.get("qps_average"):       # the average said beside the peak sized: read, so blanked too
             taken += [q for q in qs if q.rate and q.unit in RATE_UNITS and not q.peak and q not in taken]
         # '500 input + 300 output tokens' names the unit once; '640输入' with no token anywhere is an image's side

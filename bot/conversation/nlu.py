@@ -215,7 +215,8 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
     def parse(self, raw: str, today: dt.date | None = None) -> Parse:
         """`today` dates 'by Friday' and '12月20日前' (a fixed day in tests; the real date otherwise)."""
         text = self.normalise(raw)
-        lang = "zh" if has_cjk(text) else "en"
+        # the language of what was typed: normalising drops a change's verb ('改成 6' -> '6'), not its language
+        lang = "zh" if has_cjk(text) or has_cjk((raw or "")[:MAX_CHARS]) else "en"
         matches: list[Match] = []
         text = self._fix_typos(text, matches)
         ambiguous: dict[str, list[str]] = {}
