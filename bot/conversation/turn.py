@@ -32,6 +32,7 @@ from bot.render.text import details_text, short_text
 from bot.render.view import answer_view
 from bot.render import consistency
 from bot.render import verdicts as say_verdict
+from bot.render import why as say_why
 from bot.conversation.usage import ALWAYS_ON, usage_hours
 from bot.conversation.workloads import NIGHT_HOURS, two_workloads
 from bot.conversation.queue_turn import queue_verdict
@@ -45,6 +46,7 @@ from bot.conversation.intents import JOB_INTENTS
 from bot.plan.checklist import CARD_NOTES, ENGINE_NOTES
 from bot.plan.billing import batch_spot_overhead, checkpoint_gb, spot_overhead
 from bot.plan.load import serving_load
+from bot.plan.candidates import MIN_HEADROOM
 from bot.plan.capability import capability
 from bot.conversation.sizing import INVERSE_ASKS, as_training_job, inverse_ask, sized_slots
 from bot.plan import verdicts as verdict_math
@@ -1145,9 +1147,29 @@ class Core:
                              first=first, span_days=(usage_hours(parse.text, self.parser._num) or {}).get("span_days"),
                              plan_before=(state.get("plan") or {}).get("fleet"),
                              sub_asks=self._sub_questions.asked(parse.text), asked_text=parse.text)
+        if can and reply.view is not None:
+            verdict = self._can_run_on_pick(reply, verdict, lang)
         if verdict is not None and (reply.verdict or {}).get("kind") != "spot":
             reply.verdict = verdict
         return reply
+
+    def _can_run_on_pick(self, reply: Reply, v: dict[str, Any], lang: str) -> dict[str, Any]:
+        """'Can a 910B fine-tune Qwen2.5-72B?' answered 'yes: 8 cards' over a pick of 32 of them: the verdict line
+        read again with the plan's count and memory a card (the fewest said as the other option), so the answer's
+        first line and its pick never disagree (critic verdict-agreement checks it)."""
+        pick = next((r for r in reply.recommendations if r.get("label") != "yours"), None)
+        n = (pick or {}).get("gpus_total")
+        if v.get("answer") not in ("yes", "port") or not pick or pick.get("mixed") or not pick.get("fits") \
+                or not n or pick.get("gpu") not in set(v.get("family") or [v["gpu"]]) or n == v.get("cards") \
+                or pick.get("per_gpu_gib") is None:
+            return v
+        v = {**v, "pick_cards": int(n), "pick_need_gib": round(pick["per_gpu_gib"], 1)}
+        line = say_why.can_run_line(self.templates, v, lang)
+        for sec in reply.view.sections:
+            sec.lines = [line + x[len(v["line"]):] if x.startswith(v["line"]) else x for x in sec.lines]  # its [n]
+        reply.text, reply.details = short_text(reply.view, self.templates, lang), details_text(reply.view,
+                                                                                               self.templates, lang)
+        return {**v, "line": line}
 
     def _card_caveats(self, advice, lang: str) -> list[tuple[str, list[str]]]:
         """What the card the answer leads with can't do for the job (bf16 on a V100, FP8 compute on an A100), as
@@ -1675,29 +1697,52 @@ class Core:
         reply.verdict = {**v, "line": line}
 
     def _memory_first(self, reply: Reply, advice, lang: str) -> None:
-        """'How much memory does it need?': the whole job on one card as stated (weights, gradients, optimizer
-        state, activations, KV cache, overhead), then what the plan below does about it; first, on every surface."""
+        """'How much memory does it need? / 显存够不够': the whole job on one card as stated (weights, gradients,
+        optimizer state, activations, KV cache, overhead) against the card's memory, then the plan below's GiB a
+        card, term by term, against its card; first, on every surface. The numbers are bot/plan/verdicts
+        memory_verdict's (the critic checks the terms add up and each fits agrees with its total)."""
         one, t = advice.one_copy, self.templates
-        parts = t.say("list.sep", lang).join(
-            t.say(f"memory_ask.term.{k}", lang, gib=f"{v:,.1f}") for k, v in one.breakdown.items() if v >= 0.05)
         pick = next((r for r in reply.recommendations if r.get("fits")), None)
         gv = advice.gpu_verdict or {}
-        if gv.get("fits") and gv.get("need_gib") is not None and abs(gv["need_gib"] - one.per_gpu_gib) > 0.5:
-            after = t.say("memory_ask.yours", lang, need=f"{gv['need_gib']:,.1f}", gpu=gv["gpu_name"],
-                          n=gv.get("gpus") or 1)
-        elif pick and pick.get("per_gpu_gib") and abs(pick["per_gpu_gib"] - one.per_gpu_gib) > 0.5:
-            after = t.say("memory_ask.split", lang, need=f"{pick['per_gpu_gib']:,.1f}", n=pick.get("gpus_total") or 1,
-                          gpu=pick.get("gpu_name") or "")
-        else:
-            after = ""
-        line = t.say("memory_ask.line", lang, total=f"{one.per_gpu_gib:,.1f}", parts=parts) + after
+        est = advice.memory
+
+        def terms_of(need: float) -> dict[str, float] | None:
+            # the plan's own terms: the advisor's estimate is the pick's layout when its total is the plan's
+            return dict(est.breakdown) if est is not None and abs(est.per_gpu_gib - need) < 0.06 else None
+        plans: list[dict[str, Any]] = []
+        card = None
+        if gv.get("need_gib") is not None and gv.get("memory_gib"):
+            # the card asked about (or theirs): the one copy against it, then its best layout, fitting or not
+            card = {"gpu_name": gv.get("gpu_name") or "", "memory_gib": gv["memory_gib"]}
+            plans.append({"per_gpu_gib": gv["need_gib"], "cards": gv.get("gpus") or 1, "gpu_name": card["gpu_name"],
+                          "memory_gib": gv["memory_gib"], "breakdown": gv.get("breakdown") or terms_of(gv["need_gib"]),
+                          "side": "yours" if gv.get("owned") else "named"})
+        if pick and pick.get("per_gpu_gib") and not gv.get("fits"):
+            card = card or {"gpu_name": pick.get("gpu_name"), "memory_gib": pick.get("gpu_memory_gib")}
+            plans.append({"per_gpu_gib": pick["per_gpu_gib"], "cards": pick.get("gpus_total") or 1,
+                          "gpu_name": pick.get("gpu_name"), "memory_gib": pick.get("gpu_memory_gib"),
+                          "breakdown": terms_of(pick["per_gpu_gib"]), "side": "pick"})
+        v = verdict_math.memory_verdict(one.per_gpu_gib, one.breakdown, card, plans, MIN_HEADROOM)
+
+        def parts(terms: dict[str, float]) -> str:
+            return t.say("list.sep", lang).join(t.say(f"memory_ask.term.{k}", lang, gib=f"{x:,.1f}")
+                                                for k, x in terms.items() if x >= 0.05)
+        c = v.get("card")
+        against = t.say("memory_ask.against." + ("fits" if c["fits"] else "over"), lang, gpu=c["gpu_name"],
+                        mem=f"{c['memory_gib']:g}", usable=f"{c['usable_gib']:g}") if c else ""
+        after = "".join(
+            t.say(f"memory_ask.{p['side']}", lang, need=f"{p['per_gpu_gib']:,.1f}", mem=f"{p['memory_gib']:g}",
+                  n=p["cards"], gpu=p["gpu_name"],
+                  parts=t.say("memory_ask.parts", lang, parts=parts(p["breakdown"])) if p["breakdown"] else "",
+                  fit=t.say("memory_ask." + ("fits" if p["fits"] else "over"), lang))
+            for p in v["plans"])
+        line = t.say("memory_ask.line", lang, total=f"{one.per_gpu_gib:,.1f}", parts=parts(one.breakdown),
+                     against=against) + after
         if reply.view is not None:
             reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))
         else:
             reply.text = line + "\n" + reply.text
-        reply.verdict = reply.verdict or {"kind": "memory", "one_copy_gib": round(one.per_gpu_gib, 1),
-                                          "breakdown": {k: round(v, 2) for k, v in one.breakdown.items()},
-                                          "line": line}
+        reply.verdict = reply.verdict or {**v, "line": line}
 
     def _fits_for_line(self, fits_for: tuple, lang: str) -> str:
         """'fits your cards: QLoRA; does not fit: full fine-tuning, LoRA. Answered for QLoRA (choose another below)'."""

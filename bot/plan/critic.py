@@ -17,6 +17,7 @@ Cheap by design: one pass over rows already sized (no speed model calls), so the
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.knowledge.loader import read_yaml
 from bot.plan.load import serving_load
+from bot.plan.verdicts import memory_problems
 from bot.knowledge.problems import did_you_mean, validation_problems
 from bot.records.errors import Problem
 
@@ -710,6 +712,33 @@ def _asked_problems(v: dict[str, Any], reply: dict[str, Any]) -> list[str]:
     return out
 
 
+# a count of cards said in a verdict line: '8 x Huawei Ascend 910B', '32 张', '1 card(s)', '2 cards'
+CARD_COUNT = re.compile(r"(?<![\d.,])(\d+)\s*(?:x\s|×|张|cards?\b|card\(s\))")
+
+
+def _can_run_problems(v: dict[str, Any], rent: Row | None) -> list[str]:
+    """'Can a 910B fine-tune Qwen2.5-72B?': a yes whose plan below is on the same cards says the plan's count and
+    memory a card (the fewest that hold it, and 4-bit weights, only as the other options they are); every count of
+    cards its line says is one of those."""
+    out: list[str] = []
+    if v.get("answer") not in ("yes", "port"):
+        return out
+    said = {v.get("cards"), (v.get("int4") or {}).get("cards"), v.get("pick_cards")}
+    if rent and rent.get("fits") and not rent.get("mixed") and rent.get("gpus_total") \
+            and rent.get("gpu") in set(v.get("family") or [v.get("gpu")]):
+        n = int(rent["gpus_total"])
+        if n != v.get("cards") and v.get("pick_cards") != n:
+            out.append(f"can-run verdict says {v.get('cards')} cards, its pick uses {n} and the line does not say so")
+        if v.get("pick_cards") == n and rent.get("per_gpu_gib") is not None \
+                and abs(float(v.get("pick_need_gib") or 0) - rent["per_gpu_gib"]) > 0.06:
+            out.append(f"can-run verdict says {v.get('pick_need_gib')} GiB a card on the pick, it needs "
+                       f"{rent['per_gpu_gib']:.1f}")
+    for m in CARD_COUNT.finditer(v.get("line") or ""):
+        if int(m.group(1)) not in said:
+            out.append(f"can-run verdict line says {m.group(0).strip()}, not the pick's nor another option's count")
+    return out
+
+
 def verdict_problems(reply: dict[str, Any], tie: float) -> list[dict[str, Any]]:
     """The verdict-agreement invariant (rules/critic.yaml): the headline and every verdict the answer gives agree
     with the plan numbers they come from. `tie`: the share within which two costs are a tie (verdicts.COST_TIE).
@@ -736,6 +765,10 @@ def verdict_problems(reply: dict[str, Any], tie: float) -> list[dict[str, Any]]:
             win, lose = (a, b) if v["winner"] == "pick" else (b, a)
             if win[key] > lose[key] * (1 + tie) + 0.005:
                 out.append(f"why-not verdict says {v['winner']} costs less at {win[key]:g} {key} against {lose[key]:g}")
+    elif v.get("kind") == "can_run":
+        out += _can_run_problems(v, rent)
+    elif v.get("kind") == "memory":
+        out += memory_problems(v)
     # the plan the answer leads with: their own cards when those hold the job, else the first rental
     head = mine if mine and mine.get("fits") and recs and recs[0] is mine else rent
     for e in reply.get("rule_trace") or []:

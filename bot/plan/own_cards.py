@@ -194,6 +194,7 @@ class OwnCardsStage:
             row["extra"] = self._extra_for_deadline(job, plan)
         advice.gpu_verdict = {"gpu": plan.gpu.id if plan.gpu else None, "gpu_name": name, "memory_gib": plan.memory_gib,
                               "need_gib": plan.estimate.per_gpu_gib, "fits": plan.fits, "steps": plan.steps,
+                              "breakdown": dict(plan.estimate.breakdown),       # the terms need_gib sums
                               "gpus": plan.used, "cards": plan.cards, "sharding": plan.workload.sharding,
                               "hours": row["job_hours"], "link": plan.link, "sources": sources, "row": row,
                               "owned": own_cards(job.slots),

@@ -577,3 +577,53 @@ def fits_verdict(plan: dict[str, Any] | None) -> dict[str, Any]:
     return {"kind": "fits", "answer": "yes" if need <= have else "no", "need_gib": round(need, 1),
             "memory_gib": round(have, 1), "headroom_pct": round(100 * (1 - need / have)),
             "gpu_name": plan.get("gpu_name"), "cards": plan.get("gpus_total") or 1}
+
+
+def memory_verdict(one_gib: float, one_terms: dict[str, float], card: dict[str, Any] | None,
+                   plans: list[dict[str, Any]], headroom: float) -> dict[str, Any]:
+    """'How much VRAM / 显存够不够 / why OOM': the whole job on one card as stated, term by term, against the memory
+    of the card the answer is about (the user's or the pick's), then each plan's own GiB a card (the card asked
+    about, then the rental when that one does not hold it), its terms when they are known, against its card: each
+    total with the terms it is the sum of, and fits exactly when the total is within the card's usable memory (all
+    but `headroom` of it, bot/plan/candidates.MIN_HEADROOM)."""
+    v: dict[str, Any] = {"kind": "memory", "one_copy_gib": round(one_gib, 1),
+                         "breakdown": {k: round(x, 2) for k, x in one_terms.items()}, "plans": []}
+    if card and card.get("memory_gib"):
+        mem = float(card["memory_gib"])
+        v["card"] = {"gpu_name": card.get("gpu_name") or "", "memory_gib": mem,
+                     "usable_gib": round(mem * (1 - headroom), 1), "fits": one_gib <= mem * (1 - headroom)}
+    for plan in plans:
+        if plan.get("per_gpu_gib") is None or not plan.get("memory_gib"):
+            continue
+        mem = float(plan["memory_gib"])
+        terms = plan.get("breakdown")
+        v["plans"].append({
+            "per_gpu_gib": round(plan["per_gpu_gib"], 1), "cards": int(plan.get("cards") or 1),
+            "gpu_name": plan.get("gpu_name") or "", "memory_gib": mem, "usable_gib": round(mem * (1 - headroom), 1),
+            "breakdown": {k: round(x, 2) for k, x in terms.items()} if terms else None,
+            "fits": plan["per_gpu_gib"] <= mem * (1 - headroom) + 0.05, "side": plan.get("side") or "pick"})
+    return v
+
+
+def memory_problems(v: dict[str, Any]) -> list[str]:
+    """A memory answer's totals are the sums of the terms it gives (within rounding: 0.05 GiB a term said), and its
+    fits / does-not-fit agrees with each total against its card's usable memory."""
+    out: list[str] = []
+
+    def said(terms: dict[str, float]) -> list[float]:
+        return [round(x, 1) for x in terms.values() if x >= 0.05]
+    totals = [("one copy", v.get("one_copy_gib"), v.get("breakdown"))] + [
+        (f"plan {p.get('side')}", p.get("per_gpu_gib"), p.get("breakdown")) for p in v.get("plans") or []]
+    for name, total, terms in totals:
+        if total is not None and terms:
+            parts = said(terms)
+            if abs(sum(parts) - total) > 0.05 * len(parts) + 0.1:
+                out.append(f"memory {name}: terms sum to {sum(parts):.1f} GiB, the total said is {total:.1f}")
+    card = v.get("card") or {}
+    if card and (v["one_copy_gib"] <= card["usable_gib"] + 0.05) != card["fits"]:
+        out.append(f"memory: {v['one_copy_gib']} GiB against {card['usable_gib']} usable says fits={card['fits']}")
+    for p in v.get("plans") or []:
+        if (p["per_gpu_gib"] <= p["usable_gib"] + 0.1) != p["fits"]:
+            out.append(f"memory: plan {p['per_gpu_gib']} GiB a card against {p['usable_gib']} usable says "
+                       f"fits={p['fits']}")
+    return out

@@ -245,6 +245,7 @@ def can_run(advisor, intent: str, slots: dict[str, Any], assumed: dict[str, Any]
     # vendor's card: fits, but only with a port, never a bare yes (rules/advice.yaml whisper-off-cuda-*)
     port = bool(cards.get("cards")) and gpu.vendor != "nvidia" and model is not None and model.family in CUDA_ONLY_FAMILIES
     return {"kind": "can_run", "answer": ("port" if port else "yes") if cards.get("cards") else "no", "gpu": gpu.id, "gpu_name": gpu.name,
+            "family": ids,
             "cards": cards.get("cards"), "need_gib": round(cards["need_gib"], 1), "memory_gib": gpu.memory_gib,
             "hours": cards.get("hours"), "int4": cards.get("int4"), "serving": intent == "inference",
             "stack": {"en": stack["en"], "zh": stack["zh"]} if stack else None,

@@ -105,9 +105,16 @@ def can_run_line(t: Templates, v: dict[str, Any], lang: str) -> str:
     if v["answer"] == "no":
         return t.say("can_run.no", lang, gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}", need=f"{v['need_gib']:,.1f}",
                      int4=int4)
+    pick = {"pn": v["pick_cards"], "pneed": f"{v['pick_need_gib']:,.1f}"} if v.get("pick_cards") else None
     if v["answer"] == "port":
-        return t.say("can_run.port", lang, n=v["cards"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}",
+        line = t.say("can_run.port", lang, n=v["cards"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}",
                      need=f"{v['need_gib']:,.1f}")
+        return line + t.say("can_run.pick_uses", lang, **pick) if pick else line
+    if pick:
+        # the plan below on another count of the same cards (a whole 8-card server, more cards for speed): the
+        # verdict says the plan's count first and the fewest as the other option, never a count the plan contradicts
+        return t.say("can_run.yes_pick", lang, n=v["cards"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}",
+                     need=f"{v['need_gib']:,.1f}", int4=int4, stack=stack, **pick)
     key = "can_run.yes_one" if v["cards"] == 1 else "can_run.yes"
     return t.say(key, lang, n=v["cards"], gpu=v["gpu_name"], mem=f"{v['memory_gib']:g}", need=f"{v['need_gib']:,.1f}",
                  int4=int4, stack=stack)
