@@ -1713,7 +1713,8 @@ class Core:
         card = None
         if gv.get("need_gib") is not None and gv.get("memory_gib"):
             # the card asked about (or theirs): the one copy against it, then its best layout, fitting or not
-            card = {"gpu_name": gv.get("gpu_name") or "", "memory_gib": gv["memory_gib"]}
+            # a card known by its memory alone ('a 24 GiB card'): said without its article after 'one' / 'N x'
+            card = {"gpu_name": re.sub(r"^an? ", "", gv.get("gpu_name") or ""), "memory_gib": gv["memory_gib"]}
             plans.append({"per_gpu_gib": gv["need_gib"], "cards": gv.get("gpus") or 1, "gpu_name": card["gpu_name"],
                           "memory_gib": gv["memory_gib"], "breakdown": gv.get("breakdown") or terms_of(gv["need_gib"]),
                           "side": "yours" if gv.get("owned") else "named"})
