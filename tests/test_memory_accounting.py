@@ -141,3 +141,29 @@ def test_memory_problems_finds_terms_that_do_not_add_up_and_a_wrong_fits():
     assert memory_problems({**ok, "one_copy_gib": 30.0})
     assert memory_problems({**ok, "card": {**ok["card"], "fits": True}})
     assert memory_problems({**ok, "plans": [{**ok["plans"][0], "per_gpu_gib": 23.5}]})     # sum and fits both off
+
+
+WHY_OOM = [
+    ("full fine-tune llama 3 8b on 1 A100 40GB || why does it OOM?", "en", "A100 40GB"),
+    ("全参微调 llama 3 8b，1 张 A100 40GB || 为什么会爆显存", "zh", "A100 40GB"),
+    ("we have 8 x 4090, serve llama 3 70b for 20 users || why OOM?", "en", "4090"),
+    ("我们有 2 张 L40S，LoRA 微调 qwen2.5-14b || 为什么 OOM 了", "zh", "L40S"),
+    ("we have 4 x A10, full fine-tune qwen2.5-7b || why am I getting out of memory?", "en", "A10"),
+]
+
+
+@pytest.mark.parametrize("conv, lang, card", WHY_OOM)
+def test_why_oom_after_an_answer_on_their_cards_is_about_their_cards(core, conv, lang, card):
+    """'why does it OOM?' after 'Yours: 1 x A100 40GB': term by term on their cards (the terms sum to the total
+    said), never on a rental the answer did not show (before: 'On the plan (4 x H100 PCIe 80GB) it should not')."""
+    state = None
+    for t in conv.split(" || "):
+        reply, state = core.turn(t, state)
+    first = reply.text.split("\n")[0]
+    if (reply.verdict or {}).get("kind") != "why_oom":
+        pytest.skip(f"not answered as a why-OOM: {first[:80]}")
+    assert card in first, first
+    m = re.search(r"([\d,]+\.\d) GiB(?: a card)? = ([^;；(（]*)", first) or re.search(r"需要 ([\d,]+\.\d) GiB = ([^;；(（]*)", first)
+    assert m, first
+    terms = _terms(m.group(2))
+    assert terms and abs(sum(terms) - _f(m.group(1))) <= 0.05 * len(terms) + 0.1, first

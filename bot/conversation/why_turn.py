@@ -103,7 +103,11 @@ def answer_why(core, parse, state: dict[str, Any], kind: str) -> tuple[Reply, di
         cite = Citer(core.kb)
         lines = say_why.why_count_lines(core.templates, v, lang)
     else:
-        v = why_math.why_oom(core.advisor, intent, slots, assumed, lang, s.gpu_model, s.gpus)
+        # 'why does it OOM?' after an answer on their own cards ('Yours: 1 x A100 40GB'): about those cards, never
+        # a rental the answer did not lead with
+        own = not s.gpu_model and slots.get("gpu_model") and slots.get("gpus")
+        v = why_math.why_oom(core.advisor, intent, slots, assumed, lang, slots["gpu_model"] if own else s.gpu_model,
+                             slots["gpus"] if own else s.gpus)
         if v is None:
             return None
         cite = Citer(core.kb)
