@@ -28,6 +28,17 @@ MAX_ITEMS = 1e12
 INPUT_LENGTH_TASKS = ("summarise", "translate", "classify", "embed")
 
 
+# the pages each document holds, said right after the count ('10k PDFs of 20 pages each', '10k PDFs, each 20 pages',
+# '(~20 pages each)', 'averaging 20 pages', '1 万份 PDF，每份约 20 页', '每个文件平均 20 页'): the pages are the work
+MAX_PAGES = 5000
+PAGES_EACH = re.compile(
+    r"\s*[,(（，]?\s*(?:(?:of|with|at|averaging|avg\.?|each(?:\s+(?:is|has|with|of))?|each\s+one|that\s+are|about|around|"
+    r"roughly|approx\.?|~|on\s+average)\s*)*(?P<n>\d+(?:\.\d+)?)\s*(?:pages?|pp\.?)(?![a-z])"
+    r"(?=\s*(?:each|apiece|per\s+\w+|on\s+average|avg|long|[),.;)）]|$))(?:\s*(?:each|apiece|per\s+\w+|on\s+average|long))?"
+    r"|(?:\s*[a-z]+|[^\d\s，。,;；（(每平]{1,6})?\s*[,，(（]?\s*(?:每(?:份|个|篇|本|个文件|份文件|个文档|篇文档|个\s*pdf|份\s*pdf)?|平均每(?:份|个|篇|本)?|平均)\s*"
+    r"(?:约|大约|大概|平均|有|是)?\s*(?P<zn>\d+|[一二两三四五六七八九十百千]+)\s*页")
+
+
 class BatchReader:
     """Mixin of Parser: needs self.NUM (a number's pattern), self._num, self._blank and the lexicon."""
 
@@ -103,6 +114,15 @@ class BatchReader:
             return t
         slots["items"] = int(round(n * mult))
         slots["item_unit"] = unit
+        pages = PAGES_EACH.match(t, m.end())
+        per = self._num(pages.group("n") or pages.group("zn")) if pages else None
+        if per and per == int(per) and 2 <= per <= MAX_PAGES and MIN_ITEMS <= n * mult * per <= MAX_ITEMS:
+            # '10k PDFs of 20 pages each', '1 万份 PDF，每份 20 页': the pages are the items (their product, shown so)
+            slots["items_each"] = {"count": slots["items"], "container": m.group(0)[m.end(2) - m.start() if m.group(2) else len(m.group(1)):]
+                                   .strip(" +多"),
+                                   "per": int(per), "unit": "page"}
+            slots["items"], slots["item_unit"] = int(slots["items"] * per), "page"
+            t = self._blank(t, pages.span())
         if size := re.search(r"(\d+(?:\.\d+)?)\s*(k)?\s*-\s*tokens?", m.group(0)[len(m.group(1)):]):
             tokens = float(size.group(1)) * (1000 if size.group(2) else 1)      # '5M 400-token docs'
             if 1 <= tokens <= 1_000_000:

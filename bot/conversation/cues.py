@@ -5,6 +5,39 @@ import re
 from typing import Any, Iterable
 
 
+# longer Chinese words in which a shorter cue word does not mean itself ('量化' quantization inside '向量化' vectorize):
+# lexicon zh_compound_words, set once by the parser. Chinese has no spaces, so a cue is a substring; a hit that lies
+# inside one of these words is not a hit (the longer known word wins, as a word segmenter's longest match would)
+_ZH_WORDS: tuple[str, ...] = ()
+
+
+_CONTAINING: dict[str, tuple[str, ...]] = {}      # a cue -> the known longer words that hold it (most hold none)
+
+
+def set_zh_words(words: Iterable[str]) -> None:
+    global _ZH_WORDS
+    _ZH_WORDS = tuple(sorted({str(w).lower() for w in words if w}, key=len, reverse=True))
+    _CONTAINING.clear()
+
+
+def _containing(literal: str) -> tuple[str, ...]:
+    got = _CONTAINING.get(literal)
+    if got is None:
+        got = _CONTAINING[literal] = tuple(w for w in _ZH_WORDS if len(w) > len(literal) and literal in w)
+    return got
+
+
+def inside_zh_word(text: str, start: int, literal: str) -> bool:
+    """Does `literal`, found at `start` of `text`, lie inside a longer known Chinese word there?"""
+    for w in _containing(literal):
+        at = w.find(literal)
+        while at != -1:
+            if text.startswith(w, start - at) and start - at >= 0:
+                return True
+            at = w.find(literal, at + 1)
+    return False
+
+
 class Cue:
     """One phrase of the lexicon, compiled: ASCII on word boundaries (optional plural), other text as a substring,
     're:' as a regular expression."""
@@ -32,7 +65,8 @@ class Cue:
             if self.rx is None:
                 out, i = [], text.find(self.literal)
                 while i != -1:
-                    out.append((i, i + len(self.literal)))
+                    if not inside_zh_word(text, i, self.literal):
+                        out.append((i, i + len(self.literal)))
                     i = text.find(self.literal, i + len(self.literal))
                 return out
         return [m.span() for m in self.rx.finditer(text)]
@@ -42,7 +76,7 @@ class Cue:
             if not self.literal or self.literal not in text:
                 return False
             if self.rx is None:
-                return True
+                return not _containing(self.literal) or bool(self.spans(text))
         return self.rx.search(text) is not None
 
 

@@ -213,7 +213,7 @@ UNSAID_SLOTS = frozenset({
     "budget_currency", "budget_period", "duration", "concurrency_users", "usage_hours_day", "usage_days_week",
     "token_role", "production", "qps_basis", "load", "fanout_unit", "request_mix", "dataset_unit", "dataset_items_low",
     "controlnet", "packing", "generation_max", "network_gbps", "provider_uncovered", "topic", "kind", "offline",
-    "item_unit", "item_input_chars", "item_input_words", "item_output_chars", "item_output_words", "batch_task",
+    "item_unit", "items_each", "item_input_chars", "item_input_words", "item_output_chars", "item_output_words", "batch_task",
     # a card not on file is judged by its memory (gpu_memory_gib, said); a model's kind and the model on file it was
     # sized as follow from the model (said); the average beside a peak is said in the Work line, the peak (qps) sized
     "gpu_name", "modality", "sized_as_kind", "qps_average"})

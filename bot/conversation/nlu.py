@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.conversation.relative import load_scale, work_scale
 from bot.conversation.batch_slots import BatchReader
-from bot.conversation.cues import Cue, CueSet, _both
+from bot.conversation.cues import Cue, CueSet, _both, set_zh_words
 from bot.conversation.dataset_slots import DatasetReader
 from bot.conversation.entities import G_MARK, M_MARK, EntityMatcher
 from bot.conversation.usage import schedule_hours
@@ -122,6 +122,7 @@ class Parser(Normaliser, EntityMatcher, NumberPatterns, SlotReader, WorkReader, 
     # ----- tables built once ------------------------------------------------------------------------------------
     def _compile_cues(self) -> None:
         lx = self.lex
+        set_zh_words(lx.get("zh_compound_words") or [])      # '向量化' is not '量化': the longer word wins
         self.zh_map = {**(lx.get("zh_variants") or {}), **(lx.get("zh_typos") or {})}
         self.zh_map_rx = re.compile("|".join(re.escape(k) for k in sorted(self.zh_map, key=len, reverse=True))) \
             if self.zh_map else None

@@ -265,8 +265,11 @@ class NumberPatterns:
             r"|(?P<rel3>end of (?:the |this |next )?(?:week|month)|eow|eom)(?=\s*(?:is|would be|works|'s|ok|okay|"
             r"then|fine|should|too|also|at the latest)(?![a-z]))")
         # an explicit span said with a day word: 'by tomorrow morning (~12h)', '明天早上（约 12 小时）': the hours win
-        self.rx_explicit_hours = re.compile(r"^[^\d]{0,24}?[(（]?\s*(?:~|约|大约|about|approx\.?|roughly)?\s*"
-                                            r"(\d{1,3}(?:\.\d)?)\s*(?:h|hrs?|hours?|小时|个小时)(?![a-z])")
+        # and a span in days or weeks: 'by Friday (4 days)', '下周五前（5 天）' (the user's count, not today's calendar)
+        self.rx_explicit_hours = re.compile(r"^[^\d]{0,24}?[(（]?\s*(?:~|约|大约|大概|about|approx\.?|roughly|in|"
+                                            r"i\.e\.,?|that'?s|so|还有|只剩|剩|也就是|即)?\s*"
+                                            r"(\d{1,3}(?:\.\d)?)\s*(?:个)?\s*(h|hrs?|hours?|小时|个小时|days?|天|"
+                                            r"weeks?|周|星期)(?![a-z])(?!\s*(?:a|per|each|every)\s)")
         self.rx_around_the_clock = re.compile(r"24\s*/\s*7|7\s*[x×*]\s*24|24\s*(?:hours?|hrs?|h)\s*(?:a|per|each|every)\s*day")
 
     # the memory of a card the user has or means, in four word orders: '24GB card' / '48G 的卡', '显存只有 12G',

@@ -45,7 +45,7 @@ class SlotReader:
             slots["gpus"] = int(n)                # 'two 24GB cards', 'we have 4 48GB cards'
         return self._blank(t, (m.start(4), m.end()) if m.group(4) else m.span())
 
-    _RENT = re.compile(r"(?<![a-z])(?:rent|renting|rental|lease|leasing|hire)(?![a-z])|租")
+    _RENT = re.compile(r"(?<![a-z])(?:rent|renting|rental|lease|leasing|hire)(?![a-z])|租(?!户)")
     _MINE = re.compile(r"(?<![a-z])(?:we|i)\s*(?:have|'ve got|own|already have)(?![a-z])|(?<![a-z])(?:our|my) own"
                        r"|in-house|on-prem|我们有|我有|手上|手里|实验室|现有|自己的|自有|只有|就一张|就两张")
 
@@ -62,6 +62,12 @@ class SlotReader:
     _MORE = re.compile(r"(?<![a-z])(?:extra|additional|more|another|add|adding|the rest|remaining)(?![a-z])"
                        r"|再|额外|另外|追加|增加|扩容|加租|多租|剩下|其余|不够的|还(?:需要?|要|得)")
 
+    # a hypothetical alternative ('wouldn't 8x A10 be cheaper?', 'what if we used 4 L40S', '用 4 张 A10 会不会更便宜'):
+    # cards weighed against the plan, to rent as it does, not cards the user has
+    _WHAT_IF = re.compile(r"(?<![a-z])(?:would(?:n't|nt| not)?|could|what if|what about|how about|instead|rather|"
+                          r"cheaper|faster|better|compare[ds]?|vs\.?|versus)(?![a-z])|"
+                          r"会不会|会更|是不是|如果|要是|假如|换成|换用|改用|改成|换到|更便宜|更快|更省|更划算|对比|相比|比较|呢[？?]?\s*$")
+
     def _renting(self, t: str, slots: dict[str, Any]) -> None:
         """'rent 8 x H100 ...', '租 8 张 A100': the GPUs named are to be rented, not the user's own; a question that
         also says they have cards ('实验室就一张3090 ... 不行的话租什么') is about their cards first. Renting more
@@ -69,6 +75,14 @@ class SlotReader:
         if self._RENT.search(t) and self._MORE.search(t):
             slots["rent_more"] = True
         elif self._RENT.search(t) and not self._MINE.search(t):
+            slots["renting"] = True
+        elif (slots.get("provider") or slots.get("provider_uncovered")) and \
+                (slots.get("gpu_model") or slots.get("gpu_models")) and not self._MINE.search(t):
+            # '在腾讯云上用 8 张 H100', 'use 8 H100 on AWS': cards on a named cloud are that cloud's, rented, unless the
+            # user says they are theirs ('我们有', 'our own', 'we have')
+            slots["renting"] = True
+        elif (slots.get("gpu_model") or slots.get("gpu_models")) and self._WHAT_IF.search(t) and not self._MINE.search(t):
+            # 'wouldn't 8x A10 be cheaper?': a what-if on rented cards, not the user's own 8 A10s
             slots["renting"] = True
 
     # ----- numbers ---------------------------------------------------------------------------------------------
@@ -432,9 +446,14 @@ class SlotReader:
             if day is not None:
                 slots["deadline_days"] = float(max(1, (day - today).days))
                 said = self.rx_explicit_hours.match(t[m.end():])
-                if said and 0 < float(said.group(1)) <= 24 * slots["deadline_days"]:
-                    # 'by tomorrow morning (~12h)': the hours said are the deadline, not the day word's whole day
-                    slots["deadline_days"] = round(float(said.group(1)) / 24, 4)
+                unit = said.group(2) if said else ""
+                days = None if not said else float(said.group(1)) / 24 if unit[:1] in ("h", "小") else \
+                    float(said.group(1)) * (7 if unit[:1] in ("w", "周", "星") else 1)
+                if days and (0 < days <= slots["deadline_days"] if unit[:1] in ("h", "小")
+                             else 0 < days <= max(14.0, 2 * slots["deadline_days"])):
+                    # 'by tomorrow morning (~12h)', 'by Friday (4 days)', '下周五前（5 天）': the span said is the
+                    # deadline, not the day word's whole day or the calendar's count from today
+                    slots["deadline_days"] = round(days, 4)
                     return self._blank(self._blank(t, (m.end(), m.end() + said.end())), m.span())
                 return self._blank(t, m.span())
         return t
@@ -613,8 +632,8 @@ class SlotReader:
             for key in ("method", "tokens", "sharding", "offload", "epochs"):
                 slots.pop(key, None)
         if intent not in (None, "inference"):      # a batch job is inference; words of another job drop it
-            for key in ("offline", "items", "item_unit", "item_input_tokens", "item_output_tokens", "batch_tokens",
-                        "batch_task"):
+            for key in ("offline", "items", "item_unit", "items_each", "item_input_tokens", "item_output_tokens",
+                        "batch_tokens", "batch_task"):
                 slots.pop(key, None)
         if intent == "explain":
             slots.pop("precision", None)  # 'what is fp8' asks about the format, it does not choose it

@@ -1901,7 +1901,7 @@ def _replicas(fleet: dict[str, Any]) -> int:
     return int(fleet.get("replicas") or 1)
 
 
-_QUANT_WORD = re.compile(r"awq|gptq|int4|int8|fp8|4[- ]?bit|8[- ]?bit|4\s*位|8\s*位|量化")
+_QUANT_WORD = re.compile(r"awq|gptq|int4|int8|fp8|4[- ]?bit|8[- ]?bit|4\s*位|8\s*位|(?<![向矢定])量化(?!交易|投资|基金|私募)")
 _SPEED_WORD = re.compile(r"(?<![a-z])(?:faster|speed|speedup|how fast|quicker|slower|throughput)(?![a-z])|快|速度|提速|加速|慢")
 
 

@@ -17,16 +17,24 @@ _GAP_ZH = r"[^\d，。,;；:：！？!?()（）]{0,8}?"
 _DAILY = r"(?:\s*(?:(?:a|an|per|each|every|/)\s*day|daily|a\s+night|per\s+night|每天|每日|/天|一天))(?![a-z])"
 _HOURS = r"\s*(?:hours?|hrs?|h)(?![a-z])"
 _ZH_HOURS = r"\s*(?:个)?\s*(?:多)?\s*小时"
+# the period first: 'every week for 10 hours', 'each month, about 40 hours', 'weekly we need 10 hours'
+_PERIOD_FIRST = r"(?:(?<![a-z])(?:every|each|per|a)\s+{p}|(?<![a-z]){p}ly)(?![a-z])[^\d.;:!?]{{0,30}}?"
+_WEEK, _MONTH = r"(?:week|wk)", r"month"
 _PATTERNS = {
     "hours_day": [rf"{_N}{_HOURS}{_GAP_EN}{_DAILY}",
-                  rf"(?:(?<![a-z])(?:every|each|per)\s+day|(?<![a-z])daily)(?![a-z])[^\d,.;:!?]{{0,30}}?{_N}{_HOURS}",
+                  rf"(?:(?<![a-z])(?:every|each|per)\s+day|(?<![a-z])daily)(?![a-z])[^\d.;:!?]{{0,30}}?{_N}{_HOURS}",
                   rf"(?:每天|一天|每日|天天|日均){_GAP_ZH}{_N}{_ZH_HOURS}", rf"{_N}{_ZH_HOURS}\s*(?:每天|每日|/天|一天)"],
-    "days_week": [rf"{_N}\s*days?{_GAP_EN}\s*{_EVERY}\s*week", rf"(?:每周|一周|每星期|每个星期){_GAP_ZH}{_N}\s*天"],
-    "days_month": [rf"{_N}\s*days?{_GAP_EN}\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月){_GAP_ZH}{_N}\s*天"],
-    "hours_week": [rf"{_N}{_HOURS}{_GAP_EN}\s*(?:{_EVERY}\s*week|weekly)(?![a-z])",
-                   rf"(?:每周|一周|每星期|每个星期){_GAP_ZH}{_N}{_ZH_HOURS}"],
+    "days_week": [rf"{_N}\s*days?{_GAP_EN}\s*{_EVERY}\s*(?:week|wk)", rf"(?:每周|一周|每星期|每个星期){_GAP_ZH}{_N}\s*天",
+                  rf"{_PERIOD_FIRST.format(p=_WEEK)}{_N}\s*days?(?![a-z])", rf"{_N}\s*天\s*(?:每周|/周|一周)"],
+    "days_month": [rf"{_N}\s*days?{_GAP_EN}\s*{_EVERY}\s*month", rf"(?:每月|一个月|每个月){_GAP_ZH}{_N}\s*天",
+                   rf"{_PERIOD_FIRST.format(p=_MONTH)}{_N}\s*days?(?![a-z])", rf"{_N}\s*天\s*(?:每月|/月|一个月)"],
+    # the period said first or after ('every week for 10 hours', 'weekly, 10 hours', '10 小时每周', '10h/wk')
+    "hours_week": [rf"{_N}{_HOURS}{_GAP_EN}\s*(?:{_EVERY}\s*(?:week|wk)|weekly)(?![a-z])",
+                   rf"(?:每周|一周|每星期|每个星期){_GAP_ZH}{_N}{_ZH_HOURS}",
+                   rf"{_PERIOD_FIRST.format(p=_WEEK)}{_N}{_HOURS}", rf"{_N}{_ZH_HOURS}\s*(?:每周|/周|一周)"],
     "hours_month": [rf"{_N}{_HOURS}{_GAP_EN}\s*(?:{_EVERY}\s*month|monthly)(?![a-z])",
-                    rf"(?:每月|一个月|每个月){_GAP_ZH}{_N}{_ZH_HOURS}"],
+                    rf"(?:每月|一个月|每个月){_GAP_ZH}{_N}{_ZH_HOURS}",
+                    rf"{_PERIOD_FIRST.format(p=_MONTH)}{_N}{_HOURS}", rf"{_N}{_ZH_HOURS}\s*(?:每月|/月|每个月)"],
     "span": [rf"(?:for|over|about|around|~)?\s*{_N}\s*-?\s*(weeks?|days?|months?)(?![a-z])(?!\s*{_EVERY})",
              rf"{_N}\s*(?:个)?\s*(周|星期|天|月)"],
     # a job's own length in hours ('a 72-hour job', '72小时的LoRA任务'): its hours, not a rate

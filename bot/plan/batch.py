@@ -79,6 +79,8 @@ def batch_spec(slots: dict[str, Any], model: Model | None) -> BatchSpec:
     prompt = slots.get("item_input_tokens") or slots.get("request_tokens") or _said_in_text(slots, "input")
     if not prompt:
         prompt = ITEM_TOKENS_DOCUMENT if slots.get("batch_tokens") and task not in TASK_TOKENS else prompt_default
+        if slots.get("item_unit") == "page" and task not in ("caption", "embed"):
+            prompt = ITEM_TOKENS_DOCUMENT      # '10k PDFs of 20 pages each': each item is a page of text
         assumed.append("prompt")
     out, how = _output_tokens(slots, model, encoder, task, prompt, out_default)
     if how:

@@ -154,7 +154,8 @@ class Slots(BaseModel):
     # ('caption 2 million images', '离线跑 100 万条数据打标签'); bot/plan/batch.py
     offline: bool | None = None
     items: int | None = None              # items to process ('2 million images', '100 万条')
-    item_unit: Literal["image", "document", "item"] | None = None
+    item_unit: Literal["image", "document", "item", "page"] | None = None
+    items_each: dict[str, Any] | None = None   # {count, container, per, unit}: '10k PDFs of 20 pages each' = 200k pages
     item_input_tokens: int | None = None  # prompt tokens of one item ('每条约 1k 输入', '~2k tokens each')
     item_output_tokens: int | None = None  # tokens generated per item ('200 输出', '50 output tokens')
     item_output_chars: int | None = None   # an output length asked in Chinese characters ('描述每条约 100 字')

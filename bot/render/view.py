@@ -406,6 +406,11 @@ def batch_lines(t: Templates, reply: dict[str, Any], b: dict[str, Any], lang: st
     # an encoder or an image model runs one forward pass an item: no engine batch defaults, no KV cache to cite
     sources = list(sources or []) + ([] if b.get("encoder") or b["task"] == "images" else
                                      ["vllm-batch-defaults", "serving-vllm-paged-kv"])
+    each = (reply.get("slots") or {}).get("items_each")
+    if each and each.get("per") and each["count"] * each["per"] == b["items"]:
+        # '10k PDFs of 20 pages each': the pages as the product said, then the line over them
+        line = t.say("batch.items_each", lang, count=f"{each['count']:,}", container=each["container"],
+                     per=each["per"], unit=unit, items=f"{b['items']:,}") + "; " + line
     out = [cite.after(line, sources)]
     deadline = (reply.get("slots") or {}).get("deadline_days")
     # the pick's own hours (as its cost line rounds them), so the two lines never disagree in the last digit
