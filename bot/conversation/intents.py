@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 JOB_INTENTS = ("finetune", "train", "inference", "rendering")     # order breaks ties
+# post-training algorithms that train a policy (a reward model may also only score: not here)
+TRAINING_ALGORITHMS = frozenset({"grpo", "dpo", "orpo", "simpo", "kto", "ppo", "rlhf"})
 
 
 class IntentScorer:
@@ -78,6 +80,10 @@ class IntentScorer:
         if job_scores["rendering"] >= 3 and job_scores["train"] > 0 and best_job == "train":
             best_job = "rendering"        # rendering plus training is the seed's scenario 4
         job = job_scores[best_job]
+        if slots.get("algorithm") in TRAINING_ALGORITHMS and (best_job == "inference" or job == 0):
+            # 'GRPO ..., rollout 8 条, 最长生成 4k', 'DAPO 训 ...': the algorithm trains a policy; its rollouts'
+            # generation words serve that training (the post-training estimator refuses an inference GRPO)
+            best_job, job = "finetune", max(job, 1.0)
         n_gpus = len(slots.get("gpu_models") or []) or (1 if slots.get("gpu_model") else 0)
         has_model = bool(slots.get("model") or slots.get("params_b") or ambiguous.get("model"))
         entity = has_model or n_gpus > 0
