@@ -16,7 +16,9 @@ FOLDER = Path(__file__).resolve().parent / "review"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # (set, conversation id) -> the class of defect that still breaks a property here; fixed ones must be taken off
-KNOWN: dict[tuple[str, str], str] = {}
+KNOWN: dict[tuple[str, str], str] = {
+    ("set8", "s8-07"): "a follow-up about the plan's checkpointing cost ('checkpoint 存一次要 20 分钟，有影响吗') gets the help text",
+}
 
 
 def _conversations():
@@ -31,8 +33,9 @@ CASES = list(_conversations())
 
 def test_the_sets_are_kept():
     sets = {s for s, _ in CASES}
-    assert {"set1", "set2", "set3", "set5", "set6"} <= sets        # set4's file was lost with its machine (README)
-    assert all(sum(s == name for s, _ in CASES) == 40 for name in ("set1", "set2", "set3", "set5", "set6"))
+    # set4's and set7's files were lost with their machines (README)
+    assert {"set1", "set2", "set3", "set5", "set6", "set8"} <= sets
+    assert all(sum(s == name for s, _ in CASES) == 40 for name in ("set1", "set2", "set3", "set5", "set6", "set8"))
 
 
 def _broken(core, conv) -> str | None:

@@ -682,7 +682,11 @@ def _time_problems(v: dict[str, Any], plan: Row | None) -> list[str]:
     margin = v.get("spare_h") if v["answer"] == "yes" else v.get("late_h")
     if margin is not None and abs(margin - abs(limit_h - v["hours"])) > 0.2:
         out.append(f"deadline margin {margin:g} h is not |{limit_h:g} - {v['hours']:g}| h")
-    if plan and plan.get("job_hours") and v.get("label") != "named" and not _close(
+    # a verdict on another card or count than the plan's ('如果换成 H100 呢，8 卡够不够？' over a B200 pick) is that
+    # fleet's own figure, checked by the margin above, not against the plan's hours
+    other_fleet = (v.get("gpu_name") and plan and plan.get("gpu_name") and v["gpu_name"] != plan["gpu_name"]) or \
+        (v.get("cards") and plan and plan.get("gpus_total") and v["cards"] != plan["gpus_total"])
+    if plan and plan.get("job_hours") and v.get("label") != "named" and not other_fleet and not _close(
             v["hours"], plan["job_hours"], abs_=_ROUND_H) and not v.get("yours"):
         out.append(f"deadline verdict's {v['hours']:g} h is not the plan's {plan['job_hours']:g} h")
     return out
