@@ -54,9 +54,16 @@ def parse(first: str, lang: str) -> dict:
     return out
 
 
+def _memory_line(text: str, lang: str) -> str:
+    lines = text.split("\n")
+    mark = "Memory:" if lang == "en" else "显存："
+    return next((ln for ln in lines if ln.startswith(mark)), lines[0])
+
+
 def check_memory_answer(core, text: str, lang: str, serving: bool, method: str | None) -> dict:
     r = core.turn(text, {})[0]
-    first = r.text.split("\n")[0]
+    # first, or right after the yes/no on the card asked about ('is 24GB enough?': 'Yours: ... does not fit')
+    first = _memory_line(r.text, lang)
     assert r.lang == lang
     assert first.startswith("Memory:" if lang == "en" else "显存："), (text, r.text[:300])
     got = parse(first, lang)

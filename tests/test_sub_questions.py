@@ -72,7 +72,7 @@ def _check(reply, kinds: list[str], deadline: float | None = None) -> None:
         elif k == "fits" and k not in got:
             gv = reply.recommendations[0]
             # the card's own verdict leads: as the user's card, or as the card asked about ('fit on one L4' rented)
-            assert (gv.get("label") == "yours" or any(m in head for m in ("You asked about", "你问到的"))) and head, \
+            assert (gv.get("label") == "yours" or any(m in str(head) for m in ("You asked about", "你问到的"))) and head, \
                 reply.text[:300]
             continue
         else:

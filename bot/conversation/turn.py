@@ -1740,7 +1740,9 @@ class Core:
         line = t.say("memory_ask.line", lang, total=f"{one.per_gpu_gib:,.1f}", parts=parts(one.breakdown),
                      against=against) + after
         if reply.view is not None:
-            reply.view.sections.insert(0, ViewSection(key="verdict", lines=[line]))
+            # the card asked about answers 'will it OOM on a T4?' yes or no: that stays first, its accounting next
+            at = 1 if reply.view.sections and reply.view.sections[0].key == "lead" and gv else 0
+            reply.view.sections.insert(at, ViewSection(key="verdict", lines=[line]))
         else:
             reply.text = line + "\n" + reply.text
         reply.verdict = reply.verdict or {**v, "line": line}
