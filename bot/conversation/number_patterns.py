@@ -68,7 +68,7 @@ class NumberPatterns:
                        r"序列长度|序列|max[_ -]?(?:model[_ -]?|seq(?:uence)?[_ -]?)?len(?:gth)?|cutoff[_ ]len|model[_ ]max[_ ]length|窗口|长度)\s*(?:of|is|为|是|=|:|长度)?\s*(\d+(?:\.\d+)?)"
                        r"\s*(k|m)?(?![a-z0-9])"),
             re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m)?\s*(?:tokens?\s*(?:of\s*)?)?(?:上下文|context|ctx|"
-                       r"seq(?:uence)?(?:[ _-]?len(?:gth)?)?(?![a-z])|序列长度|的上下文|长文本|长度的)"),
+                       r"seq(?:uence)?(?:[ _-]?len(?:gth)?)?(?![a-z])|序列长度|的上下文|长上下文|的长上下文|长文本|长度的)"),
             re.compile(r"(?:sequences? of|seqs? of)\s*(\d+)\s*(k)?"),
             # a refinement that names only a length: 'what if 8k instead?', 'how about 32k', '换成 8k 呢'
             re.compile(r"(?:what if|how about|what about|try|with|换成|改成|改为|用)\s*(\d+(?:\.\d+)?)\s*(k)(?![a-z0-9])"

@@ -59,6 +59,13 @@ from bot.conversation.dialogue import _has_load
 from bot.conversation.relative import offpeak_absolute, offpeak_scale
 
 
+# 'how long' asked of a latency ('首 token 大概多久', 'how long until the first token', '每个 token 要多久'): answered by the
+# serving estimate's TTFT / TPOT, never as a job's duration needing an amount of work
+LATENCY_ASK = re.compile(r"(?:首\s*(?:个\s*)?token|首字|first[- ]token|ttft|time to first|每个\s*token|per[- ]token|tpot|延迟|"
+                         r"latency|响应时间)[^,，。.?？;；]{0,10}(?:多久|多长时间|多少毫秒|how long|how many ms)|"
+                         r"(?:how long|多久)[^,，。.?？;；]{0,16}(?:first[- ]token|首\s*token|ttft)")
+
+
 @dataclass
 class Core:
     kb: KnowledgeBase
@@ -1201,7 +1208,10 @@ class Core:
         if not hasattr(self, "_ask_cues"):
             from bot.conversation.cues import CueSet, _both
             self._ask_cues = {k: CueSet(_both(v)) for k, v in (self.parser.lex.get("asks") or {}).items()}
-        return [k for k, cues in self._ask_cues.items() if cues.any(text)]
+        found = [k for k, cues in self._ask_cues.items() if cues.any(text)]
+        if "how_long" in found and LATENCY_ASK.search(text):
+            found.remove("how_long")      # '首 token 大概多久', 'how long until the first token': a latency, not a job's time
+        return found
 
     def _answer(self, d: Decision, lang: str, same_arch: list[str] | None = None, asks: list[str] | None = None,
                 said_days: float | None = None, first: list[dict[str, Any]] | None = None,
