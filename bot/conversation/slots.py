@@ -47,7 +47,7 @@ class SlotReader:
 
     _RENT = re.compile(r"(?<![a-z])(?:rent|renting|rental|lease|leasing|hire)(?![a-z])|租(?!户)")
     _MINE = re.compile(r"(?<![a-z])(?:we|i)\s*(?:have|'ve got|own|already have)(?![a-z])|(?<![a-z])(?:our|my) own"
-                       r"|in-house|on-prem|我们有|我有|手上|手里|实验室|现有|自己的|自有|只有|就一张|就两张")
+                       r"|in-house|on-prem|我们有|我有|手上|手里|实验室|现有|现成|自己的|自有|只有|就一张|就两张|公司的|我们的|我的|自家|家里")
 
     # 'I have a 4090', 'I have one 24GB 4090', 'my 3090', 'i own an rtx 3090': one card of the GPU named, theirs
     _ONE_OF_MINE = re.compile(r"(?:(?<![a-z])(?:i|we)\s*(?:have|own|'ve got|got)\s+(?:a|an|one|1)|(?<![a-z])my)"
@@ -84,6 +84,10 @@ class SlotReader:
         elif (slots.get("gpu_model") or slots.get("gpu_models")) and self._WHAT_IF.search(t) and not self._MINE.search(t):
             # 'wouldn't 8x A10 be cheaper?': a what-if on rented cards, not the user's own 8 A10s
             slots["renting"] = True
+        elif (slots.get("gpu_model") or slots.get("gpu_models")) and self._MINE.search(t):
+            # '那公司现成的8张3090能跑吗' after a rental on a named cloud: these cards are theirs (said, so it replaces
+            # the rental the conversation had)
+            slots["renting"] = False
 
     # ----- numbers ---------------------------------------------------------------------------------------------
     def _num(self, word: str | None) -> float | None:
