@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 JOB_INTENTS = ("finetune", "train", "inference", "rendering")     # order breaks ties
+COST_OF_CHANGE = re.compile(r"钱|费用|成本|省多少|(?<![a-z])(?:cost|costs|save|saves|saving|savings|cheaper|price)(?![a-z])")
 # post-training algorithms that train a policy (a reward model may also only score: not here)
 TRAINING_ALGORITHMS = frozenset({"grpo", "dpo", "orpo", "simpo", "kto", "ppo", "rlhf"})
 
@@ -108,8 +109,11 @@ class IntentScorer:
         # a what/why word around a named model and a job word asks for that job's answer ("what's the minimum VRAM to
         # LoRA fine-tune qwen2.5-14b?"): the answer carries the memory estimate and its explanation
         why = self.rx_why.search(text) is not None
-        if explain >= 2.5 and explain >= billing and (job == 0 or not (recommend or (has_model and job >= explain
-                                                                                     and not why))):
+        # 'qlora 能省多少钱', 'how much would LoRA save?': a method and the money it saves is that job's plan and cost
+        # (a refinement of the session's job), not an explanation of the method
+        priced_method = bool(slots.get("method")) and COST_OF_CHANGE.search(text) is not None and job >= explain
+        if explain >= 2.5 and explain >= billing and not priced_method and (
+                job == 0 or not (recommend or (has_model and job >= explain and not why))):
             return "explain", False
         if job > 0:
             return best_job, False

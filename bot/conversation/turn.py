@@ -59,6 +59,12 @@ from bot.conversation.dialogue import _has_load
 from bot.conversation.relative import offpeak_absolute, offpeak_scale
 
 
+def _label_said(line: str, view) -> bool:
+    """A line of the view already starts with `line`'s label ('Cost:', '费用：'): the same question answered twice."""
+    label = re.match(r"[^:：]{1,12}[:：]", line)
+    return bool(label) and any(x.startswith(label.group(0)) for sec in view.sections for x in sec.lines)
+
+
 # 'how long' asked of a latency ('首 token 大概多久', 'how long until the first token', '每个 token 要多久'): answered by the
 # serving estimate's TTFT / TPOT, never as a job's duration needing an amount of work
 LATENCY_ASK = re.compile(r"(?:首\s*(?:个\s*)?token|首字|first[- ]token|ttft|time to first|每个\s*token|per[- ]token|tpot|延迟|"
@@ -522,6 +528,8 @@ class Core:
             line = self._cost_line(rental, reply.slots or {}, lang)
         if not line or reply.view is None:
             return
+        if about["ask"] == "cost" and _label_said(line, reply.view):
+            return      # the sub-question's cost verdict already leads ('换成 qlora 能省多少钱？'): said once
         if about["ask"] == "faster":
             reply.view.sections = [x for x in reply.view.sections if x.key != "changed"]
         # the answer to the question comes right after what the turn changed ('how much for 100 users?')
