@@ -103,15 +103,16 @@ class IntentScorer:
         work = any(slots.get(k) for k in ("tokens", "dataset_items", "items", "batch_tokens"))
         if has_model and work and job > 0 and not slots.get("topic"):
             billing = 0.0
+        # 'qlora 能省多少钱', 'how much does it cost with qlora': a method and the money it saves or costs is that job's
+        # plan and cost (a refinement of the session's job), not an explanation of the method or of billing
+        priced_method = bool(slots.get("method")) and COST_OF_CHANGE.search(text) is not None \
+            and job >= max(explain, billing)
         # how billing works is a billing question ('how does spot pricing work')
-        if billing >= 2.5 and (job == 0 or billing > job or (not has_model and (not recommend or billing >= job))):
+        if billing >= 2.5 and not priced_method and (job == 0 or billing > job or (not has_model and (not recommend or billing >= job))):
             return "billing", False
         # a what/why word around a named model and a job word asks for that job's answer ("what's the minimum VRAM to
         # LoRA fine-tune qwen2.5-14b?"): the answer carries the memory estimate and its explanation
         why = self.rx_why.search(text) is not None
-        # 'qlora 能省多少钱', 'how much would LoRA save?': a method and the money it saves is that job's plan and cost
-        # (a refinement of the session's job), not an explanation of the method
-        priced_method = bool(slots.get("method")) and COST_OF_CHANGE.search(text) is not None and job >= explain
         if explain >= 2.5 and explain >= billing and not priced_method and (
                 job == 0 or not (recommend or (has_model and job >= explain and not why))):
             return "explain", False

@@ -65,6 +65,16 @@ def _label_said(line: str, view) -> bool:
     return bool(label) and any(x.startswith(label.group(0)) for sec in view.sections for x in sec.lines)
 
 
+def _drop_label(line: str, view) -> str:
+    """The first line of the view with `line`'s label (the same question's other answer), taken out and returned."""
+    label = re.match(r"[^:：]{1,12}[:：]", line).group(0)
+    found = next(x for sec in view.sections for x in sec.lines if x.startswith(label))
+    for sec in view.sections:
+        sec.lines = [x for x in sec.lines if x != found]
+    view.sections = [sec for sec in view.sections if sec.lines or sec.more]
+    return found
+
+
 # 'how long' asked of a latency ('首 token 大概多久', 'how long until the first token', '每个 token 要多久'): answered by the
 # serving estimate's TTFT / TPOT, never as a job's duration needing an amount of work
 LATENCY_ASK = re.compile(r"(?:首\s*(?:个\s*)?token|首字|first[- ]token|ttft|time to first|每个\s*token|per[- ]token|tpot|延迟|"
@@ -529,7 +539,8 @@ class Core:
         if not line or reply.view is None:
             return
         if about["ask"] == "cost" and _label_said(line, reply.view):
-            return      # the sub-question's cost verdict already leads ('换成 qlora 能省多少钱？'): said once
+            # the sub-question's cost verdict (checked by the critic) already answers it: that one, said once, here
+            line = _drop_label(line, reply.view)
         if about["ask"] == "faster":
             reply.view.sections = [x for x in reply.view.sections if x.key != "changed"]
         # the answer to the question comes right after what the turn changed ('how much for 100 users?')
