@@ -63,7 +63,7 @@ def test_import_is_deterministic(fresh, tmp_path):
 def test_counts_per_provider(flavors):
     # Rows in the CSVs; every row has a price or is a GCP GPU-only row with a nameable host VM.
     counts = {p: sum(1 for f in flavors.values() if f.provider == p) for p in PROVIDERS}
-    assert counts == {"aws": 30, "gcp": 33, "azure": 20, "lambda": 22, "nebius": 16, "verda": 17}
+    assert counts == {"aws": 43, "gcp": 33, "azure": 20, "lambda": 22, "nebius": 16, "verda": 17}
 
 
 def test_every_price_has_currency_kind_and_date(flavors):
