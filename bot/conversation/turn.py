@@ -846,6 +846,12 @@ class Core:
                 # '40 台 g6.xlarge', 'run 40 p4d instances': that size's cards on each machine, not a guessed 8
                 s.gpus = s.nodes * f.gpu_count
                 s.renting = True          # a flavor is a cloud's: the count is to rent, priced, not cards owned
+            elif not s.gpus and named["groups"] and len(named["groups"]) == 1 and len(groups[0]) == 1 \
+                    and f.gpu_count > 1:
+                # 'serve llama 3 8b on a g5.12xlarge': one instance of that size is the hardware, so its cards are the
+                # plan's (4 x A10G, g5.12xlarge), not the card's cheapest one-GPU size
+                s.gpus = f.gpu_count
+                s.renting = True          # a flavor is a cloud's: rented and priced, not cards owned
 
     def _cloud_of_flavors(self, parse) -> None:
         """Flavors named that are all one cloud's ('g6e.xlarge vs g6.xlarge'): that cloud is named, so a follow-up
