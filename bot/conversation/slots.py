@@ -66,7 +66,7 @@ class SlotReader:
     # cards weighed against the plan, to rent as it does, not cards the user has
     _WHAT_IF = re.compile(r"(?<![a-z])(?:would(?:n't|nt| not)?|could|what if|what about|how about|instead|rather|"
                           r"cheaper|faster|better|compare[ds]?|vs\.?|versus)(?![a-z])|"
-                          r"会不会|会更|是不是|如果|要是|假如|换成|换用|改用|改成|换到|更便宜|更快|更省|更划算|对比|相比|比较|呢[？?]?\s*$")
+                          r"会不会|会更|是不是|如果|要是|假如|换成|换用|改用|改成|换到|更便宜|更快|更省|更划算|对比|相比|比较")
 
     def _renting(self, t: str, slots: dict[str, Any]) -> None:
         """'rent 8 x H100 ...', '租 8 张 A100': the GPUs named are to be rented, not the user's own; a question that
