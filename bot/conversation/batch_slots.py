@@ -20,6 +20,22 @@ RATE_AFTER = re.compile(r"\s*(?:/\s*(?:s|sec|second|min|minute|h|hr|hour|d|day)(
                         r"(?:per|a|an|every|each)\s+(?:second|sec|minute|min|hour|day|week|month)(?![a-z])|"
                         r"每(?:秒|分钟|小时|天|日|周|月))")
 AT_ONCE = re.compile(r"(?<![a-z])(?:simultaneous|concurrent|parallel|live|active)(?![a-z])")
+# 'each query reranks 200 docs', '每个 query 重排 200 篇': a count said per query / per request is a service's fan-out
+# (load_slots._fanout), never an amount of work to get through
+PER_EACH_BEFORE = re.compile(r"(?:(?<![a-z])(?:each|per|every)\s+(?:search\s+|user\s+|incoming\s+)?(?:query|queries|request|"
+                             r"requests|search|searches|question|call|lookup)\s+(?:[a-z-]+\s+){0,2}|"
+                             r"每(?:个|条|次|一个|一次)?\s*(?:用户)?\s*(?:query|查询|请求|搜索|问题|提问)\s*\S{0,6}\s*)$")
+PER_QUERY_COUNT = re.compile(PER_EACH_BEFORE.pattern[:-1] + r"(?:only\s+|just\s+|只|仅)?\s*(?:[a-z-]+\s+)?(?:top[- ]?)?\d"
+                             r"|(?:top[- ]?)?\d+\s*(?:[a-z-]+\s+)?(?:docs?|documents?|passages?|candidates?|results?|chunks?)"
+                             r"\s+(?:per|each|a|for\s+each)\s+(?:query|request|search)")
+# '~1M pages per month', '每月 100 万页': a volume per month or week is an amount of work with that period as its
+# deadline (a batch job sized to keep up), not a service's request rate
+PERIOD_AFTER = re.compile(r"\s*(?:(?:per|a|an|every|each)\s+(?P<en>month|week)(?![a-z])|/\s*(?P<sl>mo|month|wk|week)(?![a-z])|"
+                          r"每(?P<zh>月|周))")
+PERIOD_BEFORE = re.compile(r"(?:(?:per|a|every|each)\s+(?P<en>month|week)|每(?P<zh>月|周|个月)|(?P<mo>monthly)|(?P<wk>weekly))"
+                           r"\s*(?:of\s+|处理|要处理|大约|约|大概|~)*\s*$")
+PERIOD_DAYS = {"month": 30.0, "mo": 30.0, "月": 30.0, "个月": 30.0, "monthly": 30.0,
+               "week": 7.0, "wk": 7.0, "周": 7.0, "weekly": 7.0}
 MIN_ITEMS = 100           # '4 images' is a request, not a batch job; '10k images' is
 MAX_ITEMS = 1e12
 
@@ -55,7 +71,7 @@ class BatchReader:
         num, mult = self.NUM, r"(k|m|mn|million|thousand|b|bn|billion|万|亿|千|百万|千万)?"
         # '2 million images', '200k support tickets', '10,000 product descriptions' (one adjective word allowed)
         # ('5M 400-token docs': the size before the noun is no adjective word, but it is one)
-        self.rx_items_en = [(unit, re.compile(rf"{num}\s*{mult}\+?\s+(?:[a-z-]+\s+|\d+(?:\.\d+)?k?\s*-\s*(?:tokens?|words?)\s+)?"
+        self.rx_items_en = [(unit, re.compile(rf"{num}\s*{mult}\+?\s+(?:[a-z-]+\s+|\([^()]{{1,30}}\)\s*|\d+(?:\.\d+)?k?\s*-\s*(?:tokens?|words?)\s+)?"
                                               rf"(?:{words})(?![a-z])"))
                             for unit, words in en.items() if words]
         # '100 万条数据', '200万张图片', '10 万篇文档', '一百万条'
@@ -85,7 +101,10 @@ class BatchReader:
     def _batch_job(self, t: str, slots: dict[str, Any]) -> str:
         """The item count, and, in a batch question, each item's prompt and output tokens; what was read is blanked.
         The offline flag itself is decided by _batch_decide once the tokens are read."""
-        if self.rx_train_words.search(t) or self.batch_no.any(t):
+        if self.rx_train_words.search(t):
+            return t
+        t = self._period_items(t, slots)
+        if self.batch_no.any(t):
             return t
         task = next((name for name, words in self.batch_tasks.items() if words.any(t)), None)
         strong = self.batch_strong.any(t)
@@ -93,17 +112,48 @@ class BatchReader:
         t = self._item_count(t, slots)
         if not (strong or task or slots.get("items")):
             return t
+        if not (strong or slots.get("items")) and PER_QUERY_COUNT.search(said):
+            return t         # 'each query reranks 20 docs', '每个查询只重排 20 篇文档': a service's fan-out, no batch
         # a count alone ('it's 3 million rows, 500 tokens in and 50 out each') refines a batch job already asked
         # about: its sizes are read, and the session's offline flag makes it one (the planner ignores them otherwise)
         slots["_batch"] = {"strong": strong, "task": task}
         t = self._item_tokens(t, slots, said)
         return t
 
+    def _period_items(self, t: str, slots: dict[str, Any]) -> str:
+        """'~1M pages per month', '每月约 100 万页': a count of items per month or week with a batch task named is a
+        batch job of that many items due in that period (a deadline said elsewhere wins, slots._numbers); the
+        period is blanked so that the count reads as no service's rate."""
+        if not any(words.any(t) for words in self.batch_tasks.values()) and not self.batch_strong.any(t):
+            return t
+        for _unit, rx in (*self.rx_items_en, *self.rx_items_zh):
+            for m in rx.finditer(t):
+                after = PERIOD_AFTER.match(t, m.end())
+                before = None if after else PERIOD_BEFORE.search(t[max(0, m.start() - 24):m.start()])
+                if not (after or before):
+                    continue
+                g = after or before
+                word = next(v for v in g.groupdict().values() if v)
+                found: dict[str, Any] = {}
+                rest = self._item_count(t[:m.end()] + " " * (len(t) - m.end()), found) if after else \
+                    self._item_count(" " * m.start() + t[m.start():m.end()] + " " * (len(t) - m.end()), found)
+                if not found.get("items"):
+                    continue
+                slots.update(found)
+                slots["_period_days"] = PERIOD_DAYS[word]
+                span = (m.start(), after.end()) if after else (m.start() - len(t[max(0, m.start() - 24):m.start()]) + before.start(), m.end())
+                del rest
+                return self._blank(t, span)
+        return t
+
     def _item_count(self, t: str, slots: dict[str, Any]) -> str:
+        if slots.get("items"):
+            return t
         # '300 simultaneous calls', '50 concurrent requests': a load at once (the concurrency slot), not a count of
         # items to work through
         hits = [(unit, m) for unit, rx in (*self.rx_items_en, *self.rx_items_zh) for m in [rx.search(t)]
-                if m and not AT_ONCE.search(m.group(0)) and not RATE_AFTER.match(t, m.end())]
+                if m and not AT_ONCE.search(m.group(0)) and not RATE_AFTER.match(t, m.end())
+                and not PER_EACH_BEFORE.search(t[max(0, m.start() - 30):m.start()])]
         if not hits:
             return t
         unit, m = min(hits, key=lambda h: h[1].start())

@@ -339,3 +339,40 @@ def platform_before_question(core, reply: Reply, lang: str, gpu: str) -> None:
     lines, citations = platform_lines(core, lang, gpu)
     reply.text = "\n".join([*lines, reply.text]) + "\n" + sources_line(citations, lang, core.templates)
     reply.citations = citations
+
+
+class NcclReader:
+    """The lexicon's `nccl_troubleshoot` cues: a collective-communication / network troubleshooting question."""
+
+    def __init__(self, lex: dict[str, Any]):
+        d = lex.get("nccl_troubleshoot") or {}
+        self.socket = CueSet(_both(d.get("socket")))
+        self.words = CueSet(_both(d.get("words")))
+
+    def topics(self, text: str, job_named: bool) -> list[str]:
+        """The NCCL topics a question asks about, the most pressing first: the TCP fallback ('NET/Socket inside
+        docker') before the busbw reading; none for a job to size that merely names NCCL ('NCCL timeouts training
+        llama 70B on 4 nodes, which instance?')."""
+        if self.socket.any(text):
+            return ["nccl_socket", "nccl_busbw"] if re.search(r"busbw|bus bw|algbw|nccl-tests|all_?reduce", text) \
+                else ["nccl_socket"]
+        if self.words.any(text) and not job_named:
+            return ["nccl_busbw", "nccl_socket"]
+        return []
+
+
+def answer_nccl(core, parse, state: dict[str, Any], topics: list[str]) -> tuple[Reply, dict[str, Any]]:
+    """'nccl-tests all_reduce busbw shows ~40 GB/s. is that normal?', 'NCCL says NET/Socket inside docker': the
+    knowledge base's NCCL topics, cited (status info, intent explain); the job discussed so far is kept."""
+    lang = parse.lang if parse.lang_sure else ((state or {}).get("lang") or parse.lang)
+    cite = Citer(core.kb)
+    lines = []
+    for tid in topics:
+        tp = core.kb.topics[tid]
+        title, body = (tp.title_zh, tp.text_zh) if lang == "zh" else (tp.title_en, tp.text_en)
+        lines.append(cite.after(f"{title}: {body}", tp.sources))
+    citations = cite.citations()
+    text = "\n".join(lines) + "\n" + sources_line(citations, lang, core.templates)
+    reply = Reply(status="info", lang=lang, intent="explain", slots={"topic": topics[0]}, kb_version=core.version,
+                  text=text, citations=citations, verdict={"kind": "explain", "topic": topics[0], "line": lines[0]})
+    return reply, {**(state or {}), "lang": lang}

@@ -424,7 +424,7 @@ class EntityMatcher:
         heads = set(self.lex.get("not_model_heads") or [])
         for m in self._NAME_LIKE.finditer(text):
             word = m.group(1)
-            if word in self._not_names or word.split("-")[0].split("_")[0] in heads or re.search(r"\d+(?:gb|g|k|m|b)$|[\-_](?:style|like|based|sized|class|grade|level|ready|only|free|aware|"
+            if word in self._not_names or word.split("-")[0].split("_")[0] in heads or _LOG_WORD.match(word) or re.search(r"\d+(?:gb|g|k|m|b)$|[\-_](?:style|like|based|sized|class|grade|level|ready|only|free|aware|"
                                          r"friendly|scale|time|wise|ish)$", word):
                 continue
             return word
@@ -479,6 +479,10 @@ class EntityMatcher:
                 i = index - 1 if index > 0 else len(cands) + index
                 return cands[i] if 0 <= i < len(cands) else None
         return None
+
+
+# an environment variable or log word ('nccl_debug', 'cuda_visible_devices', 'nccl_ib_hca'): never a model's name
+_LOG_WORD = re.compile(r"(?:nccl|cuda|torch|pytorch|hf|omp|nvidia|ld|tf|xla|vllm|hccl|mkl|gloo|fi)_")
 
 
 def _segments(name: str) -> tuple[list[str], list[str]]:

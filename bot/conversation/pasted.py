@@ -69,6 +69,26 @@ def model_card(text: str) -> str | None:
     """The 'org/name' a question names, if any (a path like 'data/train.jsonl' has a file extension; skipped)."""
     for m in CARD.finditer(text or ""):
         name = m.group(1)
-        if not re.search(r"\.(?:jsonl?|csv|txt|parquet|py|ya?ml|md|bin|safetensors|gguf)$", name, re.I):
-            return name
+        if re.search(r"\.(?:jsonl?|csv|txt|parquet|py|ya?ml|md|bin|safetensors|gguf)$", name, re.I) or not_a_card(name):
+            continue
+        return name.rstrip(".,;:!?")          # 'Qwen/Qwen2.5-7B-Instruct.': the sentence's full stop is not the name's
     return None
+
+
+# a unit ('GB/s', 'tok/s', 'Gbit/s', 'TFLOPS/GPU'), a log word ('NET/Socket', 'NET/IB'), an env var ('NCCL_DEBUG=INFO',
+# 'CUDA_VISIBLE_DEVICES=0,1') or a word closing a sentence ('GB/s.'): never a model card
+_UNIT_HEAD = re.compile(r"(?i)^(?:[kmgtp]i?b(?:it|yte)?s?|[kmgt]bps|t?flops?|tflops|pflops|tok(?:en)?s?|req(?:uest)?s?|"
+                        r"it|iters?|samples?|images?|img|pages?|ms|us|sec|s|usd|cny|rmb|\$|¥|words?|chars?|frames?|"
+                        r"steps?|epochs?|qps|rps|hrs?|hours?|days?|months?|gpus?|cards?|nodes?|w|kw|kwh)$")
+_UNIT_TAIL = re.compile(r"(?i)^(?:s|sec|second|seconds|ms|h|hr|hrs|hour|hours|day|days|d|mo|month|months|week|weeks|"
+                        r"gpu|gpus|card|cards|node|nodes|user|users|req|request|query|queries|token|tokens|tok|"
+                        r"image|images|page|pages|step|steps|iter|it|sample|samples|w|watt|dollar|usd)$")
+_LOG_HEAD = re.compile(r"^(?:NET|NCCL|CUDA|NVLS|P2P|SHM|IB|COLL|INIT|ENV|GRAPH|TUNING|PROXY|TCP|RDMA|HCCL)$")
+
+
+def not_a_card(name: str) -> bool:
+    """'GB/s', 'tok/s', 'NET/Socket', 'NET/IB.', 'NCCL_DEBUG=INFO/...': a unit, a log or env word, not 'org/name'."""
+    org, _, tail = name.partition("/")
+    bare = tail.rstrip(".,;:!?")
+    return bool(_UNIT_HEAD.match(org) or _UNIT_TAIL.match(bare) or _LOG_HEAD.match(org) or len(bare) < 2
+                or "_" in org and org.isupper() or (tail != bare and org.isupper() and not re.search(r"[\d-]", bare)))

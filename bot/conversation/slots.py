@@ -154,6 +154,9 @@ class SlotReader:
         t = self._deadline(t, slots)
         if "deadline_days" not in slots:
             t = self._deadline_date(t, slots, today)
+        period = slots.pop("_period_days", None)
+        if period and "deadline_days" not in slots and slots.get("offline"):
+            slots["deadline_days"] = period      # '~1M pages per month': that month's pages are due within it
         self._duration_numbers(t, slots)
         return t
 

@@ -38,8 +38,8 @@ from bot.conversation.workloads import NIGHT_HOURS, two_workloads
 from bot.conversation.queue_turn import queue_verdict
 from bot.conversation import sub_questions
 from bot.plan.critic import verdict_problems
-from bot.conversation.diagnose_turn import (DiagnoseReader, answer_diagnosis, answer_platform_only,
-                                            asks_platform_move, platform_before_question, platform_section)
+from bot.conversation.diagnose_turn import (DiagnoseReader, NcclReader, answer_diagnosis, answer_nccl,
+                                            answer_platform_only, asks_platform_move, platform_before_question, platform_section)
 from bot.conversation.why_turn import answer_why, asks_can_run, asks_why, can_run_first, replan_verdict, side_counts
 from bot.conversation.versus import providers_said, read_versus, said_in_order, versus_follow_up
 from bot.conversation.intents import JOB_INTENTS
@@ -159,6 +159,11 @@ class Core:
             text = self.templates.say(bad[0], lang, **bad[1])
             return Reply(status="info", lang=lang, intent="compare", slots={}, kb_version=self.version, text=text,
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
+        nccl = self.nccl.topics(parse.text, bool(parse.slots.model or parse.slots.params_b)) if not pasted.config else []
+        if nccl:
+            # 'busbw shows ~40 GB/s, is that normal?', 'NCCL says NET/Socket inside docker': NCCL's notes, never a
+            # job to size nor 'NET/Socket.' as a model not on file
+            return answer_nccl(self, parse, dict(state or {}), nccl)
         found = self.diagnose.measured(parse.text, parse.slots)
         if found and not pasted.config:
             # 'we get 300 tok/s on an A10G, is that normal?', '为什么 MFU 只有 15%': the measured number against this
@@ -348,6 +353,12 @@ class Core:
             reply.text = "\n".join(x for x in reply.text.split("\n") if x not in bad)
         reply.rule_trace.append({"rule": "critic.verdict-agreement", "fired": True,
                                  "because": "; ".join(p["what"] for p in found[:4]), "problems": found})
+
+    @property
+    def nccl(self) -> NcclReader:
+        if not hasattr(self, "_nccl"):
+            self._nccl = NcclReader(self.parser.lex)
+        return self._nccl
 
     @property
     def diagnose(self) -> DiagnoseReader:
