@@ -102,6 +102,13 @@ def test_a_job_that_names_nccl_is_still_sized(core):
     assert r.status == "answer" and r.recommendations, r.text
 
 
+@pytest.mark.parametrize("q", ["NCCL all-reduce across 4 nodes for training, which instance should we rent?",
+                               "allreduce 在多机训练里慢，租哪种实例"])
+def test_a_job_that_names_allreduce_is_still_a_job(core, q):
+    r, _ = core.turn(q, None)
+    assert r.verdict.get("kind") != "explain" and "busbw" not in r.text, r.text
+
+
 @pytest.mark.parametrize("q,items,days", BATCH_ITEMS)
 def test_items_with_a_processing_verb_are_a_batch_job(core, q, items, days):
     p = core.parser.parse(q)

@@ -159,16 +159,17 @@ class Core:
             text = self.templates.say(bad[0], lang, **bad[1])
             return Reply(status="info", lang=lang, intent="compare", slots={}, kb_version=self.version, text=text,
                          verdict={"kind": "bad_input", **bad[1], "line": text}), dict(state or {})
-        nccl = self.nccl.topics(parse.text, bool(parse.slots.model or parse.slots.params_b)) if not pasted.config else []
-        if nccl:
-            # 'busbw shows ~40 GB/s, is that normal?', 'NCCL says NET/Socket inside docker': NCCL's notes, never a
-            # job to size nor 'NET/Socket.' as a model not on file
-            return answer_nccl(self, parse, dict(state or {}), nccl)
         found = self.diagnose.measured(parse.text, parse.slots)
         if found and not pasted.config:
             # 'we get 300 tok/s on an A10G, is that normal?', '为什么 MFU 只有 15%': the measured number against this
             # advisor's estimate for that hardware, a verdict and the causes; never sized as a new job
             return answer_diagnosis(self, parse, dict(state or {}), found)
+        nccl = self.nccl.topics(parse.text, bool(parse.slots.model or parse.slots.params_b or parse.intent in JOB_INTENTS)
+                                ) if not pasted.config else []
+        if nccl:
+            # 'busbw shows ~40 GB/s, is that normal?', 'NCCL says NET/Socket inside docker': NCCL's notes, never a
+            # job to size nor 'NET/Socket.' as a model not on file
+            return answer_nccl(self, parse, dict(state or {}), nccl)
         moved = asks_platform_move(self, parse)
         if moved:
             # 'what breaks if we move this to Ascend 910B': that platform's notes, and the job planned there
