@@ -77,7 +77,7 @@ def test_net_socket_gets_the_container_fix(core, q):
     text = r.text
     assert r.status == "info" and r.intent == "explain", text
     assert "config.json" not in text and "on file" not in text
-    for needle in ("--network host", "/dev/infiniband", "IPC_LOCK", "NCCL_IB_HCA", "ibv_devinfo"):
+    for needle in ("--network host", "/dev/infiniband", "memlock", "NCCL_IB_HCA", "ibv_devinfo"):
         assert needle in text, (needle, text)
     assert "docs.nvidia.com/deeplearning/nccl" in str(r.citations) or any(
         "nccl" in str(c).lower() for c in r.citations)
