@@ -62,9 +62,9 @@ def _scaling_verdict(measured_ratio: float, estimated_ratio: float) -> str:
     return "expected" if measured_ratio >= estimated_ratio * SCALING_EXPLAINED else "low"
 
 
-def serving_check(kb: KnowledgeBase, slots: dict[str, Any], measured_tps: float) -> dict[str, Any]:
-    """A measured output rate (tokens/s) against the replica's modelled rate on that card: at the concurrency said,
-    else the range from one request to the most the KV cache holds, and the concurrency that would give it."""
+def _serving_job(kb: KnowledgeBase, slots: dict[str, Any]) -> tuple:
+    """The serving workload a measured number is judged against: the model and card said (or the defaults, marked
+    assumed), tensor-parallel over the cards said, on one node."""
     mid, params, p_assumed = _job(kb, slots, DEFAULT_LLM)
     gid, g_assumed = _gpu(kb, slots, DEFAULT_SERVE_GPU)
     gpu = kb.gpus[gid]
@@ -74,6 +74,13 @@ def serving_check(kb: KnowledgeBase, slots: dict[str, Any], measured_tps: float)
     w, model, _ = build_workload(kb, "inference", job, {})
     n = int(slots.get("gpus") or 1)
     w = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": 1})
+    return mid, params, p_assumed, gid, g_assumed, gpu, w, model, n
+
+
+def serving_check(kb: KnowledgeBase, slots: dict[str, Any], measured_tps: float) -> dict[str, Any]:
+    """A measured output rate (tokens/s) against the replica's modelled rate on that card: at the concurrency said,
+    else the range from one request to the most the KV cache holds, and the concurrency that would give it."""
+    mid, params, p_assumed, gid, g_assumed, gpu, w, model, n = _serving_job(kb, slots)
     one = serving_speed(w.model_copy(update={"concurrency": 1}), model, gpu)
     full_c = max(min(one.max_concurrency, ENGINE_MAX_SEQS), 1)
     full = serving_speed(w.model_copy(update={"concurrency": full_c}), model, gpu)
@@ -115,15 +122,7 @@ def latency_check(kb: KnowledgeBase, slots: dict[str, Any], ttft_ms: float | Non
     """A measured time to first token or time per output token against the replica's modelled one on that card:
     with one request in flight (the fastest it gets) and at a full batch (the slowest a busy server gets, queueing
     aside)."""
-    mid, params, p_assumed = _job(kb, slots, DEFAULT_LLM)
-    gid, g_assumed = _gpu(kb, slots, DEFAULT_SERVE_GPU)
-    gpu = kb.gpus[gid]
-    job = {k: v for k, v in slots.items() if k in ("model", "params_b", "precision", "input_len", "output_len",
-                                                   "request_tokens", "kv_dtype")}
-    job.update(params_b=params, gpu_model=gid)
-    w, model, _ = build_workload(kb, "inference", job, {})
-    n = int(slots.get("gpus") or 1)
-    w = w.model_copy(update={"gpus": n, "tensor_parallel": n, "nodes": 1})
+    mid, params, p_assumed, gid, g_assumed, gpu, w, model, n = _serving_job(kb, slots)
     one = serving_speed(w.model_copy(update={"concurrency": int(slots.get("concurrency") or 1)}), model, gpu)
     full_c = max(min(one.max_concurrency, ENGINE_MAX_SEQS), 1)
     full = serving_speed(w.model_copy(update={"concurrency": full_c}), model, gpu)
