@@ -192,10 +192,12 @@ def _plan_sections(reply: dict[str, Any], recs: list[dict[str, Any]], kb: Knowle
     named = extra.get("named_cloud")
     where = lambda r: t.say("label.elsewhere", lang) if named and r.get("provider") != named else ""  # noqa: E731
     # what the pick's card can't do for the job (bf16 on a T4), under it, when no verdict on a card led the answer
+    # cited in the order they are read (the pick's own line first: sources are numbered by first use)
+    head_line = cite.after(head, flavor_sources(top))
+    fleet = fleet_lines(t, top, lang)
     caveats = [] if extra.get("gpu_verdict") else [cite.after("      " + line, sources)
                                                    for line, sources in extra.get("caveats") or []]
-    out += [ViewSection(key="pick", label=label("pick") + where(top),
-                       lines=[cite.after(head, flavor_sources(top))] + fleet_lines(t, top, lang) + caveats)]
+    out += [ViewSection(key="pick", label=label("pick") + where(top), lines=[head_line] + fleet + caveats)]
     task = t.say(f"task.{extra['task']}", lang)
     model = extra.get("model_name") or f"{extra['params_b']:g}B"
     method = extra.get("method")
